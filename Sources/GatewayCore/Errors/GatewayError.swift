@@ -1,0 +1,93 @@
+public import NIOHTTP1
+
+/// The one error type of the gateway: a stable code (used in `X-Gateway-Error`,
+/// JSON error bodies and metric labels), a message fit for a client, the upstream
+/// it concerns, an optional underlying cause, and whether retrying may help.
+///
+/// Messages and causes never carry secrets: callers pass descriptions of hosts,
+/// ports and socket errors, never header values.
+public struct GatewayError: Error, Sendable, CustomStringConvertible {
+    public let code: Code
+    public let message: String
+    public var upstream: String?
+    public var cause: String?
+
+    public init(_ code: Code, _ message: String, upstream: String? = nil, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.upstream = upstream
+        self.cause = cause.map { String(describing: $0) }
+    }
+
+    public init(_ code: Code, _ message: String, upstream: String? = nil, causeDescription: String?) {
+        self.code = code
+        self.message = message
+        self.upstream = upstream
+        self.cause = causeDescription
+    }
+
+    public var status: HTTPResponseStatus { code.status }
+    public var isRetryable: Bool { code.isRetryable }
+
+    public var description: String {
+        var text = "\(code.rawValue): \(message)"
+        if let upstream { text += " (upstream \(upstream))" }
+        if let cause { text += " [cause: \(cause)]" }
+        return text
+    }
+}
+
+extension GatewayError {
+    /// Stable error codes. Raw values are part of the public interface
+    /// (`X-Gateway-Error` header, metrics); never rename one.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        case badRequest = "bad_request"
+        case requestSmuggling = "request_smuggling"
+        case headTooLarge = "head_too_large"
+        case headTimeout = "head_timeout"
+        case unsupportedTarget = "unsupported_target"
+        case hostNotAllowed = "host_not_allowed"
+        case portNotAllowed = "port_not_allowed"
+        case proxyAuthRequired = "proxy_auth_required"
+        case bodyTooLarge = "body_too_large"
+        case dnsFailure = "dns_failure"
+        case connectFailed = "connect_failed"
+        case connectTimeout = "connect_timeout"
+        case connectionReset = "connection_reset"
+        case upstreamProtocolError = "upstream_protocol_error"
+        case requestTimeout = "request_timeout"
+        case tlsHandshakeFailed = "tls_handshake_failed"
+        case certificateInvalid = "certificate_invalid"
+        case pinMismatch = "pin_mismatch"
+        case poolExhausted = "pool_exhausted"
+        case shuttingDown = "shutting_down"
+        case internalError = "internal_error"
+
+        public var status: HTTPResponseStatus {
+            switch self {
+            case .badRequest, .requestSmuggling, .unsupportedTarget: return .badRequest
+            case .headTooLarge: return .init(statusCode: 431, reasonPhrase: "Request Header Fields Too Large")
+            case .headTimeout: return .requestTimeout
+            case .hostNotAllowed, .portNotAllowed: return .forbidden
+            case .proxyAuthRequired: return .proxyAuthenticationRequired
+            case .bodyTooLarge: return .payloadTooLarge
+            case .dnsFailure, .connectFailed, .connectionReset, .upstreamProtocolError,
+                .tlsHandshakeFailed, .certificateInvalid, .pinMismatch:
+                return .badGateway
+            case .connectTimeout, .requestTimeout: return .gatewayTimeout
+            case .poolExhausted, .shuttingDown: return .serviceUnavailable
+            case .internalError: return .internalServerError
+            }
+        }
+
+        /// Whether a new attempt may succeed (subject to the retry policy's own safety rules).
+        public var isRetryable: Bool {
+            switch self {
+            case .connectFailed, .connectTimeout, .connectionReset, .requestTimeout, .dnsFailure, .poolExhausted:
+                return true
+            default:
+                return false
+            }
+        }
+    }
+}

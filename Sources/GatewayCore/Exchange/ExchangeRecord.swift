@@ -1,0 +1,38 @@
+import NIOConcurrencyHelpers
+
+/// What happened during one client exchange, filled in by the layers it crosses
+/// (upstream attempts with their timings) and read at the end by logging,
+/// metrics and traces. Shared between tasks of one exchange, hence a lock.
+public final class ExchangeRecord: Sendable {
+    private struct State {
+        var attempts: [AttemptTimings] = []
+        var upstreamName: String?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    public init() {}
+
+    /// Starts recording a new attempt; returns its index for `updateAttempt`.
+    public func beginAttempt(_ timings: AttemptTimings) -> Int {
+        state.withLockedValue { s in
+            s.attempts.append(timings)
+            return s.attempts.count - 1
+        }
+    }
+
+    public func updateAttempt(_ index: Int, _ update: (inout AttemptTimings) -> Void) {
+        state.withLockedValue { s in
+            guard s.attempts.indices.contains(index) else { return }
+            update(&s.attempts[index])
+        }
+    }
+
+    public var attempts: [AttemptTimings] { state.withLockedValue { $0.attempts } }
+
+    /// The configured upstream the request matched, if any.
+    public var upstreamName: String? {
+        get { state.withLockedValue { $0.upstreamName } }
+        set { state.withLockedValue { $0.upstreamName = newValue } }
+    }
+}

@@ -1,0 +1,77 @@
+public import NIOCore
+public import NIOHTTP1
+
+/// The scheme the gateway speaks to an upstream.
+public enum UpstreamScheme: String, Sendable, Hashable, Codable {
+    case http
+    case https
+
+    public var defaultPort: Int { self == .http ? 80 : 443 }
+}
+
+/// A request on its way from a client to an upstream.
+///
+/// `headers` hold end-to-end headers only: the listener has already removed
+/// hop-by-hop headers (and those named in `Connection`) and added `Via`.
+/// `target` is origin-form (`/path?query`), as sent on the upstream request line.
+public struct ProxyRequest: Sendable {
+    public var method: HTTPMethod
+    public var scheme: UpstreamScheme
+    public var host: String
+    public var port: Int
+    public var target: String
+    public var version: HTTPVersion
+    public var headers: HTTPHeaders
+    public var body: ProxyBody
+    /// The configured upstream the request belongs to (nil: an unconfigured, allowed host).
+    public var upstreamName: String?
+    /// How to verify the upstream's certificate when `scheme` is https.
+    public var tls: UpstreamTLSSettings
+
+    public init(
+        method: HTTPMethod,
+        scheme: UpstreamScheme,
+        host: String,
+        port: Int,
+        target: String,
+        version: HTTPVersion = .http1_1,
+        headers: HTTPHeaders,
+        body: ProxyBody = .empty,
+        upstreamName: String? = nil,
+        tls: UpstreamTLSSettings = .standard
+    ) {
+        self.method = method
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.target = target
+        self.version = version
+        self.headers = headers
+        self.body = body
+        self.upstreamName = upstreamName
+        self.tls = tls
+    }
+
+    /// `host` or `host:port` when the port is not the scheme's default, as for a `Host` header.
+    public var authority: String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        return port == scheme.defaultPort ? h : "\(h):\(port)"
+    }
+
+    /// The absolute URL of the request, e.g. `http://example.com:8081/path?q=1`.
+    public var url: String { "\(scheme.rawValue)://\(authority)\(target)" }
+
+    /// The path without the query string.
+    public var path: Substring {
+        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        return target[...]
+    }
+
+    /// Whether the method is idempotent per RFC 9110 §9.2.2.
+    public var isIdempotent: Bool {
+        switch method {
+        case .GET, .HEAD, .OPTIONS, .PUT, .DELETE, .TRACE: return true
+        default: return false
+        }
+    }
+}
