@@ -1,0 +1,79 @@
+import GatewayCore
+
+/// Where a client asked the proxy to send a request, parsed from the request target.
+enum ClientTarget: Equatable, Sendable {
+    /// `GET http://host:port/path?q HTTP/1.1`: forward (originating TLS for `https://`).
+    case absolute(scheme: UpstreamScheme, host: String, port: Int, target: String)
+    /// `CONNECT host:port HTTP/1.1`: a tunnel.
+    case authority(host: String, port: Int)
+    /// `GET /path HTTP/1.1`: meant for an origin server, not a proxy.
+    case origin(String)
+
+    /// Parses a request target (RFC 9112 §3.2). Returns nil when it is malformed.
+    static func parse(_ uri: String, isConnect: Bool) -> ClientTarget? {
+        if isConnect {
+            guard let (host, port) = parseAuthority(Substring(uri), defaultPort: nil) else { return nil }
+            return .authority(host: host, port: port)
+        }
+        if uri.hasPrefix("/") {
+            return .origin(uri)
+        }
+        guard let schemeEnd = uri.range(of: "://") else { return nil }
+        let schemeText = uri[..<schemeEnd.lowerBound].lowercased()
+        guard let scheme = UpstreamScheme(rawValue: schemeText) else { return nil }
+        let rest = uri[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        guard let (host, port) = parseAuthority(authority, defaultPort: scheme.defaultPort) else { return nil }
+        var target = String(rest[authorityEnd...])
+        if let hash = target.firstIndex(of: "#") { target = String(target[..<hash]) }
+        if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
+        return .absolute(scheme: scheme, host: host, port: port, target: target)
+    }
+
+    /// `host`, `host:port`, `[v6]`, `[v6]:port`. No userinfo. Host lowercased.
+    static func parseAuthority(_ authority: Substring, defaultPort: Int?) -> (String, Int)? {
+        guard !authority.isEmpty, !authority.contains("@") else { return nil }
+        var host: Substring
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { return nil }
+                portText = after.dropFirst()
+            }
+            guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+        } else {
+            if let colon = authority.lastIndex(of: ":") {
+                host = authority[..<colon]
+                portText = authority[authority.index(after: colon)...]
+            } else {
+                host = authority
+            }
+            guard !host.isEmpty, host.utf8.allSatisfy(isHostByte) else { return nil }
+        }
+        let port: Int
+        if let portText {
+            guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCII),
+                let value = Int(portText), (1...65535).contains(value)
+            else { return nil }
+            port = value
+        } else {
+            guard let defaultPort else { return nil }
+            port = defaultPort
+        }
+        return (host.lowercased(), port)
+    }
+
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            return true
+        default:
+            return false
+        }
+    }
+}

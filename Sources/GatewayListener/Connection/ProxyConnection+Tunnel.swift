@@ -1,0 +1,59 @@
+import GatewayConfig
+import GatewayCore
+import Logging
+import NIOCore
+import NIOHTTP1
+
+extension ProxyConnection {
+    /// `CONNECT host:port`: checks the port and host, connects, answers 200 and
+    /// splices the two sockets. The connection is not used for HTTP afterwards.
+    func tunnel(
+        head: HTTPRequestHead,
+        host: String,
+        port: Int,
+        config: GatewayConfig,
+        started: ContinuousClock.Instant,
+        logger: Logger,
+        outbound: Outbound
+    ) async -> Next {
+        let upstream = "\(host):\(port)"
+        guard config.access.connectPorts.contains(port) else {
+            let error = GatewayError(.portNotAllowed, "CONNECT to port \(port) is not allowed (allowed: \(config.access.connectPorts.map(String.init).joined(separator: ", ")))", upstream: upstream)
+            await refuse(error, head: head, started: started, logger: logger, outbound: outbound)
+            return .close
+        }
+        guard config.access.isAllowed(host: host) else {
+            let error = GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: upstream)
+            await refuse(error, head: head, started: started, logger: logger, outbound: outbound)
+            return .close
+        }
+        let tunnel = ConnectTunnel(host: host, port: port, connectTimeout: .nanoseconds(Int64(config.pool.connectTimeout.seconds * 1e9)))
+        let peer: any Channel
+        do {
+            peer = try await tunnel.connect(on: channel.eventLoop)
+        } catch {
+            await refuse(error, head: head, started: started, logger: logger, outbound: outbound)
+            return .close
+        }
+        do {
+            let established = HTTPResponseHead(
+                version: head.version,
+                status: .custom(code: 200, reasonPhrase: "Connection Established")
+            )
+            try await outbound.write(contentsOf: [.head(established), .end(nil)])
+            let outcome = try await tunnel.splice(client: channel, httpHandlers: httpHandlers, peer: peer)
+            logger.info(
+                "CONNECT \(upstream) 200",
+                metadata: [
+                    "ms": "\(((ContinuousClock.now - started).seconds * 100_000).rounded() / 100)",
+                    "bytes_in": "\(outcome.bytesFromClient)",
+                    "bytes_out": "\(outcome.bytesFromUpstream)",
+                ]
+            )
+        } catch {
+            peer.close(promise: nil)
+            logger.debug("tunnel ended with an error", metadata: ["error": "\(error)"])
+        }
+        return .close
+    }
+}

@@ -1,0 +1,92 @@
+import GatewayConfig
+import GatewayCore
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// One client connection: reads requests in order (keep-alive, pipelining),
+/// validates each, hands it to the policy chain, streams the response back, and
+/// switches to a byte tunnel on `CONNECT`.
+struct ProxyConnection: Sendable {
+    typealias Inbound = NIOAsyncChannelInboundStream<HTTPServerRequestPart>
+    typealias Outbound = NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+
+    let asyncChannel: ProxyChannelSetup.ClientChannel
+    let httpHandlers: ProxyChannelSetup.HTTPHandlers
+    let liveConfig: LiveConfig
+    let handler: any ProxyHandler
+    let tracker: ConnectionTracker
+    let trackingID: Int
+    let logger: Logger
+    let requestIDs: RequestIDGenerator
+
+    /// What to do with the connection after an exchange.
+    enum Next {
+        case readNext(Inbound.AsyncIterator)
+        case close
+    }
+
+    var channel: any Channel { asyncChannel.channel }
+
+    var clientAddress: String {
+        channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+    }
+
+    func run() async {
+        let signal = ExchangeSignal(httpHandlers, eventLoop: channel.eventLoop)
+        do {
+            try await asyncChannel.executeThenClose { inbound, outbound in
+                var iterator = inbound.makeAsyncIterator()
+                while true {
+                    guard tracker.setIdle(trackingID, true) else { return }
+                    let part: HTTPServerRequestPart?
+                    do {
+                        part = try await iterator.next()
+                    } catch {
+                        await respondToBrokenHead(error, outbound: outbound)
+                        return
+                    }
+                    guard case .head(let head) = part else { return }
+                    _ = tracker.setIdle(trackingID, false)
+                    let next = await exchange(head: head, iterator: iterator, outbound: outbound)
+                    signal.exchangeFinished()
+                    guard case .readNext(let nextIterator) = next, !tracker.isDraining else { return }
+                    iterator = nextIterator
+                }
+            }
+        } catch {
+            logger.debug("client connection ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The parser refused the head (or it timed out): say why, then close.
+    private func respondToBrokenHead(_ error: any Error, outbound: Outbound) async {
+        let gatewayError: GatewayError
+        if let error = error as? GatewayError {
+            gatewayError = error
+        } else if let error = error as? HTTPParserError {
+            gatewayError = Self.gatewayError(for: error)
+        } else {
+            return  // the connection is gone; nobody to answer
+        }
+        logger.info("refused request: \(gatewayError.code.rawValue)", metadata: ["client": "\(clientAddress)"])
+        try? await write(gatewayError.response(), requestMethod: .GET, requestVersion: .http1_1, keepAlive: false, outbound: outbound)
+    }
+
+    static func gatewayError(for error: HTTPParserError) -> GatewayError {
+        switch error {
+        case .headerOverflow:
+            return GatewayError(.headTooLarge, "the request line and headers exceed the limit")
+        case .unexpectedContentLength:
+            return GatewayError(.requestSmuggling, "ambiguous request framing (Content-Length with Transfer-Encoding, or conflicting lengths)")
+        case .invalidContentLength:
+            return GatewayError(.badRequest, "invalid Content-Length")
+        case .invalidMethod:
+            return GatewayError(.badRequest, "invalid request method")
+        case .invalidHeaderToken:
+            return GatewayError(.badRequest, "invalid header (bad character, or obsolete line folding)")
+        default:
+            return GatewayError(.badRequest, "malformed request: \(error)")
+        }
+    }
+}

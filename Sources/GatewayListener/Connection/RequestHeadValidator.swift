@@ -1,0 +1,62 @@
+import GatewayCore
+import NIOHTTP1
+
+/// Checks a decoded request head for what the HTTP parser lets through but a
+/// proxy must refuse: ambiguous framing (request smuggling) and bad targets.
+enum RequestHeadValidator {
+    /// The framing of the request body, once validated.
+    enum BodyFraming: Equatable {
+        case none
+        case length(Int)
+        case chunked
+    }
+
+    static func framing(of head: HTTPRequestHead) throws(GatewayError) -> BodyFraming {
+        let lengths = head.headers[canonicalForm: "content-length"]
+        let encodings = head.headers[canonicalForm: "transfer-encoding"]
+        if !lengths.isEmpty && !encodings.isEmpty {
+            throw GatewayError(.requestSmuggling, "a request must not carry both Content-Length and Transfer-Encoding")
+        }
+        if !encodings.isEmpty {
+            guard head.version.major == 1, head.version.minor >= 1 else {
+                throw GatewayError(.requestSmuggling, "Transfer-Encoding is not allowed in an HTTP/1.0 request")
+            }
+            guard encodings.last?.lowercased() == "chunked",
+                encodings.dropLast().allSatisfy({ $0.lowercased() != "chunked" })
+            else {
+                throw GatewayError(.requestSmuggling, "unsupported Transfer-Encoding: chunked must be the final coding, once")
+            }
+            return .chunked
+        }
+        guard let first = lengths.first else { return .none }
+        guard lengths.allSatisfy({ $0 == first }) else {
+            throw GatewayError(.requestSmuggling, "conflicting Content-Length values")
+        }
+        guard !first.isEmpty, first.count <= 18, first.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(first) else {
+            throw GatewayError(.badRequest, "invalid Content-Length")
+        }
+        return value == 0 ? .none : .length(value)
+    }
+
+    /// Header names must be tokens and values free of control characters (the
+    /// parser checks most of this; a proxy checks again before forwarding).
+    static func checkHeaders(of head: HTTPRequestHead) throws(GatewayError) {
+        for (name, value) in head.headers {
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                throw GatewayError(.badRequest, "invalid character in a header name")
+            }
+            guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+                throw GatewayError(.badRequest, "invalid character in the value of header \(name)")
+            }
+        }
+    }
+
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import GatewayConfig
+import GatewayCore
+import NIOHTTP1
+
+/// Turns a validated client request into the request the gateway sends upstream:
+/// picks the configured upstream, applies its origin (TLS origination), sets
+/// `Host` from the target (RFC 9112 §3.2.2: a proxy ignores the client's own),
+/// drops hop-by-hop headers and `Expect` (the gateway answers 100-continue
+/// itself), and adds `Via`.
+struct RequestRouter {
+    let config: GatewayConfig
+    static let viaPseudonym = "gateway"
+
+    func route(
+        head: HTTPRequestHead,
+        scheme: UpstreamScheme,
+        host: String,
+        port: Int,
+        target: String,
+        body: ProxyBody
+    ) -> ProxyRequest {
+        var scheme = scheme
+        var host = host
+        var port = port
+        let upstream = config.upstream(forHost: host)
+        if let origin = upstream?.origin {
+            scheme = origin.scheme
+            host = origin.host
+            port = origin.port
+        }
+        var request = ProxyRequest(
+            method: head.method,
+            scheme: scheme,
+            host: host,
+            port: port,
+            target: target,
+            version: .http1_1,
+            headers: [:],
+            body: body,
+            upstreamName: upstream?.name,
+            tls: upstream?.tls ?? .standard
+        )
+        var headers = head.headers
+        HopByHopHeaders.removeAll(from: &headers)
+        headers.remove(name: "expect")
+        request.headers = Self.settingHost(request.authority, in: headers)
+        HopByHopHeaders.addVia(to: &request.headers, version: head.version, pseudonym: Self.viaPseudonym)
+        return request
+    }
+
+    /// `Host` first if the client sent none, else replaced in place; duplicates dropped.
+    static func settingHost(_ authority: String, in headers: HTTPHeaders) -> HTTPHeaders {
+        var result = HTTPHeaders()
+        result.reserveCapacity(headers.count + 1)
+        var placed = false
+        if !headers.contains(name: "host") {
+            result.add(name: "Host", value: authority)
+            placed = true
+        }
+        for (name, value) in headers {
+            if name.utf8.count == 4, name.lowercased() == "host" {
+                if !placed {
+                    result.add(name: name, value: authority)
+                    placed = true
+                }
+                continue
+            }
+            result.add(name: name, value: value)
+        }
+        return result
+    }
+}

@@ -1,0 +1,112 @@
+public import GatewayCore
+public import Logging
+public import NIOCore
+import NIOPosix
+public import ServiceLifecycle
+
+/// The proxy listener: accepts client connections (one task each) and serves
+/// them with `ProxyConnection`. On graceful shutdown it stops accepting, closes
+/// idle connections, lets busy ones finish for up to the drain timeout, then
+/// closes whatever is left.
+public final class ProxyServer: Service, Sendable {
+    private let liveConfig: LiveConfig
+    private let handler: any ProxyHandler
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let tracker = ConnectionTracker()
+    private let requestIDs = RequestIDGenerator()
+    private let bound = OneShotValue<SocketAddress>()
+
+    public init(liveConfig: LiveConfig, handler: any ProxyHandler, eventLoopGroup: any EventLoopGroup, logger: Logger) {
+        self.liveConfig = liveConfig
+        self.handler = handler
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+    }
+
+    /// The address the listener is bound to, once it is (port 0 resolves here).
+    public func listeningAddress() async throws -> SocketAddress {
+        try await bound.wait()
+    }
+
+    /// Open client connections.
+    public var connectionCount: Int { tracker.count }
+
+    public func run() async throws {
+        let config = liveConfig.current
+        let limits = config.limits
+        let setup = ProxyChannelSetup(
+            maxHeadBytes: limits.maxHeadBytes,
+            headerTimeout: .nanoseconds(Int64(limits.headerTimeout.seconds * 1e9)),
+            idleTimeout: .nanoseconds(Int64(limits.idleTimeout.seconds * 1e9))
+        )
+        let server: NIOAsyncChannel<(ProxyChannelSetup.ClientChannel, ProxyChannelSetup.HTTPHandlers), Never>
+        do {
+            server = try await ServerBootstrap(group: eventLoopGroup)
+                .serverChannelOption(ChannelOptions.backlog, value: 1024)
+                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 16)
+                .bind(host: config.listen.proxy.host, port: config.listen.proxy.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try setup.configure(channel)
+                    }
+                }
+        } catch {
+            bound.fail(error)
+            throw error
+        }
+        let address = server.channel.localAddress!
+        bound.succeed(address)
+        logger.notice("proxy listening on \(address)", metadata: ["address": "\(address)"])
+
+        let drainTimeout = limits.drainTimeout
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { inbound in
+                    for try await (client, handlers) in inbound {
+                        group.addTask { await self.serve(client, handlers: handlers) }
+                    }
+                }
+            }
+        } onGracefulShutdown: { [tracker, logger] in
+            logger.notice("draining: no new connections; waiting up to \(drainTimeout) for in-flight requests")
+            server.channel.close(promise: nil)
+            tracker.beginDraining()
+            Task {
+                try? await Task.sleep(for: drainTimeout)
+                if tracker.count > 0 {
+                    logger.warning("drain timeout: closing \(tracker.count) connection(s)")
+                    tracker.closeAll()
+                }
+            }
+        }
+        logger.notice("proxy stopped")
+    }
+
+    private func serve(_ client: ProxyChannelSetup.ClientChannel, handlers: ProxyChannelSetup.HTTPHandlers) async {
+        let channel = client.channel
+        guard let id = tracker.add(channel) else {
+            try? await channel.close()
+            return
+        }
+        defer { tracker.remove(id) }
+        let connection = ProxyConnection(
+            asyncChannel: client,
+            httpHandlers: handlers,
+            liveConfig: liveConfig,
+            handler: handler,
+            tracker: tracker,
+            trackingID: id,
+            logger: logger,
+            requestIDs: requestIDs
+        )
+        // A client that goes away cancels its in-flight exchange (and its upstream request).
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await connection.run() }
+            group.addTask { try? await channel.closeFuture.get() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
