@@ -1,1 +1,3 @@
-print("gateway")
+import GatewayApp
+
+await GatewayCommand.main()

@@ -1,4 +1,4 @@
-public import NIOCore
+import NIOCore
 public import NIOHTTP1
 
 /// The scheme the gateway speaks to an upstream.

@@ -1,4 +1,4 @@
-public import NIOCore
+import NIOCore
 public import NIOHTTP1
 
 /// A response on its way from an upstream (or the gateway itself) to the client.

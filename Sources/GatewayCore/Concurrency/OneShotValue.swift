@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 
 /// A value set once and awaited by any number of tasks (e.g. the bound address).
-final class OneShotValue<Value: Sendable>: Sendable {
+public final class OneShotValue<Value: Sendable>: Sendable {
     private struct State {
         var result: Result<Value, any Error>?
         var waiters: [CheckedContinuation<Value, any Error>] = []
@@ -9,8 +9,10 @@ final class OneShotValue<Value: Sendable>: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    func succeed(_ value: Value) { complete(.success(value)) }
-    func fail(_ error: any Error) { complete(.failure(error)) }
+    public init() {}
+
+    public func succeed(_ value: Value) { complete(.success(value)) }
+    public func fail(_ error: any Error) { complete(.failure(error)) }
 
     private func complete(_ result: Result<Value, any Error>) {
         let waiters = state.withLockedValue { s -> [CheckedContinuation<Value, any Error>] in
@@ -22,7 +24,7 @@ final class OneShotValue<Value: Sendable>: Sendable {
         for w in waiters { w.resume(with: result) }
     }
 
-    func wait() async throws -> Value {
+    public func wait() async throws -> Value {
         try await withCheckedThrowingContinuation { c in
             let result = state.withLockedValue { s -> Result<Value, any Error>? in
                 if let r = s.result { return r }

@@ -1,0 +1,43 @@
+import Foundation
+import GatewayConfig
+import GatewayListener
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// Reloads the config file on SIGHUP. An invalid file is refused and logged; the
+/// old config stays. In-flight requests keep the snapshot they started with.
+/// Listen addresses and limits of the listener apply at the next start only.
+struct ConfigReloadService: Service {
+    let liveConfig: LiveConfig
+    let configPath: String?
+    let logger: Logger
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: [.sighup])
+        for await _ in signals.cancelOnGracefulShutdown() {
+            reload()
+        }
+    }
+
+    @discardableResult
+    func reload() -> Bool {
+        guard let configPath else {
+            logger.warning("reload requested, but the gateway was not started from a config file")
+            return false
+        }
+        do {
+            let config = try ConfigLoader.load(path: configPath)
+            let old = liveConfig.current
+            if config.listen != old.listen || config.limits != old.limits {
+                logger.warning("config reloaded: changes to listen and limits apply after a restart")
+            }
+            liveConfig.replace(with: config)
+            logger.notice("config reloaded from \(configPath) (\(config.upstreams.count) upstream(s))")
+            return true
+        } catch {
+            logger.error("config reload refused, keeping the current config: \(error)")
+            return false
+        }
+    }
+}

@@ -1,0 +1,106 @@
+public import GatewayConfig
+import GatewayCore
+public import GatewayListener
+public import GatewayObservability
+import GatewayPolicies
+public import GatewayUpstream
+public import Logging
+import NIOCore
+public import NIOPosix
+import ServiceLifecycle
+
+/// The whole gateway wired together: proxy listener → policy chain → upstream
+/// pool, the admin listener, SIGHUP reload. The CLI runs one; integration tests
+/// run several in one process (each on port 0).
+public final class GatewayApplication: Sendable {
+    public let liveConfig: LiveConfig
+    public let proxyServer: ProxyServer
+    public let adminServer: AdminServer
+    public let pool: UpstreamPool
+    public let metrics: GatewayMetrics
+    public let configPath: String?
+    private let logger: Logger
+    private let serviceGroup: ServiceGroup
+
+    /// - Parameters:
+    ///   - handleSignals: trap SIGTERM/SIGINT (graceful drain) and SIGHUP (reload). Off in tests.
+    public init(
+        config: GatewayConfig,
+        configPath: String?,
+        logger: Logger,
+        handleSignals: Bool = true,
+        eventLoopGroup: MultiThreadedEventLoopGroup = .singleton
+    ) {
+        self.liveConfig = LiveConfig(config)
+        self.configPath = configPath
+        self.logger = logger
+        let metrics = GatewayMetrics()
+        self.metrics = metrics
+        let pool = UpstreamPool(
+            configuration: UpstreamPoolConfiguration(config.pool),
+            eventLoopGroup: eventLoopGroup,
+            tls: PinningTLSHandlerFactory(events: metrics, logger: logger),
+            events: metrics,
+            logger: logger
+        )
+        self.pool = pool
+        let chain = PolicyChain(policies: [], terminal: pool)
+        self.proxyServer = ProxyServer(liveConfig: liveConfig, handler: chain, eventLoopGroup: eventLoopGroup, logger: logger)
+        let ready = proxyServer
+        self.adminServer = AdminServer(
+            host: config.listen.admin.host,
+            port: config.listen.admin.port,
+            eventLoopGroup: eventLoopGroup,
+            logger: logger,
+            routes: AdminRoutes(metrics: metrics, proxy: ready).handle
+        )
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: proxyServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+            .init(service: adminServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+        ]
+        let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, logger: logger)
+        if handleSignals {
+            services.append(.init(service: reloader))
+        }
+        var groupConfig = ServiceGroupConfiguration(services: services, logger: logger)
+        groupConfig.gracefulShutdownSignals = handleSignals ? [.sigterm, .sigint] : []
+        self.serviceGroup = ServiceGroup(configuration: groupConfig)
+        self.reloader = reloader
+    }
+
+    private let reloader: ConfigReloadService
+
+    /// Runs until shut down (signal or `shutdown()`); then closes upstream connections.
+    public func run() async throws {
+        do {
+            try await serviceGroup.run()
+        } catch {
+            await pool.shutdown()
+            throw error
+        }
+        await pool.shutdown()
+    }
+
+    /// Starts a graceful shutdown: stop accepting, drain, exit `run()`.
+    public func shutdown() async {
+        await serviceGroup.triggerGracefulShutdown()
+    }
+
+    /// Re-reads the config file; an invalid file is refused (logged) and the
+    /// current config stays. Returns whether the new config was applied.
+    @discardableResult
+    public func reload() -> Bool {
+        reloader.reload()
+    }
+}
+
+extension UpstreamPoolConfiguration {
+    init(_ pool: PoolConfig) {
+        self.init()
+        maxConnectionsPerKey = pool.maxConnectionsPerHost
+        idleTimeout = pool.idleTimeout
+        connectTimeout = pool.connectTimeout
+        requestTimeout = pool.requestTimeout
+        maxWaitForConnection = pool.connectTimeout
+    }
+}
