@@ -1,0 +1,30 @@
+# syntax=docker/dockerfile:1
+# Build: docker build -t gateway .
+# Run:   docker run --rm -p 127.0.0.1:8080:8080 -p 127.0.0.1:9090:9090 gateway
+
+FROM swift:6.3-bookworm AS build
+WORKDIR /src
+# Resolve dependencies first so they are cached between source changes.
+COPY Package.swift ./
+RUN swift package resolve
+COPY Sources ./Sources
+COPY Tests ./Tests
+RUN swift build -c release --product gateway --static-swift-stdlib \
+    && mkdir -p /out \
+    && cp "$(swift build -c release --show-bin-path)/gateway" /out/gateway
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates curl \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --home-dir /var/lib/gateway --create-home gateway
+COPY --from=build /out/gateway /usr/local/bin/gateway
+COPY config/docker.yaml /etc/gateway/gateway.yaml
+USER gateway
+WORKDIR /var/lib/gateway
+ENV GATEWAY_CONFIG=/etc/gateway/gateway.yaml
+EXPOSE 8080 9090
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+    CMD curl -fsS http://127.0.0.1:9090/healthz || exit 1
+ENTRYPOINT ["/usr/local/bin/gateway"]
+CMD ["run"]

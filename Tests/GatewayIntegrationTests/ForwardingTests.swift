@@ -1,0 +1,136 @@
+import Foundation
+import GatewayTesting
+import Testing
+
+/// Plain-http forwarding through the live gateway with curl as the client.
+@Suite(.timeLimit(.minutes(2)))
+struct ForwardingTests {
+    @Test func forwardsAbsoluteFormRequestAndRewritesHopByHopHeaders() async throws {
+        let upstream = try await TestUpstream.start()
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let result = try await gateway.curl([
+            "-H", "X-First: 1", "-H", "X-Dup: a", "-H", "X-Dup: b",
+            "-H", "Connection: keep-alive, X-Hop", "-H", "X-Hop: secret-hop", "-H", "Keep-Alive: timeout=5",
+            "-H", "Proxy-Authorization: Basic Zm9vOmJhcg==", "-H", "X-Last: z",
+            upstream.url("/echo?q=1&x=%20y"),
+        ])
+        #expect(result.status == 0, "\(result.stderrString)")
+        let echo = try result.json(EchoReply.self)
+        #expect(echo.method == "GET")
+        #expect(echo.target == "/echo?q=1&x=%20y")
+        #expect(echo.values("X-Dup") == ["a", "b"])
+        #expect(echo.values("Host") == ["127.0.0.1:\(upstream.port)"])
+        #expect(echo.values("Via") == ["1.1 gateway"])
+        for hop in ["Connection", "X-Hop", "Keep-Alive", "Proxy-Authorization", "Proxy-Connection"] {
+            #expect(echo.values(hop).isEmpty, "\(hop) must not be forwarded")
+        }
+        // End-to-end headers keep their order.
+        let names = echo.headerNames.filter { $0.hasPrefix("X-") }
+        #expect(names == ["X-First", "X-Dup", "X-Dup", "X-Last"])
+    }
+
+    @Test func keepAliveReusesOneUpstreamConnection() async throws {
+        let upstream = try await TestUpstream.start()
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let urls = (0..<10).map { upstream.url("/status/200?n=\($0)") }
+        let result = try await gateway.curl(["-w", "%{num_connects} "] + urls.flatMap { ["-o", "/dev/null", $0] })
+        #expect(result.status == 0, "\(result.stderrString)")
+        // curl connected to the gateway once, the gateway to the upstream once.
+        #expect(result.stdoutString.split(separator: " ").map(String.init) == ["1"] + Array(repeating: "0", count: 9))
+        #expect(upstream.requestsServed == 10)
+        #expect(upstream.connectionsAccepted == 1)
+    }
+
+    @Test func postBodiesContentLengthAndChunked() async throws {
+        let upstream = try await TestUpstream.start()
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let body = Array("hello 'world' $HOME `x` \\ \n\u{0}end".utf8)
+        let fixed = try await gateway.curl(["--data-binary", "@-", upstream.url("/echo")], stdin: body)
+        let fixedEcho = try fixed.json(EchoReply.self)
+        #expect(fixedEcho.method == "POST")
+        #expect(Data(base64Encoded: fixedEcho.body_base64).map(Array.init) == body)
+        #expect(fixedEcho.values("Content-Length") == ["\(body.count)"])
+
+        let chunked = try await gateway.curl(["-H", "Transfer-Encoding: chunked", "--data-binary", "@-", upstream.url("/echo")], stdin: body)
+        let chunkedEcho = try chunked.json(EchoReply.self)
+        #expect(Data(base64Encoded: chunkedEcho.body_base64).map(Array.init) == body)
+        #expect(chunkedEcho.values("Transfer-Encoding") == ["chunked"])
+    }
+
+    @Test func expectContinueIsAnsweredByTheGateway() async throws {
+        let upstream = try await TestUpstream.start()
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let body = [UInt8](repeating: 0x61, count: 200_000)
+        let result = try await gateway.curl(["-v", "-H", "Expect: 100-continue", "--expect100-timeout", "20", "--data-binary", "@-", upstream.url("/upload")], stdin: body)
+        #expect(result.status == 0)
+        #expect(result.stderrString.contains("HTTP/1.1 100 Continue"))
+        #expect(result.stdoutString.contains("\"bytes\":200000"))
+    }
+
+    @Test func headNoContentAndNotModifiedHaveNoBody() async throws {
+        let upstream = try await TestUpstream.start()
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        // Three requests on one keep-alive connection: a stray body byte would break the next one.
+        let client = try await gateway.rawConnection()
+        let host = "127.0.0.1:\(upstream.port)"
+        for target in ["/bytes/1000", "/status/204", "/status/304", "/status/200"] {
+            let method = target == "/bytes/1000" ? "HEAD" : "GET"
+            try await client.send("\(method) http://\(host)\(target) HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+            let head = try await client.receiveUntil("\r\n\r\n")
+            let response = try #require(RawResponse(head))
+            switch target {
+            case "/bytes/1000":
+                #expect(response.status == 200)
+                #expect(response.header("Content-Length") == "1000")
+            case "/status/204": #expect(response.status == 204)
+            case "/status/304": #expect(response.status == 304)
+            default:
+                #expect(response.status == 200)
+                let length = Int(response.header("Content-Length") ?? "") ?? -1
+                let body = try await client.receive(count: length)
+                #expect(String(decoding: body, as: UTF8.self) == "status 200\n")
+            }
+            #expect(response.header("Transfer-Encoding") == nil || target == "/status/200")
+        }
+        await client.close()
+        #expect(upstream.connectionsAccepted == 1)
+    }
+
+    @Test func pipelinedRequestsAnswerInOrder() async throws {
+        let upstream = try await TestUpstream.start()
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let host = "127.0.0.1:\(upstream.port)"
+        let client = try await gateway.rawConnection()
+        try await client.send(
+            "GET http://\(host)/status/201 HTTP/1.1\r\nHost: \(host)\r\n\r\n"
+                + "GET http://\(host)/status/202 HTTP/1.1\r\nHost: \(host)\r\n\r\n"
+                + "GET http://\(host)/status/203 HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n"
+        )
+        let all = String(decoding: try await client.receive(timeout: .seconds(10)), as: UTF8.self)
+        let statuses = all.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }.map { $0.split(separator: " ")[1] }
+        #expect(statuses == ["201", "202", "203"])
+    }
+
+    @Test func chunkedUpstreamResponseIsRelayedChunked() async throws {
+        let upstream = try await TestUpstream.start()
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let result = try await gateway.curl(["-D", "-", "-o", "/dev/null", upstream.url("/bytes/300000?chunked=1&chunk=1000")])
+        #expect(result.stdoutString.lowercased().contains("transfer-encoding: chunked"))
+        let body = try await gateway.curl([upstream.url("/bytes/300000?chunked=1&chunk=1000")])
+        #expect(body.stdout == TestUpstream.pattern(count: 300_000))
+    }
+}

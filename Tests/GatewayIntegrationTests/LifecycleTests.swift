@@ -1,0 +1,106 @@
+import Foundation
+import GatewayTesting
+import Testing
+
+/// Config errors, SIGHUP reload and graceful drain, with the real executable.
+@Suite(.timeLimit(.minutes(2)))
+struct LifecycleTests {
+    func temporaryFile(_ contents: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gw-\(UUID().uuidString).yaml").path
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func config(deny: [String] = []) -> String {
+        """
+        listen:
+          proxy: 127.0.0.1:0
+          admin: 127.0.0.1:0
+        access:
+          allow: ["*"]
+          deny: [\(deny.map { "\"\($0)\"" }.joined(separator: ", "))]
+        limits:
+          drain_timeout: 5s
+
+        """
+    }
+
+    @Test func checkConfigNamesFileKeyAndProblem() async throws {
+        let path = try temporaryFile("listen:\n  proxy: 127.0.0.1:8080\nupstreams:\n  - name: api\n    hosts: [api.test]\n    tls:\n      pins: [sha256/short]\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let bad = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config", path])
+        #expect(bad.status == 2)
+        #expect(bad.stderrString.contains(path))
+        #expect(bad.stderrString.contains("upstreams[0].tls.pins[0]"))
+
+        let goodPath = try temporaryFile(config())
+        defer { try? FileManager.default.removeItem(atPath: goodPath) }
+        let good = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config", goodPath])
+        #expect(good.status == 0, "\(good.stderrString)")
+        #expect(good.stdoutString.contains("listen"))
+
+        let run = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["run", "--config", path], timeout: .seconds(20))
+        #expect(run.status != 0)
+        #expect(run.stderrString.contains("upstreams[0].tls.pins[0]"))
+    }
+
+    @Test func sighupReloadsAndAnInvalidFileKeepsTheOldConfig() async throws {
+        let upstream = try await TestUpstream.start()
+        defer { Task { try? await upstream.shutdown() } }
+        let path = try temporaryFile(config())
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let gateway = try GatewayProcess(arguments: ["run", "--config", path])
+        let port = try #require(await gateway.listeningPort("proxy"), gateway.log)
+        func status() async throws -> String {
+            try await ProcessRunner.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-x", "http://127.0.0.1:\(port)", upstream.url("/status/200")]).stdoutString
+        }
+        #expect(try await status() == "200")
+
+        try config(deny: ["127.0.0.1"]).write(toFile: path, atomically: true, encoding: .utf8)
+        gateway.signal(SIGHUP)
+        #expect(await gateway.waitForLog("config reloaded"), "\(gateway.log)")
+        #expect(try await status() == "403")
+
+        try "access:\n  alow: [oops]\n".write(toFile: path, atomically: true, encoding: .utf8)
+        gateway.signal(SIGHUP)
+        #expect(await gateway.waitForLog("config reload refused"), "\(gateway.log)")
+        #expect(gateway.log.contains("alow"))
+        #expect(try await status() == "403")
+
+        gateway.signal(SIGTERM)
+        #expect(await gateway.waitForExit() == 0)
+    }
+
+    @Test func sigtermDrainsInFlightRequestsThenExitsZero() async throws {
+        let upstream = try await TestUpstream.start()
+        defer { Task { try? await upstream.shutdown() } }
+        let path = try temporaryFile(config())
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let gateway = try GatewayProcess(arguments: ["run", "--config", path])
+        let port = try #require(await gateway.listeningPort("proxy"), gateway.log)
+
+        let inFlight = Task {
+            try await ProcessRunner.run("curl", ["-s", "-w", " %{http_code}", "-x", "http://127.0.0.1:\(port)", upstream.url("/delay/1500")])
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        gateway.signal(SIGTERM)
+        #expect(await gateway.waitForLog("draining"))
+        // New connections are refused while draining.
+        let late = try await ProcessRunner.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-x", "http://127.0.0.1:\(port)", upstream.url("/status/200")])
+        #expect(late.stdoutString != "200")
+
+        let finished = try await inFlight.value
+        #expect(finished.stdoutString == "ok 200", "\(finished.stdoutString) \(gateway.log)")
+        #expect(await gateway.waitForExit() == 0)
+    }
+
+    @Test func inProcessGracefulShutdownFinishesTheInFlightRequest() async throws {
+        let upstream = try await TestUpstream.start()
+        defer { Task { try? await upstream.shutdown() } }
+        let gateway = try await GatewayHarness.start()
+        let inFlight = Task { try await gateway.curl(["-w", " %{http_code}", upstream.url("/delay/800")]) }
+        try await Task.sleep(for: .milliseconds(300))
+        try await gateway.stop()
+        #expect(try await inFlight.value.stdoutString == "ok 200")
+    }
+}

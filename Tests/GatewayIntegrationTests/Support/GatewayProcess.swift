@@ -1,0 +1,77 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// The real `gateway` executable in a child process, for signal handling tests.
+final class GatewayProcess: Sendable {
+    private let process: Process
+    private let output = NIOLockedValueBox<String>("")
+
+    /// The binary SwiftPM built next to the test bundle.
+    static var executableURL: URL {
+        let bundleDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        return bundleDir.appendingPathComponent("gateway")
+    }
+
+    init(arguments: [String], environment: [String: String] = [:]) throws {
+        let process = Process()
+        process.executableURL = Self.executableURL
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        let output = self.output
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if !data.isEmpty {
+                output.withLockedValue { $0 += String(decoding: data, as: UTF8.self) }
+            }
+        }
+        self.process = process
+        try process.run()
+    }
+
+    var log: String { output.withLockedValue { $0 } }
+    var pid: Int32 { process.processIdentifier }
+
+    /// Waits until the log contains `text` (bounded).
+    func waitForLog(_ text: String, timeout: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if log.contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    /// The port from a line like `proxy listening on [IPv4]127.0.0.1/127.0.0.1:PORT`.
+    func listeningPort(_ listener: String) async -> Int? {
+        guard await waitForLog("\(listener) listening on") else { return nil }
+        for line in log.split(separator: "\n") where line.contains("\(listener) listening on") {
+            if let range = line.range(of: #":(\d+)"#, options: .regularExpression) {
+                let digits = line[range].dropFirst().prefix { $0.isNumber }
+                return Int(digits)
+            }
+        }
+        return nil
+    }
+
+    func signal(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for exit (bounded); returns the exit status, or nil on timeout (then kills).
+    func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if !process.isRunning { return process.terminationStatus }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        process.terminate()
+        return nil
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}
