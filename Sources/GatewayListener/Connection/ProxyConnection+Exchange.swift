@@ -39,7 +39,7 @@ extension ProxyConnection {
             if !authenticator.isAuthorized(head.headers) {
                 let keepAlive = framing == .none && clientWantsKeepAlive
                 if framing == .none { _ = try? await iterator.next() }
-                try? await write(authenticator.challenge(), requestMethod: head.method, requestVersion: head.version, keepAlive: keepAlive, outbound: outbound)
+                _ = try? await write(authenticator.challenge(), requestMethod: head.method, requestVersion: head.version, keepAlive: keepAlive, outbound: outbound)
                 ExchangeLogLine.log(logger, method: "\(head.method)", url: head.uri, status: 407, started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: .proxyAuthRequired)
                 return keepAlive ? .readNext(iterator) : .close
             }
@@ -69,7 +69,7 @@ extension ProxyConnection {
     /// Answers with a gateway error, logs it, and leaves the connection to be closed.
     func refuse(_ error: any Error, head: HTTPRequestHead, started: ContinuousClock.Instant, logger: Logger, outbound: Outbound) async {
         let gatewayError = (error as? GatewayError) ?? GatewayError(.badRequest, "bad request", cause: error)
-        try? await write(gatewayError.response(), requestMethod: head.method, requestVersion: head.version, keepAlive: false, outbound: outbound)
+        _ = try? await write(gatewayError.response(), requestMethod: head.method, requestVersion: head.version, keepAlive: false, outbound: outbound)
         ExchangeLogLine.log(
             logger, method: "\(head.method)", url: head.uri, status: Int(gatewayError.status.code), started: started,
             bytesIn: 0, bytesOut: 0, upstream: gatewayError.upstream, error: gatewayError.code

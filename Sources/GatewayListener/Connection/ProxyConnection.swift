@@ -33,7 +33,7 @@ struct ProxyConnection: Sendable {
     }
 
     func run() async {
-        let signal = ExchangeSignal(httpHandlers, eventLoop: channel.eventLoop)
+        let signal = httpHandlers.signal
         do {
             try await asyncChannel.executeThenClose { inbound, outbound in
                 var iterator = inbound.makeAsyncIterator()
@@ -70,7 +70,7 @@ struct ProxyConnection: Sendable {
             return  // the connection is gone; nobody to answer
         }
         logger.info("refused request: \(gatewayError.code.rawValue)", metadata: ["client": "\(clientAddress)"])
-        try? await write(gatewayError.response(), requestMethod: .GET, requestVersion: .http1_1, keepAlive: false, outbound: outbound)
+        _ = try? await write(gatewayError.response(), requestMethod: .GET, requestVersion: .http1_1, keepAlive: false, outbound: outbound)
     }
 
     static func gatewayError(for error: HTTPParserError) -> GatewayError {

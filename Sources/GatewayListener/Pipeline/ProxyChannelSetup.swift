@@ -23,6 +23,8 @@ struct ProxyChannelSetup {
         let encoder: HTTPResponseEncoder
         let decoder: ByteToMessageHandler<HTTPRequestDecoder>
         let observer: RequestHeadObserver
+        /// Made on the event loop (NIOLoopBound requires it), used from the connection task.
+        let signal: ExchangeSignal
     }
 
     func configure(_ channel: any Channel) throws -> (ClientChannel, HTTPHandlers) {
@@ -50,7 +52,8 @@ struct ProxyChannelSetup {
             wrappingChannelSynchronously: channel,
             configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8))
         )
-        return (asyncChannel, HTTPHandlers(timeouts: timeouts, encoder: encoder, decoder: decoder, observer: observer))
+        let signal = ExchangeSignal(timeouts: timeouts, eventLoop: channel.eventLoop)
+        return (asyncChannel, HTTPHandlers(timeouts: timeouts, encoder: encoder, decoder: decoder, observer: observer, signal: signal))
     }
 }
 
@@ -60,8 +63,8 @@ struct ExchangeSignal: Sendable {
     private let timeouts: NIOLoopBound<HeadTimeoutHandler>
     private let eventLoop: any EventLoop
 
-    init(_ handlers: ProxyChannelSetup.HTTPHandlers, eventLoop: any EventLoop) {
-        self.timeouts = NIOLoopBound(handlers.timeouts, eventLoop: eventLoop)
+    init(timeouts: HeadTimeoutHandler, eventLoop: any EventLoop) {
+        self.timeouts = NIOLoopBound(timeouts, eventLoop: eventLoop)
         self.eventLoop = eventLoop
     }
 

@@ -37,14 +37,14 @@ struct ConnectTunnel {
         httpHandlers: ProxyChannelSetup.HTTPHandlers,
         peer: any Channel
     ) async throws -> Outcome {
-        let (clientGlue, peerGlue) = GlueHandler.matchedPair()
-        let clientGlueBound = NIOLoopBound(clientGlue, eventLoop: client.eventLoop)
-        let peerGlueBound = NIOLoopBound(peerGlue, eventLoop: client.eventLoop)
-        try await client.eventLoop.flatSubmit { () -> EventLoopFuture<Void> in
+        typealias Glues = (client: NIOLoopBound<GlueHandler>, peer: NIOLoopBound<GlueHandler>)
+        let glues: Glues = try await client.eventLoop.flatSubmit { () -> EventLoopFuture<Glues> in
+            let (clientGlue, peerGlue) = GlueHandler.matchedPair()
+            let glues = (client: NIOLoopBound(clientGlue, eventLoop: client.eventLoop), peer: NIOLoopBound(peerGlue, eventLoop: client.eventLoop))
             let pipeline = client.pipeline
             do {
-                try pipeline.syncOperations.addHandler(clientGlueBound.value, position: .after(httpHandlers.observer))
-                try peer.pipeline.syncOperations.addHandler(peerGlueBound.value)
+                try pipeline.syncOperations.addHandler(clientGlue, position: .after(httpHandlers.observer))
+                try peer.pipeline.syncOperations.addHandler(peerGlue)
             } catch {
                 return client.eventLoop.makeFailedFuture(error)
             }
@@ -59,12 +59,15 @@ struct ConnectTunnel {
                     return client.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
                 }
                 .flatMap { peer.setOption(ChannelOptions.autoRead, value: true) }
-                .map { peer.read() }
+                .map {
+                    peer.read()
+                    return glues
+                }
         }.get()
         try? await client.closeFuture.get()
         try? await peer.closeFuture.get()
         return try await client.eventLoop.submit {
-            Outcome(bytesFromClient: clientGlueBound.value.bytesRead, bytesFromUpstream: peerGlueBound.value.bytesRead)
+            Outcome(bytesFromClient: glues.client.value.bytesRead, bytesFromUpstream: glues.peer.value.bytesRead)
         }.get()
     }
 }

@@ -1,0 +1,8 @@
+import GatewayApp
+
+@main
+struct GatewayMain {
+    static func main() async {
+        await GatewayCommand.main()
+    }
+}

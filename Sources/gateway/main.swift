@@ -1,3 +1,0 @@
-import GatewayApp
-
-await GatewayCommand.main()
