@@ -30,6 +30,11 @@ struct ConnectTunnelTests {
         #expect(received.first?.headers.contains { $0[0].lowercased() == "via" } == false)
         #expect(upstream.requestsServed == 2)
         #expect(upstream.connectionsAccepted == 1)
+        // The tunnel's log line comes when both sides have closed.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !gateway.logs.text.contains("CONNECT localhost:\(upstream.port) 200"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(gateway.logs.text.contains("CONNECT localhost:\(upstream.port) 200"))
     }
 

@@ -50,7 +50,7 @@ struct LifecycleTests {
         let path = try temporaryFile(config())
         defer { try? FileManager.default.removeItem(atPath: path) }
         let gateway = try GatewayProcess(arguments: ["run", "--config", path])
-        let port = try #require(await gateway.listeningPort("proxy"), gateway.log)
+        let port = try #require(await gateway.listeningPort("proxy"), "\(gateway.log)")
         func status() async throws -> String {
             try await ProcessRunner.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-x", "http://127.0.0.1:\(port)", upstream.url("/status/200")]).stdoutString
         }
@@ -77,14 +77,14 @@ struct LifecycleTests {
         let path = try temporaryFile(config())
         defer { try? FileManager.default.removeItem(atPath: path) }
         let gateway = try GatewayProcess(arguments: ["run", "--config", path])
-        let port = try #require(await gateway.listeningPort("proxy"), gateway.log)
+        let port = try #require(await gateway.listeningPort("proxy"), "\(gateway.log)")
 
         let inFlight = Task {
             try await ProcessRunner.run("curl", ["-s", "-w", " %{http_code}", "-x", "http://127.0.0.1:\(port)", upstream.url("/delay/1500")])
         }
         try await Task.sleep(for: .milliseconds(500))
         gateway.signal(SIGTERM)
-        #expect(await gateway.waitForLog("draining"))
+        #expect(await gateway.waitForLog("draining") == true)
         // New connections are refused while draining.
         let late = try await ProcessRunner.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-x", "http://127.0.0.1:\(port)", upstream.url("/status/200")])
         #expect(late.stdoutString != "200")

@@ -30,9 +30,10 @@ struct StreamingTests {
         let gateway = try await GatewayHarness.start()
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
 
-        // curl reads the body from a pipe fed by head -c (no 1 GiB file on disk).
+        // curl streams the body from a pipe fed by head -c (`-T -`: a chunked PUT;
+        // no 1 GiB file on disk, nothing buffered in curl).
         let before = residentMemoryBytes()
-        let script = "head -c \(Self.size) /dev/zero | curl -sS -x \(gateway.proxyURL) -H 'Transfer-Encoding: chunked' --data-binary @- \(upstream.url("/upload"))"
+        let script = "head -c \(Self.size) /dev/zero | curl -sS -x \(gateway.proxyURL) -T - \(upstream.url("/upload"))"
         let result = try await ProcessRunner.run("sh", ["-c", script], timeout: .seconds(240))
         let growth = residentMemoryBytes() - before
         #expect(result.stdoutString.contains("\"bytes\":\(Self.size)"), "\(result.stdoutString) \(result.stderrString)")

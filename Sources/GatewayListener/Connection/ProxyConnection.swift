@@ -83,6 +83,10 @@ struct ProxyConnection: Sendable {
             return GatewayError(.badRequest, "invalid Content-Length")
         case .invalidMethod:
             return GatewayError(.badRequest, "invalid request method")
+        case .unknown:
+            // llhttp reports an invalid Transfer-Encoding (including one next to a
+            // Content-Length) as "unknown".
+            return GatewayError(.requestSmuggling, "invalid Transfer-Encoding or ambiguous request framing")
         case .invalidHeaderToken:
             return GatewayError(.badRequest, "invalid header (bad character, or obsolete line folding)")
         default:

@@ -48,9 +48,11 @@ final class GatewayProcess: Sendable {
     func listeningPort(_ listener: String) async -> Int? {
         guard await waitForLog("\(listener) listening on") else { return nil }
         for line in log.split(separator: "\n") where line.contains("\(listener) listening on") {
-            if let range = line.range(of: #":(\d+)"#, options: .regularExpression) {
-                let digits = line[range].dropFirst().prefix { $0.isNumber }
-                return Int(digits)
+            // `... listening on [IPv4]127.0.0.1/127.0.0.1:PORT ...`: the digits after the last ':' of that word.
+            guard let on = line.range(of: "listening on ") else { continue }
+            let address = line[on.upperBound...].prefix { $0 != " " }
+            if let colon = address.lastIndex(of: ":") {
+                return Int(address[address.index(after: colon)...].prefix { $0.isNumber })
             }
         }
         return nil
