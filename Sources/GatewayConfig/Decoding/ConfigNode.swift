@@ -1,0 +1,173 @@
+import Foundation
+import Yams
+
+/// What every node of one decode shares: the file label (for errors), the
+/// environment (for secrets) and the directory relative paths resolve against.
+struct DecodeContext {
+    var file: String
+    var environment: [String: String]
+    var baseDirectory: URL
+
+    func error(_ keyPath: String, _ message: String) -> ConfigError {
+        ConfigError(file: file, keyPath: keyPath, message: message)
+    }
+
+    /// `path` made absolute against the config file's directory.
+    func resolvePath(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        return baseDirectory.appendingPathComponent(path).standardizedFileURL.path
+    }
+}
+
+/// A YAML node together with its key path (`upstreams[0].tls.pins[1]`), so
+/// that every error names exactly where it is.
+struct ConfigNode {
+    let node: Node
+    let path: String
+    let context: DecodeContext
+
+    func error(_ message: String) -> ConfigError { context.error(path, message) }
+
+    func child(_ key: String, _ node: Node) -> ConfigNode {
+        ConfigNode(node: node, path: path.isEmpty ? key : "\(path).\(key)", context: context)
+    }
+
+    func element(_ index: Int, _ node: Node) -> ConfigNode {
+        ConfigNode(node: node, path: "\(path)[\(index)]", context: context)
+    }
+
+    /// `null`, `~` or an empty value: treated as if the key were absent.
+    var isNull: Bool {
+        guard case .scalar(let scalar) = node, scalar.style == .plain || scalar.style == .any else { return false }
+        return ["", "~", "null", "Null", "NULL"].contains(scalar.string)
+    }
+
+    var kindName: String {
+        switch node {
+        case .scalar: isNull ? "null" : "a scalar"
+        case .mapping: "a mapping"
+        case .sequence: "a list"
+        case .alias: "an alias"
+        }
+    }
+
+    // MARK: Containers
+
+    /// The mapping's entries, after checking every key is one of `keys`.
+    func mapping(keys: [String]) throws(ConfigError) -> ConfigMapping {
+        guard case .mapping(let mapping) = node else {
+            throw error("expected a mapping with keys \(keys.joined(separator: ", ")), got \(kindName)")
+        }
+        var entries: [String: ConfigNode] = [:]
+        for (keyNode, valueNode) in mapping {
+            guard case .scalar(let keyScalar) = keyNode else {
+                throw error("keys must be plain strings, got \(ConfigNode(node: keyNode, path: path, context: context).kindName)")
+            }
+            let key = keyScalar.string
+            guard keys.contains(key) else {
+                throw child(key, valueNode).error(ConfigNode.unknownKeyMessage(key, expected: keys))
+            }
+            entries[key] = child(key, valueNode)
+        }
+        return ConfigMapping(entries: entries)
+    }
+
+    /// The list's elements; a single scalar is not promoted to a list.
+    func sequence(of what: String) throws(ConfigError) -> [ConfigNode] {
+        guard case .sequence(let sequence) = node else {
+            throw error("expected a list of \(what), got \(kindName)")
+        }
+        return sequence.enumerated().map { element($0.offset, $0.element) }
+    }
+
+    // MARK: Scalars
+
+    func string() throws(ConfigError) -> String {
+        guard case .scalar(let scalar) = node else { throw error("expected a string, got \(kindName)") }
+        return scalar.string
+    }
+
+    func nonEmptyString() throws(ConfigError) -> String {
+        let text = try string()
+        guard !text.isEmpty else { throw error("must not be empty") }
+        return text
+    }
+
+    func bool() throws(ConfigError) -> Bool {
+        let text = try scalarText(expecting: "true or false")
+        switch text.lowercased() {
+        case "true": return true
+        case "false": return false
+        default: throw error("expected true or false, got '\(text)'")
+        }
+    }
+
+    func int() throws(ConfigError) -> Int {
+        let text = try scalarText(expecting: "an integer")
+        guard let value = Int(text) else { throw error("expected an integer, got '\(text)'") }
+        return value
+    }
+
+    func duration() throws(ConfigError) -> Duration {
+        let text = try scalarText(expecting: "a duration like 10s or 250ms")
+        guard let value = ConfigUnits.parseDuration(text) else {
+            throw error("expected a duration like 10s or 250ms, got '\(text)'")
+        }
+        return value
+    }
+
+    func size() throws(ConfigError) -> Int {
+        let text = try scalarText(expecting: "a size like 32KiB or 1MiB")
+        guard let value = ConfigUnits.parseSize(text) else {
+            throw error("expected a size like 32KiB or 1MiB, got '\(text)'")
+        }
+        return value
+    }
+
+    private func scalarText(expecting what: String) throws(ConfigError) -> String {
+        guard case .scalar(let scalar) = node else { throw error("expected \(what), got \(kindName)") }
+        return scalar.string.trimmingCharacters(in: .whitespaces)
+    }
+
+    // MARK: Messages
+
+    static func unknownKeyMessage(_ key: String, expected keys: [String]) -> String {
+        var message = "unknown key '\(key)'; expected one of: \(keys.joined(separator: ", "))"
+        let lower = key.lowercased().replacingOccurrences(of: "-", with: "_")
+        if let suggestion = keys.min(by: { editDistance(lower, $0) < editDistance(lower, $1) }),
+            editDistance(lower, suggestion) <= max(1, suggestion.count / 3)
+        {
+            message += " (did you mean '\(suggestion)'?)"
+        }
+        return message
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + [Int](repeating: 0, count: b.count)
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+/// The checked entries of one mapping; absent and null keys read as nil.
+struct ConfigMapping {
+    let entries: [String: ConfigNode]
+
+    subscript(key: String) -> ConfigNode? {
+        guard let node = entries[key], !node.isNull else { return nil }
+        return node
+    }
+
+    /// True when the key is written, even with a null value.
+    func contains(_ key: String) -> Bool { entries[key] != nil }
+}

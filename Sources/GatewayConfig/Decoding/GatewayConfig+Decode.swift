@@ -1,0 +1,125 @@
+import GatewayCore
+import Logging
+
+/// Decoding of the top level and of the small sections (`listen`, `limits`,
+/// `pool`). Every key is optional; a null value means the default.
+extension GatewayConfig {
+    static let topLevelKeys = [
+        "listen", "open", "log_level", "state_dir", "debug", "access", "proxy_auth", "limits", "pool", "upstreams",
+    ]
+
+    init(decoding root: ConfigNode) throws(ConfigError) {
+        self.init()
+        let map = try root.mapping(keys: GatewayConfig.topLevelKeys)
+        if let node = map["listen"] { listen = try ListenConfig(decoding: node) }
+        if let node = map["open"] { open = try node.bool() }
+        if let node = map["log_level"] { logLevel = try GatewayConfig.decodeLogLevel(node) }
+        if let node = map["state_dir"] { stateDir = try node.nonEmptyString() }
+        if let node = map["debug"] { debug = try node.bool() }
+        if let node = map["access"] { access = try AccessConfig(decoding: node) }
+        if let node = map["proxy_auth"] { proxyAuth = try ProxyAuthConfig(decoding: node) }
+        if let node = map["limits"] { limits = try ListenerLimits(decoding: node) }
+        if let node = map["pool"] { pool = try PoolConfig(decoding: node) }
+        if let node = map["upstreams"] {
+            upstreams = []
+            for element in try node.sequence(of: "upstreams") {
+                upstreams.append(try UpstreamConfig(decoding: element))
+            }
+        }
+    }
+
+    static func decodeLogLevel(_ node: ConfigNode) throws(ConfigError) -> Logger.Level {
+        let text = try node.string()
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+            throw node.error("expected one of: \(names); got '\(text)'")
+        }
+        return level
+    }
+}
+
+extension ListenConfig {
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        self.init()
+        let map = try node.mapping(keys: ["proxy", "admin"])
+        if let value = map["proxy"] { proxy = try BindAddress(decoding: value) }
+        if let value = map["admin"] { admin = try BindAddress(decoding: value) }
+    }
+}
+
+extension BindAddress {
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        if case .sequence = node.node {
+            throw node.error("expected host:port; an IPv6 address must be quoted: \"[::1]:8080\"")
+        }
+        let text = try node.string()
+        switch BindAddress.parse(text) {
+        case .success(let address): self = address
+        case .failure(let problem): throw node.error("\(problem.message), got '\(text)'")
+        }
+    }
+}
+
+extension ListenerLimits {
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        self.init()
+        let map = try node.mapping(keys: ["max_head_bytes", "header_timeout", "idle_timeout", "drain_timeout"])
+        if let value = map["max_head_bytes"] { maxHeadBytes = try value.size() }
+        if let value = map["header_timeout"] { headerTimeout = try value.duration() }
+        if let value = map["idle_timeout"] { idleTimeout = try value.duration() }
+        if let value = map["drain_timeout"] { drainTimeout = try value.duration() }
+    }
+}
+
+extension PoolConfig {
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        self.init()
+        let map = try node.mapping(keys: [
+            "max_connections_per_host", "idle_timeout", "connect_timeout", "request_timeout",
+        ])
+        if let value = map["max_connections_per_host"] { maxConnectionsPerHost = try value.int() }
+        if let value = map["idle_timeout"] { idleTimeout = try value.duration() }
+        if let value = map["connect_timeout"] { connectTimeout = try value.duration() }
+        if let value = map["request_timeout"] { requestTimeout = try value.duration() }
+    }
+}
+
+extension AccessConfig {
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        self.init()
+        let map = try node.mapping(keys: ["allow", "deny", "connect_ports"])
+        if let value = map["allow"] { allow = try value.hostPatterns() }
+        if let value = map["deny"] { deny = try value.hostPatterns() }
+        if let value = map["connect_ports"] {
+            connectPorts = []
+            for element in try value.sequence(of: "ports") {
+                connectPorts.append(try element.int())
+            }
+        }
+    }
+}
+
+extension ConfigNode {
+    /// A list of host patterns: `api.example.com`, `*.example.com`, `*`.
+    func hostPatterns() throws(ConfigError) -> [HostPattern] {
+        var patterns: [HostPattern] = []
+        for element in try sequence(of: "host patterns") {
+            let text = try element.string()
+            guard let pattern = HostPattern(text), ConfigNode.isPlausibleHostPattern(text) else {
+                throw element.error(
+                    "not a host pattern: expected a host (api.example.com), a wildcard subdomain (*.example.com) or *, got '\(text)'"
+                )
+            }
+            patterns.append(pattern)
+        }
+        return patterns
+    }
+
+    /// Stricter than `HostPattern.init`: the part after an optional `*.` must
+    /// be a host name or an IP address (so `api.example.com:443` is refused).
+    static func isPlausibleHostPattern(_ text: String) -> Bool {
+        if text == "*" { return true }
+        let host = text.hasPrefix("*.") ? String(text.dropFirst(2)) : text
+        return IPAddressText.isHostname(host) || IPAddressText.ipv6Bytes(host) != nil
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import GatewayCore
+
+/// Decoding of one `upstreams` entry and its `tls` section.
+extension UpstreamConfig {
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        let map = try node.mapping(keys: ["name", "hosts", "origin", "tls"])
+        guard let nameNode = map["name"] else { throw node.error("missing required key 'name'") }
+        guard let hostsNode = map["hosts"] else { throw node.error("missing required key 'hosts'") }
+        let name = try nameNode.string()
+        let hosts = try hostsNode.hostPatterns()
+        var origin: UpstreamOrigin?
+        if let originNode = map["origin"] {
+            let text = try originNode.string()
+            switch UpstreamOrigin.parse(text) {
+            case .success(let parsed): origin = parsed
+            case .failure(.userInfo):
+                // Never echo the text: it holds credentials.
+                throw originNode.error(UpstreamOrigin.OriginProblem.userInfo.message)
+            case .failure(let problem): throw originNode.error("\(problem.message); got '\(text)'")
+            }
+        }
+        var tls = UpstreamTLSSettings.standard
+        if let tlsNode = map["tls"] {
+            if let origin, origin.scheme == .http {
+                throw tlsNode.error("tls settings have no effect: origin \(origin) is plain http")
+            }
+            tls = try UpstreamTLSSettings(decoding: tlsNode)
+        }
+        self.init(name: name, hosts: hosts, origin: origin, tls: tls)
+    }
+}
+
+extension UpstreamTLSSettings {
+    static let pinMessage = "not a pin: expected 'sha256/' followed by 44 base64 characters (32 bytes)"
+
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        self.init()
+        let map = try node.mapping(keys: ["pins", "pin_mode", "ca_file", "insecure_skip_verify"])
+        if let value = map["pins"] {
+            for element in try value.sequence(of: "pins") {
+                let text = try element.string()
+                guard let pin = SPKIPin(text.trimmingCharacters(in: .whitespaces)) else {
+                    throw element.error(UpstreamTLSSettings.pinMessage)
+                }
+                pins.append(pin)
+            }
+        }
+        if let value = map["pin_mode"] {
+            let text = try value.string()
+            guard let mode = PinMode(rawValue: text.lowercased()) else {
+                throw value.error("expected one of: enforce, report; got '\(text)'")
+            }
+            pinMode = mode
+        }
+        if let value = map["ca_file"] {
+            caFile = try UpstreamTLSSettings.checkedCAFile(value)
+        }
+        if let value = map["insecure_skip_verify"] { insecureSkipVerify = try value.bool() }
+    }
+
+    /// The CA file's absolute path, after checking it exists and is readable.
+    static func checkedCAFile(_ node: ConfigNode) throws(ConfigError) -> String {
+        let path = node.context.resolvePath(try node.nonEmptyString())
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw node.error("CA file \(path) does not exist")
+        }
+        guard !isDirectory.boolValue else { throw node.error("CA file \(path) is a directory, expected a PEM file") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw node.error("CA file \(path) is not readable")
+        }
+        return path
+    }
+}

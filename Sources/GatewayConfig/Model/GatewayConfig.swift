@@ -1,0 +1,69 @@
+public import Logging
+
+/// The gateway's whole configuration: an immutable snapshot, loaded and
+/// validated by `ConfigLoader`. Reloading builds a new one and swaps it in.
+public struct GatewayConfig: Sendable, Equatable {
+    /// `listen`: proxy and admin addresses.
+    public var listen: ListenConfig
+    /// `open`: must be true to listen on a non-loopback address without `proxy_auth`.
+    public var open: Bool
+    /// `log_level`
+    public var logLevel: Logger.Level
+    /// `state_dir`: where tokens and the interception CA live. Kept as written
+    /// (a relative path is relative to the working directory).
+    public var stateDir: String
+    /// `debug`: extra diagnostics (never secrets).
+    public var debug: Bool
+    /// `access`: allowed/denied hosts, CONNECT ports.
+    public var access: AccessConfig
+    /// `proxy_auth`: Basic credentials clients must present; nil means none.
+    public var proxyAuth: ProxyAuthConfig?
+    /// `limits`: listener limits and timeouts.
+    public var limits: ListenerLimits
+    /// `pool`: upstream connection pool.
+    public var pool: PoolConfig
+    /// `upstreams`: per-host settings, in file order.
+    public var upstreams: [UpstreamConfig]
+
+    public static let defaultLogLevel: Logger.Level = .info
+    public static let defaultStateDir = ".gateway"
+
+    /// All defaults: loopback 8080/9090, any host allowed, no auth, no upstreams.
+    public init() {
+        self.init(listen: ListenConfig())
+    }
+
+    public init(
+        listen: ListenConfig = ListenConfig(),
+        open: Bool = false,
+        logLevel: Logger.Level = GatewayConfig.defaultLogLevel,
+        stateDir: String = GatewayConfig.defaultStateDir,
+        debug: Bool = false,
+        access: AccessConfig = AccessConfig(),
+        proxyAuth: ProxyAuthConfig? = nil,
+        limits: ListenerLimits = ListenerLimits(),
+        pool: PoolConfig = PoolConfig(),
+        upstreams: [UpstreamConfig] = []
+    ) {
+        self.listen = listen
+        self.open = open
+        self.logLevel = logLevel
+        self.stateDir = stateDir
+        self.debug = debug
+        self.access = access
+        self.proxyAuth = proxyAuth
+        self.limits = limits
+        self.pool = pool
+        self.upstreams = upstreams
+    }
+
+    /// First upstream whose hosts match `host` (case-insensitive), nil if none.
+    public func upstream(forHost host: String) -> UpstreamConfig? {
+        upstreams.first { $0.matches(host: host) }
+    }
+
+    /// The upstream called `name`, if any.
+    public func upstream(named name: String) -> UpstreamConfig? {
+        upstreams.first { $0.name == name }
+    }
+}
