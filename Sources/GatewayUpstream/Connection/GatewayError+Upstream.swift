@@ -1,0 +1,77 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+extension GatewayError {
+    /// Maps a failure to open a connection (DNS, TCP connect, connect timeout) to a gateway error.
+    static func connectFailure(_ error: any Error, upstream: String) -> any Error {
+        if error is CancellationError { return error }
+        if var gatewayError = error as? GatewayError {
+            if gatewayError.upstream == nil { gatewayError.upstream = upstream }
+            return gatewayError
+        }
+        if case ChannelError.connectTimeout = error {
+            return GatewayError(.connectTimeout, "connecting to the upstream timed out", upstream: upstream)
+        }
+        if let connectionError = error as? NIOConnectionError {
+            if let first = connectionError.connectionErrors.first {
+                if connectionError.connectionErrors.contains(where: { if case ChannelError.connectTimeout = $0.error { true } else { false } }) {
+                    return GatewayError(.connectTimeout, "connecting to the upstream timed out", upstream: upstream)
+                }
+                return GatewayError(.connectFailed, "could not connect to the upstream", upstream: upstream, cause: first.error)
+            }
+            let dnsError = connectionError.dnsAError ?? connectionError.dnsAAAAError
+            return GatewayError(
+                .dnsFailure, "could not resolve the upstream host", upstream: upstream,
+                causeDescription: dnsError.map { String(describing: $0) } ?? "no address found"
+            )
+        }
+        if error is SocketAddressError.UnknownHost || error is SocketAddressError {
+            return GatewayError(.dnsFailure, "could not resolve the upstream host", upstream: upstream, cause: error)
+        }
+        return GatewayError(.connectFailed, "could not connect to the upstream", upstream: upstream, cause: error)
+    }
+
+    /// Maps a failed TLS handshake: the verifier's own verdict (pin mismatch, invalid
+    /// certificate) when it gave one, else a generic handshake failure.
+    static func tlsFailure(_ error: any Error, report: TLSVerificationReport, upstream: String) -> GatewayError {
+        if var failure = report.failure {
+            if failure.upstream == nil { failure.upstream = upstream }
+            return failure
+        }
+        if var gatewayError = error as? GatewayError {
+            if gatewayError.upstream == nil { gatewayError.upstream = upstream }
+            return gatewayError
+        }
+        return GatewayError(.tlsHandshakeFailed, "the TLS handshake with the upstream failed", upstream: upstream, cause: error)
+    }
+
+    /// Maps an error during an exchange on an established connection.
+    static func exchangeFailure(_ error: any Error, upstream: String) -> any Error {
+        if error is CancellationError { return error }
+        if var gatewayError = error as? GatewayError {
+            if gatewayError.upstream == nil { gatewayError.upstream = upstream }
+            return gatewayError
+        }
+        if let parserError = error as? HTTPParserError {
+            if case .invalidEOFState = parserError {
+                return GatewayError(.connectionReset, "the upstream closed the connection mid-response", upstream: upstream)
+            }
+            return GatewayError(.upstreamProtocolError, "the upstream sent a malformed response", upstream: upstream, cause: parserError)
+        }
+        if error is NIOTooManyBytesError {
+            return GatewayError(.upstreamProtocolError, "the upstream sent an oversized response head", upstream: upstream, cause: error)
+        }
+        return GatewayError(.connectionReset, "the connection to the upstream failed", upstream: upstream, cause: error)
+    }
+
+    static func upstreamClosed(upstream: String, beforeHead: Bool) -> GatewayError {
+        GatewayError(
+            .connectionReset,
+            beforeHead ? "the upstream closed the connection before the response head" : "the upstream closed the connection mid-response",
+            upstream: upstream
+        )
+    }
+}

@@ -1,0 +1,133 @@
+import GatewayCore
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// Opens upstream connections: DNS + TCP connect (TCP_NODELAY), for https the
+/// TLS handler from the factory and a wait for the handshake, then the HTTP/1.1
+/// client codec and an `UpstreamExchangeHandler`. The whole of it is bounded by
+/// the connect timeout. EventLoopFutures stay in here; the pool sees one future.
+struct UpstreamConnector: Sendable {
+    let configuration: UpstreamPoolConfiguration
+    let eventLoopGroup: any EventLoopGroup
+    let tls: any UpstreamTLSHandlerFactory
+
+    /// Opens a connection; the future fails with a `GatewayError` (dnsFailure,
+    /// connectFailed, connectTimeout, tlsHandshakeFailed, pinMismatch, certificateInvalid).
+    func connect(
+        id: Int,
+        key: UpstreamKey,
+        upstreamName: String?,
+        onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
+    ) -> EventLoopFuture<UpstreamConnection> {
+        let eventLoop = eventLoopGroup.next()
+        let upstream = key.upstream
+        let promise = eventLoop.makePromise(of: UpstreamConnection.self)
+        let channelBox = NIOLockedValueBox<(any Channel)?>(nil)
+        let connectTimeout = TimeAmount(configuration.connectTimeout)
+        let requestTimeout = TimeAmount(configuration.requestTimeout)
+        let connectStart = ContinuousClock.now
+
+        let timeout = eventLoop.scheduleTask(in: connectTimeout) {
+            promise.fail(GatewayError(.connectTimeout, "connecting to the upstream timed out", upstream: upstream))
+            channelBox.withLockedValue { $0 }?.close(promise: nil)
+        }
+
+        let tls = self.tls
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(connectTimeout)
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: key.host, port: key.port)
+            .flatMapError { error in
+                eventLoop.makeFailedFuture(GatewayError.connectFailure(error, upstream: upstream))
+            }
+            .flatMap { channel -> EventLoopFuture<UpstreamConnection> in
+                channelBox.withLockedValue { $0 = channel }
+                let connectEnd = ContinuousClock.now
+                let timings = ConnectionTimings(connectStart: connectStart, connectEnd: connectEnd)
+                return Self.configure(channel: channel, key: key, upstreamName: upstreamName, tls: tls, timings: timings)
+                    .flatMapThrowing { timings in
+                        let handler = UpstreamExchangeHandler(
+                            upstream: upstream,
+                            requestTimeout: requestTimeout,
+                            onRelease: onRelease
+                        )
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        return UpstreamConnection(
+                            id: id,
+                            key: key,
+                            channel: channel,
+                            handler: NIOLoopBound(handler, eventLoop: channel.eventLoop),
+                            timings: timings
+                        )
+                    }
+            }
+            .whenComplete { result in
+                timeout.cancel()
+                switch result {
+                case .success(let connection):
+                    promise.succeed(connection)
+                    // Lost the race against the timeout: nobody will use it.
+                    promise.futureResult.whenFailure { _ in connection.close() }
+                case .failure(let error):
+                    channelBox.withLockedValue { $0 }?.close(promise: nil)
+                    promise.fail(error)
+                }
+            }
+        return promise.futureResult
+    }
+
+    /// Adds TLS (for https, waiting for the handshake) and the HTTP client codec. Runs on the channel's loop.
+    private static func configure(
+        channel: any Channel,
+        key: UpstreamKey,
+        upstreamName: String?,
+        tls: any UpstreamTLSHandlerFactory,
+        timings: ConnectionTimings
+    ) -> EventLoopFuture<ConnectionTimings> {
+        let upstream = key.upstream
+        do {
+            guard key.scheme == .https else {
+                try addHTTPHandlers(to: channel)
+                return channel.eventLoop.makeSucceededFuture(timings)
+            }
+            var started = timings
+            started.tlsStart = .now
+            let tlsTimings = started
+            let made: (handler: NIOSSLClientHandler, report: TLSVerificationReport)
+            do {
+                made = try tls.makeClientHandler(serverHostname: key.host, settings: key.tls, upstreamName: upstreamName)
+            } catch {
+                throw GatewayError.tlsFailure(error, report: TLSVerificationReport(), upstream: upstream)
+            }
+            let report = made.report
+            let handshake = channel.eventLoop.makePromise(of: Void.self)
+            let observer = TLSHandshakeObserver(promise: handshake)
+            try channel.pipeline.syncOperations.addHandler(made.handler)
+            try channel.pipeline.syncOperations.addHandler(observer)
+            let observerBound = NIOLoopBound(observer, eventLoop: channel.eventLoop)
+            return handshake.futureResult
+                .flatMapErrorThrowing { error in
+                    throw GatewayError.tlsFailure(error, report: report, upstream: upstream)
+                }
+                .flatMapThrowing {
+                    var timings = tlsTimings
+                    timings.tlsEnd = .now
+                    channel.pipeline.syncOperations.removeHandler(observerBound.value, promise: nil)
+                    try addHTTPHandlers(to: channel)
+                    return timings
+                }
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    private static func addHTTPHandlers(to channel: any Channel) throws {
+        var encoder = HTTPRequestEncoder.Configuration()
+        // The exchange sets Content-Length or Transfer-Encoding itself.
+        encoder.automaticallySetFramingHeaders = false
+        try channel.pipeline.syncOperations.addHTTPClientHandlers(encoderConfiguration: encoder)
+    }
+}

@@ -1,0 +1,64 @@
+import GatewayCore
+import NIOCore
+
+/// The request timeout: the longest the handler waits on the upstream without
+/// progress (response head after the request was sent, the next body chunk, a write
+/// to complete). Time spent waiting on the client (a slow consumer holding the
+/// read, a slow request body) does not count.
+extension UpstreamExchangeHandler {
+    /// Whether the exchange is waiting for the upstream to do something.
+    var isWaitingOnUpstream: Bool {
+        guard let exchange else { return false }
+        if exchange.outstandingWrites > 0 { return true }
+        if exchange.headPromise != nil { return exchange.requestComplete }
+        return !exchange.responseComplete && !heldRead
+    }
+
+    func noteProgress() {
+        lastProgress = .now()
+    }
+
+    /// Arms the timer when the exchange starts waiting on the upstream, disarms it otherwise.
+    func updateTimer() {
+        guard isWaitingOnUpstream else {
+            cancelTimer()
+            return
+        }
+        guard timer == nil else { return }
+        lastProgress = .now()
+        schedule(at: lastProgress + requestTimeout)
+    }
+
+    func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    private func schedule(at deadline: NIODeadline) {
+        guard let context else { return }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.timerFired()
+        }
+    }
+
+    private func timerFired() {
+        timer = nil
+        guard isWaitingOnUpstream else { return }
+        let deadline = lastProgress + requestTimeout
+        guard NIODeadline.now() >= deadline else {
+            schedule(at: deadline)
+            return
+        }
+        let beforeHead = exchange?.headPromise != nil
+        let seconds = Double(requestTimeout.nanoseconds) / 1e9
+        fail(
+            GatewayError(
+                .requestTimeout,
+                beforeHead
+                    ? "the upstream did not answer within \(seconds)s"
+                    : "the upstream stalled for \(seconds)s mid-exchange",
+                upstream: upstream
+            )
+        )
+    }
+}

@@ -1,0 +1,238 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP1
+
+/// What the async side gets when the response head arrives.
+struct UpstreamResponseHead: Sendable {
+    let head: HTTPResponseHead
+    /// nil when the response has no body: HEAD request, 1xx/204/304, `Content-Length: 0`.
+    let body: ResponseBodyStream?
+}
+
+/// The last handler of an upstream connection's pipeline (after the HTTP client
+/// codec): runs one exchange at a time, streams the response body into a
+/// `ResponseBodyStream` with back-pressure (it holds `read()` while the consumer
+/// is behind), applies the request timeout, and tells the pool when an exchange
+/// ends and whether the connection may be reused.
+///
+/// All its methods run on the channel's event loop.
+final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// The request body as far as the handler writes it itself.
+    enum RequestBody: Sendable {
+        case none
+        case bytes(ByteBuffer)
+        /// The async side writes it with `writeBodyPart` and `endRequest`.
+        case streamed
+    }
+
+    struct Exchange {
+        let id: Int
+        let isHEAD: Bool
+        let requestKeepAlive: Bool
+        let recorder: AttemptRecorder
+        /// Stops the task writing a streamed request body.
+        let abortRequestBody: @Sendable () -> Void
+        var headPromise: EventLoopPromise<UpstreamResponseHead>?
+        /// A bodyless response's head, handed over at its end, once the connection is back in the pool.
+        var deferredHead: (promise: EventLoopPromise<UpstreamResponseHead>, head: UpstreamResponseHead)?
+        var body: ResponseBodyStream?
+        var requestComplete = false
+        var responseComplete = false
+        var responseKeepAlive = true
+        var outstandingWrites = 0
+    }
+
+    let upstream: String
+    let requestTimeout: TimeAmount
+    /// Called on the event loop when an exchange ends: true if the connection may be reused.
+    private let onRelease: @Sendable (_ reusable: Bool) -> Void
+
+    var context: ChannelHandlerContext?
+    var exchange: Exchange?
+    private var nextExchangeID = 0
+    /// A `read()` held back because the consumer is behind.
+    var heldRead = false
+    private(set) var isClosed = false
+    var lastProgress = NIODeadline.now()
+    var timer: Scheduled<Void>?
+
+    init(upstream: String, requestTimeout: TimeAmount, onRelease: @escaping @Sendable (_ reusable: Bool) -> Void) {
+        self.upstream = upstream
+        self.requestTimeout = requestTimeout
+        self.onRelease = onRelease
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        isClosed = !context.channel.isActive
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: Starting and writing (called by the async side through the event loop)
+
+    /// Starts an exchange: writes the head (and a buffered body) and returns the future response head.
+    func start(
+        head: HTTPRequestHead,
+        body: RequestBody,
+        recorder: AttemptRecorder,
+        abortRequestBody: @escaping @Sendable () -> Void
+    ) throws -> (id: Int, head: EventLoopFuture<UpstreamResponseHead>) {
+        guard exchange == nil else {
+            throw GatewayError(.internalError, "upstream connection leased twice", upstream: upstream)
+        }
+        guard let context, !isClosed else {
+            // Closed while idle, just before it was leased: give it back for removal.
+            onRelease(false)
+            throw GatewayError.upstreamClosed(upstream: upstream, beforeHead: true)
+        }
+        nextExchangeID += 1
+        let id = nextExchangeID
+        let promise = context.eventLoop.makePromise(of: UpstreamResponseHead.self)
+        exchange = Exchange(
+            id: id,
+            isHEAD: head.method == .HEAD,
+            requestKeepAlive: head.isKeepAlive,
+            recorder: recorder,
+            abortRequestBody: abortRequestBody,
+            headPromise: promise
+        )
+        write(.head(head), exchangeID: id)
+        switch body {
+        case .none:
+            write(.end(nil), exchangeID: id)
+        case .bytes(let buffer):
+            write(.body(.byteBuffer(buffer)), exchangeID: id)
+            write(.end(nil), exchangeID: id)
+        case .streamed:
+            break
+        }
+        context.flush()
+        return (id, promise.futureResult)
+    }
+
+    func writeBodyPart(_ chunk: ByteBuffer, exchangeID: Int) -> EventLoopFuture<Void> {
+        guard let context, exchange?.id == exchangeID, exchange?.requestComplete == false else {
+            return failedWrite()
+        }
+        let future = write(.body(.byteBuffer(chunk)), exchangeID: exchangeID)
+        context.flush()
+        return future
+    }
+
+    func endRequest(exchangeID: Int) -> EventLoopFuture<Void> {
+        guard let context, exchange?.id == exchangeID, exchange?.requestComplete == false else {
+            return failedWrite()
+        }
+        let future = write(.end(nil), exchangeID: exchangeID)
+        context.flush()
+        return future
+    }
+
+    /// The request body could not be read (client gone, length mismatch): the exchange fails.
+    func abortRequest(exchangeID: Int, error: any Error) {
+        guard exchange?.id == exchangeID, exchange?.requestComplete == false else { return }
+        fail(error)
+    }
+
+    /// The waiting task was cancelled: the exchange fails and the connection closes.
+    func cancel(exchangeID: Int) {
+        guard exchange?.id == exchangeID else { return }
+        fail(CancellationError())
+    }
+
+    @discardableResult
+    private func write(_ part: HTTPClientRequestPart, exchangeID: Int) -> EventLoopFuture<Void> {
+        guard let context else { return failedWrite() }
+        let isEnd: Bool
+        if case .end = part { isEnd = true } else { isEnd = false }
+        exchange?.outstandingWrites += 1
+        updateTimer()
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.write(wrapOutboundOut(part), promise: promise)
+        promise.futureResult.assumeIsolated().whenComplete { result in
+            self.writeCompleted(exchangeID: exchangeID, isEnd: isEnd, result: result)
+        }
+        return promise.futureResult
+    }
+
+    private func writeCompleted(exchangeID: Int, isEnd: Bool, result: Result<Void, any Error>) {
+        guard exchange?.id == exchangeID else { return }
+        exchange?.outstandingWrites -= 1
+        switch result {
+        case .success:
+            noteProgress()
+            if isEnd {
+                exchange?.requestComplete = true
+                exchange?.recorder.requestSent()
+                if finishIfComplete() { return }
+            }
+            updateTimer()
+        case .failure(let error):
+            fail(error)
+        }
+    }
+
+    private func failedWrite() -> EventLoopFuture<Void> {
+        let error = GatewayError.upstreamClosed(upstream: upstream, beforeHead: exchange?.headPromise != nil)
+        guard let eventLoop = context?.eventLoop else {
+            preconditionFailure("handler used after removal")
+        }
+        return eventLoop.makeFailedFuture(error)
+    }
+
+    // MARK: Ending an exchange
+
+    /// Ends the exchange once the response is complete. A response that completed
+    /// before the request body was fully sent ends it too, with the connection closed.
+    @discardableResult
+    func finishIfComplete() -> Bool {
+        guard let exchange, exchange.responseComplete else { return false }
+        let reusable = exchange.requestComplete && exchange.requestKeepAlive && exchange.responseKeepAlive && !isClosed
+        finish(reusable: reusable)
+        return true
+    }
+
+    private func finish(reusable: Bool) {
+        guard let ended = exchange else { return }
+        exchange = nil
+        cancelTimer()
+        if reusable {
+            resumeHeldRead()
+        } else {
+            if !ended.requestComplete { ended.abortRequestBody() }
+            context?.close(promise: nil)
+        }
+        onRelease(reusable)
+    }
+
+    /// Fails the exchange in flight (if any) with `error` and closes the connection.
+    func fail(_ error: any Error) {
+        guard let failed = exchange else {
+            context?.close(promise: nil)
+            return
+        }
+        exchange = nil
+        cancelTimer()
+        let mapped = GatewayError.exchangeFailure(error, upstream: upstream)
+        if let promise = failed.headPromise ?? failed.deferredHead?.promise {
+            promise.fail(mapped)
+        } else {
+            failed.body?.fail(mapped)
+        }
+        failed.recorder.failed(mapped)
+        if !failed.requestComplete { failed.abortRequestBody() }
+        context?.close(promise: nil)
+        onRelease(false)
+    }
+
+    func markClosed() {
+        isClosed = true
+    }
+}

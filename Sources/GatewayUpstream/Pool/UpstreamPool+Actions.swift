@@ -1,0 +1,147 @@
+import GatewayCore
+import Logging
+import NIOCore
+
+/// Drives the state machine: an event under the lock, its actions turned into
+/// effects (continuations and connections looked up, timers scheduled), effects
+/// performed after the lock is released.
+extension UpstreamPool {
+    typealias Action = PoolStateMachine<UpstreamKey>.Action
+
+    enum Effect {
+        case resume(CheckedContinuation<Lease, any Error>, Result<Lease, any Error>)
+        case connect(id: Int, key: UpstreamKey, upstreamName: String?)
+        case close(UpstreamConnection)
+        case cancelTimer(Scheduled<Void>)
+        case completeShutdown([CheckedContinuation<Void, Never>])
+    }
+
+    /// Runs one event. `connectError` is the error reported to a waiter failed with `.connectionFailed`.
+    func run(connectError: (any Error)? = nil, _ event: (inout State) -> [Action]) {
+        let effects = state.withLockedValue { s in
+            resolve(event(&s), in: &s, connectError: connectError)
+        }
+        for effect in effects { perform(effect) }
+    }
+
+    private func resolve(_ actions: [Action], in s: inout State, connectError: (any Error)?) -> [Effect] {
+        var effects: [Effect] = []
+        for action in actions {
+            switch action {
+            case .createConnection(let id, let key):
+                let oldest = s.machine.keys[key]?.waiters.first.flatMap { s.waiters[$0] }
+                effects.append(.connect(id: id, key: key, upstreamName: oldest?.upstreamName))
+            case .useConnection(let id, let waiterID, let reused):
+                guard let waiter = s.waiters.removeValue(forKey: waiterID) else { continue }
+                if let connection = s.connections[id] {
+                    effects.append(.resume(waiter.continuation, .success(Lease(connection: connection, reused: reused))))
+                } else {
+                    let error = GatewayError(.internalError, "pool handed out an unknown connection", upstream: waiter.key.upstream)
+                    effects.append(.resume(waiter.continuation, .failure(error)))
+                }
+            case .failWaiter(let waiterID, let reason):
+                guard let waiter = s.waiters.removeValue(forKey: waiterID) else { continue }
+                let error = self.error(for: reason, key: waiter.key, connectError: connectError)
+                effects.append(.resume(waiter.continuation, .failure(error)))
+            case .scheduleWaiterTimeout(let waiterID):
+                let timeout = TimeAmount(configuration.maxWaitForConnection)
+                s.waiterTimers[waiterID] = eventLoopGroup.any().scheduleTask(in: timeout) { [weak self] in
+                    self?.run { $0.machine.waiterTimedOut(waiterID) }
+                }
+            case .cancelWaiterTimeout(let waiterID):
+                if let timer = s.waiterTimers.removeValue(forKey: waiterID) { effects.append(.cancelTimer(timer)) }
+            case .closeConnection(let id):
+                if let timer = s.idleTimers.removeValue(forKey: id) { effects.append(.cancelTimer(timer)) }
+                if let connection = s.connections.removeValue(forKey: id) { effects.append(.close(connection)) }
+            case .scheduleIdleTimer(let id, let generation):
+                guard let connection = s.connections[id] else { continue }
+                if let old = s.idleTimers.removeValue(forKey: id) { effects.append(.cancelTimer(old)) }
+                let timeout = TimeAmount(configuration.idleTimeout)
+                s.idleTimers[id] = connection.eventLoop.scheduleTask(in: timeout) { [weak self] in
+                    self?.run { $0.machine.idleTimeoutFired(id, generation: generation) }
+                }
+            case .cancelIdleTimer(let id):
+                if let timer = s.idleTimers.removeValue(forKey: id) { effects.append(.cancelTimer(timer)) }
+            case .shutdownCompleted:
+                s.shutdownComplete = true
+                effects.append(.completeShutdown(s.shutdownWaiters))
+                s.shutdownWaiters = []
+            }
+        }
+        return effects
+    }
+
+    private func error(for reason: PoolStateMachine<UpstreamKey>.Failure, key: UpstreamKey, connectError: (any Error)?) -> any Error {
+        switch reason {
+        case .poolExhausted:
+            return GatewayError(
+                .poolExhausted,
+                "no upstream connection became free within \(configuration.maxWaitForConnection) (at most \(configuration.maxConnectionsPerKey) per upstream)",
+                upstream: key.upstream
+            )
+        case .shuttingDown:
+            return GatewayError(.shuttingDown, "the gateway is shutting down", upstream: key.upstream)
+        case .connectionFailed:
+            return connectError ?? GatewayError(.connectFailed, "could not connect to the upstream", upstream: key.upstream)
+        case .cancelled:
+            return CancellationError()
+        }
+    }
+
+    private func perform(_ effect: Effect) {
+        switch effect {
+        case .resume(let continuation, let result):
+            continuation.resume(with: result)
+        case .connect(let id, let key, let upstreamName):
+            openConnection(id: id, key: key, upstreamName: upstreamName)
+        case .close(let connection):
+            connection.close()
+        case .cancelTimer(let timer):
+            timer.cancel()
+        case .completeShutdown(let continuations):
+            for continuation in continuations { continuation.resume() }
+        }
+    }
+
+    private func openConnection(id: Int, key: UpstreamKey, upstreamName: String?) {
+        logger.debug("opening upstream connection", metadata: ["upstream": "\(key)", "connection": "\(id)"])
+        connector.connect(id: id, key: key, upstreamName: upstreamName) { [weak self] reusable in
+            self?.run { $0.machine.connectionReleased(id, reusable: reusable) }
+        }
+        .whenComplete { [weak self] result in
+            guard let self else {
+                if case .success(let connection) = result { connection.close() }
+                return
+            }
+            switch result {
+            case .success(let connection):
+                self.connectionEstablished(connection)
+            case .failure(let error):
+                self.logger.debug(
+                    "upstream connection failed",
+                    metadata: ["upstream": "\(key)", "connection": "\(id)", "error": "\(error)"]
+                )
+                self.run(connectError: error) { $0.machine.connectionFailed(id) }
+            }
+        }
+    }
+
+    private func connectionEstablished(_ connection: UpstreamConnection) {
+        let key = connection.key
+        events.upstreamConnectionOpened(host: key.host, port: key.port)
+        logger.debug("upstream connection opened", metadata: ["upstream": "\(key)", "connection": "\(connection.id)"])
+        run { s in
+            s.connections[connection.id] = connection
+            return s.machine.connectionEstablished(connection.id)
+        }
+        connection.closeFuture.whenComplete { [weak self] _ in
+            guard let self else { return }
+            self.events.upstreamConnectionClosed(host: key.host, port: key.port)
+            self.logger.debug("upstream connection closed", metadata: ["upstream": "\(key)", "connection": "\(connection.id)"])
+            self.run { s in
+                s.connections[connection.id] = nil
+                return s.machine.connectionClosed(connection.id)
+            }
+        }
+    }
+}

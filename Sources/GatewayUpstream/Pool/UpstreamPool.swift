@@ -1,0 +1,146 @@
+public import GatewayCore
+public import Logging
+public import NIOCore
+import NIOConcurrencyHelpers
+
+/// The gateway's HTTP/1.1 client: keep-alive connections per scheme + host + port
+/// + TLS settings, at most `maxConnectionsPerKey` each, FIFO waiters beyond that,
+/// idle connections closed after `idleTimeout`, phase timings recorded per attempt.
+///
+/// Every pool decision is made by `PoolStateMachine` under one lock; the actions it
+/// returns (open, hand over, close, timers) are performed outside the lock.
+public final class UpstreamPool: ProxyHandler, Sendable {
+    struct Lease: Sendable {
+        let connection: UpstreamConnection
+        /// The request did not wait for this connection's connect.
+        let reused: Bool
+    }
+
+    struct Waiter {
+        let continuation: CheckedContinuation<Lease, any Error>
+        let key: UpstreamKey
+        let upstreamName: String?
+    }
+
+    struct State {
+        var machine: PoolStateMachine<UpstreamKey>
+        var nextWaiterID = 0
+        var waiters: [Int: Waiter] = [:]
+        var connections: [Int: UpstreamConnection] = [:]
+        var waiterTimers: [Int: Scheduled<Void>] = [:]
+        var idleTimers: [Int: Scheduled<Void>] = [:]
+        var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+        var shutdownComplete = false
+    }
+
+    let configuration: UpstreamPoolConfiguration
+    let eventLoopGroup: any EventLoopGroup
+    let connector: UpstreamConnector
+    let events: any GatewayEvents
+    let logger: Logger
+    let state: NIOLockedValueBox<State>
+
+    public init(
+        configuration: UpstreamPoolConfiguration,
+        eventLoopGroup: any EventLoopGroup,
+        tls: any UpstreamTLSHandlerFactory,
+        events: any GatewayEvents = NoGatewayEvents(),
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
+        self.connector = UpstreamConnector(configuration: configuration, eventLoopGroup: eventLoopGroup, tls: tls)
+        self.events = events
+        self.logger = logger
+        self.state = NIOLockedValueBox(State(machine: PoolStateMachine(maxConnectionsPerKey: configuration.maxConnectionsPerKey)))
+    }
+
+    /// Sends `request` to `scheme://host:port` with `target` on the request line and
+    /// its headers as-is (adding `Host` when absent), streaming the body. Returns
+    /// when the response head arrives; the body streams through a `BodySource`.
+    ///
+    /// Throws `GatewayError` with `upstream: "host:port"` (dnsFailure, connectFailed,
+    /// connectTimeout, tlsHandshakeFailed, pinMismatch, certificateInvalid,
+    /// connectionReset, requestTimeout, upstreamProtocolError, poolExhausted,
+    /// shuttingDown), or `CancellationError` when the task was cancelled.
+    public func handle(_ request: ProxyRequest, context: RequestContext) async throws -> ProxyResponse {
+        let index = context.record.beginAttempt(AttemptTimings(started: .now))
+        let recorder = AttemptRecorder(record: context.record, index: index)
+        let key = UpstreamKey(request)
+        do {
+            let lease = try await acquire(key, upstreamName: request.upstreamName)
+            let timings = lease.connection.timings
+            recorder.update { attempt in
+                if lease.reused {
+                    attempt.reusedConnection = true
+                } else {
+                    attempt.connectStart = timings.connectStart
+                    attempt.connectEnd = timings.connectEnd
+                    attempt.tlsStart = timings.tlsStart
+                    attempt.tlsEnd = timings.tlsEnd
+                }
+            }
+            return try await lease.connection.execute(request, recorder: recorder)
+        } catch {
+            recorder.failed(error)
+            throw error
+        }
+    }
+
+    /// Fails every waiter (and every later request) with `.shuttingDown`, closes
+    /// every connection, and returns once they are closed.
+    public func shutdown() async {
+        let connections = state.withLockedValue { Array($0.connections.values) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let alreadyDone = state.withLockedValue { s -> Bool in
+                if s.shutdownComplete { return true }
+                s.shutdownWaiters.append(continuation)
+                return false
+            }
+            if alreadyDone {
+                continuation.resume()
+            } else {
+                run { $0.machine.shutdown() }
+            }
+        }
+        for connection in connections {
+            try? await connection.closeFuture.get()
+        }
+    }
+
+    /// Established connections, idle or in use.
+    public var openConnectionCount: Int {
+        state.withLockedValue { $0.machine.openConnectionCount }
+    }
+
+    public var idleConnectionCount: Int {
+        state.withLockedValue { $0.machine.idleConnectionCount }
+    }
+
+    /// Requests waiting for a connection.
+    public var waitingRequestCount: Int {
+        state.withLockedValue { $0.machine.waiterCount }
+    }
+
+    /// Waits for a connection for `key`: an idle one, a new one, or one released by another request.
+    func acquire(_ key: UpstreamKey, upstreamName: String?) async throws -> Lease {
+        let waiterID = state.withLockedValue { s -> Int in
+            s.nextWaiterID += 1
+            return s.nextWaiterID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, any Error>) in
+                run { s in
+                    s.waiters[waiterID] = Waiter(continuation: continuation, key: key, upstreamName: upstreamName)
+                    var actions = s.machine.request(waiterID, key: key)
+                    if Task.isCancelled {
+                        actions += s.machine.waiterCancelled(waiterID)
+                    }
+                    return actions
+                }
+            }
+        } onCancel: {
+            run { $0.machine.waiterCancelled(waiterID) }
+        }
+    }
+}
