@@ -11,6 +11,8 @@ import UnixSignals
 struct ConfigReloadService: Service {
     let liveConfig: LiveConfig
     let configPath: String?
+    /// Builds the policy chain for a config (sharing the long-lived services).
+    let makeActive: @Sendable (GatewayConfig) -> ActiveConfig
     let logger: Logger
 
     func run() async throws {
@@ -28,11 +30,11 @@ struct ConfigReloadService: Service {
         }
         do {
             let config = try ConfigLoader.load(path: configPath)
-            let old = liveConfig.current
+            let old = liveConfig.current.config
             if config.listen != old.listen || config.limits != old.limits {
                 logger.warning("config reloaded: changes to listen and limits apply after a restart")
             }
-            liveConfig.replace(with: config)
+            liveConfig.replace(with: makeActive(config))
             logger.notice("config reloaded from \(configPath) (\(config.upstreams.count) upstream(s))")
             return true
         } catch {

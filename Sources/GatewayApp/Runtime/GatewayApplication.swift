@@ -2,7 +2,6 @@ public import GatewayConfig
 import GatewayCore
 public import GatewayListener
 public import GatewayObservability
-import GatewayPolicies
 public import GatewayUpstream
 public import Logging
 import NIOCore
@@ -31,7 +30,6 @@ public final class GatewayApplication: Sendable {
         handleSignals: Bool = true,
         eventLoopGroup: MultiThreadedEventLoopGroup = .singleton
     ) {
-        self.liveConfig = LiveConfig(config)
         self.configPath = configPath
         self.logger = logger
         let metrics = GatewayMetrics()
@@ -44,8 +42,13 @@ public final class GatewayApplication: Sendable {
             logger: logger
         )
         self.pool = pool
-        let chain = PolicyChain(policies: [], terminal: pool)
-        self.proxyServer = ProxyServer(liveConfig: liveConfig, handler: chain, eventLoopGroup: eventLoopGroup, logger: logger)
+        let shared = GatewayServices(pool: pool, metrics: metrics, logger: logger)
+        let makeActive: @Sendable (GatewayConfig) -> ActiveConfig = { config in
+            ActiveConfig(config: config, handler: PolicyChainFactory.make(config: config, services: shared))
+        }
+        let liveConfig = LiveConfig(makeActive(config))
+        self.liveConfig = liveConfig
+        self.proxyServer = ProxyServer(liveConfig: liveConfig, eventLoopGroup: eventLoopGroup, logger: logger)
         let ready = proxyServer
         self.adminServer = AdminServer(
             host: config.listen.admin.host,
@@ -58,7 +61,7 @@ public final class GatewayApplication: Sendable {
             .init(service: proxyServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: adminServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
         ]
-        let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, logger: logger)
+        let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, makeActive: makeActive, logger: logger)
         if handleSignals {
             services.append(.init(service: reloader))
         }

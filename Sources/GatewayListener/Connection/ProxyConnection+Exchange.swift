@@ -11,7 +11,8 @@ extension ProxyConnection {
     /// One request/response exchange (or a tunnel). Reads the request's body parts
     /// from `iterator`; returns it for the next request, or `.close`.
     func exchange(head: HTTPRequestHead, iterator: Inbound.AsyncIterator, outbound: Outbound) async -> Next {
-        let config = liveConfig.current
+        let active = liveConfig.current
+        let config = active.config
         let started = ContinuousClock.now
         var iterator = iterator
         var logger = self.logger
@@ -61,7 +62,7 @@ extension ProxyConnection {
             }
             return await forward(
                 head: head, scheme: scheme, host: host, port: port, target: path, framing: framing,
-                iterator: iterator, config: config, started: started, logger: logger, outbound: outbound
+                iterator: iterator, active: active, started: started, logger: logger, outbound: outbound
             )
         }
     }
@@ -84,7 +85,7 @@ extension ProxyConnection {
         target: String,
         framing: RequestHeadValidator.BodyFraming,
         iterator: Inbound.AsyncIterator,
-        config: GatewayConfig,
+        active: ActiveConfig,
         started: ContinuousClock.Instant,
         logger: Logger,
         outbound: Outbound
@@ -108,14 +109,14 @@ extension ProxyConnection {
             body = .stream(source, declaredLength: nil)
         }
 
-        let request = RequestRouter(config: config).route(head: head, scheme: scheme, host: host, port: port, target: target, body: body)
+        let request = RequestRouter(config: active.config).route(head: head, scheme: scheme, host: host, port: port, target: target, body: body)
         let context = RequestContext(id: logger[metadataKey: "request"]?.description ?? "-", clientAddress: clientAddress, startedAt: started, logger: logger)
         context.record.upstreamName = request.upstreamName
 
         var response: ProxyResponse
         var errorCode: GatewayError.Code?
         do {
-            response = try await handler.handle(request, context: context)
+            response = try await active.handler.handle(request, context: context)
         } catch is CancellationError {
             return .close
         } catch {

@@ -14,7 +14,6 @@ struct ProxyConnection: Sendable {
     let asyncChannel: ProxyChannelSetup.ClientChannel
     let httpHandlers: ProxyChannelSetup.HTTPHandlers
     let liveConfig: LiveConfig
-    let handler: any ProxyHandler
     let tracker: ConnectionTracker
     let trackingID: Int
     let logger: Logger

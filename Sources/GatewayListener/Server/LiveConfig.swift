@@ -1,18 +1,30 @@
 public import GatewayConfig
+public import GatewayCore
 import NIOConcurrencyHelpers
 
-/// The current configuration, swapped atomically on reload. Each exchange reads
-/// one snapshot at its start and keeps it to the end.
-public final class LiveConfig: Sendable {
-    private let box: NIOLockedValueBox<GatewayConfig>
+/// A config snapshot and the policy chain built for it. Swapped as one on
+/// reload, so each exchange runs start to end on the config it started with.
+public struct ActiveConfig: Sendable {
+    public let config: GatewayConfig
+    public let handler: any ProxyHandler
 
-    public init(_ config: GatewayConfig) {
-        box = NIOLockedValueBox(config)
+    public init(config: GatewayConfig, handler: any ProxyHandler) {
+        self.config = config
+        self.handler = handler
+    }
+}
+
+/// The current `ActiveConfig`, swapped atomically on reload.
+public final class LiveConfig: Sendable {
+    private let box: NIOLockedValueBox<ActiveConfig>
+
+    public init(_ active: ActiveConfig) {
+        box = NIOLockedValueBox(active)
     }
 
-    public var current: GatewayConfig { box.withLockedValue { $0 } }
+    public var current: ActiveConfig { box.withLockedValue { $0 } }
 
-    public func replace(with config: GatewayConfig) {
-        box.withLockedValue { $0 = config }
+    public func replace(with active: ActiveConfig) {
+        box.withLockedValue { $0 = active }
     }
 }

@@ -1,4 +1,4 @@
-public import GatewayCore
+import GatewayCore
 public import Logging
 public import NIOCore
 import NIOPosix
@@ -10,16 +10,14 @@ public import ServiceLifecycle
 /// closes whatever is left.
 public final class ProxyServer: Service, Sendable {
     private let liveConfig: LiveConfig
-    private let handler: any ProxyHandler
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let tracker = ConnectionTracker()
     private let requestIDs = RequestIDGenerator()
     private let bound = OneShotValue<SocketAddress>()
 
-    public init(liveConfig: LiveConfig, handler: any ProxyHandler, eventLoopGroup: any EventLoopGroup, logger: Logger) {
+    public init(liveConfig: LiveConfig, eventLoopGroup: any EventLoopGroup, logger: Logger) {
         self.liveConfig = liveConfig
-        self.handler = handler
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
     }
@@ -33,7 +31,7 @@ public final class ProxyServer: Service, Sendable {
     public var connectionCount: Int { tracker.count }
 
     public func run() async throws {
-        let config = liveConfig.current
+        let config = liveConfig.current.config
         let limits = config.limits
         let setup = ProxyChannelSetup(
             maxHeadBytes: limits.maxHeadBytes,
@@ -95,7 +93,6 @@ public final class ProxyServer: Service, Sendable {
             asyncChannel: client,
             httpHandlers: handlers,
             liveConfig: liveConfig,
-            handler: handler,
             tracker: tracker,
             trackingID: id,
             logger: logger,

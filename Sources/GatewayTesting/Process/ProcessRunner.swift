@@ -65,7 +65,7 @@ public enum ProcessRunner {
 
         let exited = OneShotSignal()
         process.terminationHandler = { _ in exited.fire() }
-        try process.run()
+        try Self.launch(process)
         let pid = process.processIdentifier
 
         // `Process.run()` already closed our copies of the child's pipe ends, so EOF arrives

@@ -52,6 +52,7 @@ struct UpstreamConnector: Sendable {
                         let handler = UpstreamExchangeHandler(
                             upstream: upstream,
                             requestTimeout: requestTimeout,
+                            eventLoop: channel.eventLoop,
                             onRelease: onRelease
                         )
                         try channel.pipeline.syncOperations.addHandler(handler)

@@ -63,8 +63,8 @@ extension UpstreamExchangeHandler {
         }
     }
 
-    private func makeBodyStream(exchangeID: Int) -> ResponseBodyStream? {
-        guard let eventLoop = context?.eventLoop else { return nil }
+    private func makeBodyStream(exchangeID: Int) -> ResponseBodyStream {
+        let eventLoop = self.eventLoop
         let handler = NIOLoopBound(self, eventLoop: eventLoop)
         return ResponseBodyStream(
             onDemand: {

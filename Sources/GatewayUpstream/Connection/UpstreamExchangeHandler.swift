@@ -2,6 +2,12 @@ import GatewayCore
 import NIOCore
 import NIOHTTP1
 
+/// The connection was found closed when an exchange was about to start on it:
+/// nothing was sent, so the pool may take another connection.
+struct ConnectionClosedBeforeUse: Error {
+    let upstream: String
+}
+
 /// What the async side gets when the response head arrives.
 struct UpstreamResponseHead: Sendable {
     let head: HTTPResponseHead
@@ -48,6 +54,8 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     let upstream: String
     let requestTimeout: TimeAmount
+    /// The channel's loop, kept for answering callers after the pipeline was torn down.
+    let eventLoop: any EventLoop
     /// Called on the event loop when an exchange ends: true if the connection may be reused.
     private let onRelease: @Sendable (_ reusable: Bool) -> Void
 
@@ -60,9 +68,15 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     var lastProgress = NIODeadline.now()
     var timer: Scheduled<Void>?
 
-    init(upstream: String, requestTimeout: TimeAmount, onRelease: @escaping @Sendable (_ reusable: Bool) -> Void) {
+    init(
+        upstream: String,
+        requestTimeout: TimeAmount,
+        eventLoop: any EventLoop,
+        onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
+    ) {
         self.upstream = upstream
         self.requestTimeout = requestTimeout
+        self.eventLoop = eventLoop
         self.onRelease = onRelease
     }
 
@@ -90,7 +104,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let context, !isClosed else {
             // Closed while idle, just before it was leased: give it back for removal.
             onRelease(false)
-            throw GatewayError.upstreamClosed(upstream: upstream, beforeHead: true)
+            throw ConnectionClosedBeforeUse(upstream: upstream)
         }
         nextExchangeID += 1
         let id = nextExchangeID
@@ -181,9 +195,6 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func failedWrite() -> EventLoopFuture<Void> {
         let error = GatewayError.upstreamClosed(upstream: upstream, beforeHead: exchange?.headPromise != nil)
-        guard let eventLoop = context?.eventLoop else {
-            preconditionFailure("handler used after removal")
-        }
         return eventLoop.makeFailedFuture(error)
     }
 
@@ -221,12 +232,13 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange = nil
         cancelTimer()
         let mapped = GatewayError.exchangeFailure(error, upstream: upstream)
+        // Recorded before the consumer hears of it, so that it sees the final record.
+        failed.recorder.failed(mapped)
         if let promise = failed.headPromise ?? failed.deferredHead?.promise {
             promise.fail(mapped)
         } else {
             failed.body?.fail(mapped)
         }
-        failed.recorder.failed(mapped)
         if !failed.requestComplete { failed.abortRequestBody() }
         context?.close(promise: nil)
         onRelease(false)

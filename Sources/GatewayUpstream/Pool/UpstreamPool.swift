@@ -68,22 +68,34 @@ public final class UpstreamPool: ProxyHandler, Sendable {
         let recorder = AttemptRecorder(record: context.record, index: index)
         let key = UpstreamKey(request)
         do {
-            let lease = try await acquire(key, upstreamName: request.upstreamName)
-            let timings = lease.connection.timings
-            recorder.update { attempt in
-                if lease.reused {
-                    attempt.reusedConnection = true
-                } else {
-                    attempt.connectStart = timings.connectStart
-                    attempt.connectEnd = timings.connectEnd
-                    attempt.tlsStart = timings.tlsStart
-                    attempt.tlsEnd = timings.tlsEnd
+            // An idle connection the upstream closed an instant before it was leased
+            // carried no byte of this request: take another (a few times at most).
+            var staleLeases = 0
+            while true {
+                let lease = try await acquire(key, upstreamName: request.upstreamName)
+                Self.record(lease, into: recorder)
+                do {
+                    return try await lease.connection.execute(request, recorder: recorder)
+                } catch let stale as ConnectionClosedBeforeUse {
+                    staleLeases += 1
+                    if staleLeases >= 3 { throw GatewayError.upstreamClosed(upstream: stale.upstream, beforeHead: true) }
                 }
             }
-            return try await lease.connection.execute(request, recorder: recorder)
         } catch {
             recorder.failed(error)
             throw error
+        }
+    }
+
+    /// Connect and TLS phases for a new connection; none, and `reusedConnection`, for a reused one.
+    private static func record(_ lease: Lease, into recorder: AttemptRecorder) {
+        let timings = lease.connection.timings
+        recorder.update { attempt in
+            attempt.reusedConnection = lease.reused
+            attempt.connectStart = lease.reused ? nil : timings.connectStart
+            attempt.connectEnd = lease.reused ? nil : timings.connectEnd
+            attempt.tlsStart = lease.reused ? nil : timings.tlsStart
+            attempt.tlsEnd = lease.reused ? nil : timings.tlsEnd
         }
     }
 

@@ -78,6 +78,12 @@ public enum CertificateChainVerifier {
                 detail: "certificate names: \(names(of: leaf))"
             )
         }
+        if reasons.contains(where: { $0.contains("Self-signed cert") && $0.contains("not marked as a CA") }) {
+            return .invalid(
+                reason: "self-signed certificate is trusted directly but is not marked as a CA (basicConstraints cA)",
+                detail: "\(leaf.subject)"
+            )
+        }
         let first = reasons[0]
         return .invalid(
             reason: "certificate chain rejected",

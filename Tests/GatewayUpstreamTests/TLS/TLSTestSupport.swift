@@ -297,17 +297,26 @@ enum OpenSSLServer {
             if try await waitUntilListening(port: port, process: process) {
                 let stdin = process.standardInput as! Pipe
                 return TLSPeer(port: port) {
-                    process.terminate()
-                    process.waitUntilExit()
+                    await stop(process)
                     try? stdin.fileHandleForWriting.close()
                     if let dir { try? FileManager.default.removeItem(atPath: dir) }
                 }
             }
-            process.terminate()
-            process.waitUntilExit()
+            await stop(process)
             lastError = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
         }
         throw StartFailure(description: "openssl s_server did not start: \(lastError)")
+    }
+
+    /// Kills the s_server we started (by its pid) without blocking a concurrency thread:
+    /// `waitUntilExit()` would hold one of the few cooperative threads.
+    static func stop(_ process: Process) async {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        while process.isRunning {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     /// Polls with TCP connects until s_server accepts; false when it exited (port taken).

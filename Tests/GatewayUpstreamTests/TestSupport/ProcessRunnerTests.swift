@@ -1,3 +1,4 @@
+import Foundation
 import GatewayTesting
 import Testing
 
@@ -50,6 +51,15 @@ struct TestSupportProcessRunnerTests {
         #expect(clock.now - start < .seconds(20))
     }
 
+    #if os(Linux)
+    @Test(.timeLimit(.minutes(1)))
+    func childrenStartWithNoBlockedSignals() async throws {
+        // Swift's worker threads block SIGTERM & co.; the child must not inherit that mask.
+        let status = try await ProcessRunner.run("grep", ["SigBlk", "/proc/self/status"])
+        #expect(status.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines) == "SigBlk:\t0000000000000000")
+    }
+    #endif
+
     @Test
     func whichAndMissingExecutables() async throws {
         #expect(which("sh") != nil)
@@ -58,20 +68,5 @@ struct TestSupportProcessRunnerTests {
         await #expect(throws: ProcessRunnerError.executableNotFound("definitely-not-a-program-testsupport")) {
             _ = try await ProcessRunner.run("definitely-not-a-program-testsupport", [])
         }
-    }
-}
-
-@Suite("TestSupport: diag")
-struct TestSupportDiag {
-    @Test func diag() async throws {
-        let r = try await ProcessRunner.run("grep", ["Sig", "/proc/self/status"])
-        print("DIAG", r.stdoutString)
-        let clock = ContinuousClock()
-        var start = clock.now
-        let a = try await ProcessRunner.run("sleep", ["30"], timeout: .milliseconds(500))
-        print("DIAG sleep", clock.now - start, a)
-        start = clock.now
-        let b = try await ProcessRunner.run("sh", ["-c", "trap '' TERM; sleep 30"], timeout: .milliseconds(300))
-        print("DIAG stubborn", clock.now - start, b)
     }
 }

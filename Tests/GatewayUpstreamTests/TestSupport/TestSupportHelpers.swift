@@ -8,12 +8,34 @@ func testSupportCurl(
     stdin: [UInt8]? = nil,
     timeout: Duration = .seconds(30)
 ) async throws -> ProcessResult {
-    try await ProcessRunner.run(
+    let maxTime = max(timeout.components.seconds - 5, 1)
+    return try await ProcessRunner.run(
         "/usr/bin/curl",
-        ["-sS", "--noproxy", "*", "--max-time", "25"] + arguments,
+        ["-sS", "--noproxy", "*", "--max-time", "\(maxTime)"] + arguments,
         stdin: stdin,
         timeout: timeout
     )
+}
+
+/// `count` pseudo-random bytes (xorshift, eight bytes per step: fast even in debug builds).
+func testSupportRandomBytes(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    var state = seed | 1
+    bytes.withUnsafeMutableBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            var word = state
+            let length = min(8, raw.count - offset)
+            withUnsafeBytes(of: &word) { wordBytes in
+                raw.baseAddress!.advanced(by: offset).copyMemory(from: wordBytes.baseAddress!, byteCount: length)
+            }
+            offset += length
+        }
+    }
+    return bytes
 }
 
 /// A raw HTTP/1.1 response split into its head (as text) and body bytes.
@@ -70,6 +92,16 @@ struct TestSupportSelfSigned {
     func remove() {
         try? FileManager.default.removeItem(atPath: self.directory)
     }
+}
+
+/// The resident set size of this process in bytes (Linux), nil elsewhere.
+func testSupportResidentBytes() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        let kilobytes = line.split(separator: " ").compactMap { Int($0) }.first
+        return kilobytes.map { $0 * 1024 }
+    }
+    return nil
 }
 
 struct TestSupportFailure: Error, CustomStringConvertible {

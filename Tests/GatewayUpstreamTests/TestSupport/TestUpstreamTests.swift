@@ -71,11 +71,16 @@ struct TestSupportUpstreamTests {
         let head = TestSupportRawResponse(try await client.receiveUntil("\r\n\r\n"))
         #expect(head.statusLine == "HTTP/1.1 500 Internal Server Error")
         #expect(head.headerValues("content-length") == ["11"])
+        try await client.send("GET /status/103?header=X-Hint:1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        let early = try await client.receiveUntil("\r\n\r\n")
+        #expect(String(decoding: early, as: UTF8.self) == "HTTP/1.1 103 Early Hints\r\nX-Hint: 1\r\n\r\n")
+        let final = TestSupportRawResponse(try await client.receiveUntil("status 103\n"))
+        #expect(final.statusLine == "HTTP/1.1 200 OK")
         try await client.send("GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         let rest = TestSupportRawResponse(try await client.receive(timeout: .seconds(10)))
         #expect(rest.statusLine == "HTTP/1.1 404 Not Found")
         #expect(upstream.connectionsAccepted == 2)
-        #expect(upstream.requestsServed == 4)
+        #expect(upstream.requestsServed == 5)
         try await upstream.shutdown()
     }
 
@@ -106,15 +111,57 @@ struct TestSupportUpstreamTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func bytesRouteStreamsLargeBodies() async throws {
+    func bytesRouteStreamsOneGiBWithoutGrowingMemory() async throws {
         let upstream = try await TestUpstream.start()
-        let count = 256 * 1024 * 1024
+        let count = 1024 * 1024 * 1024
+        let baseline = testSupportResidentBytes() ?? 0
+        let sampler = Task {
+            var peak = 0
+            while !Task.isCancelled {
+                peak = max(peak, testSupportResidentBytes() ?? 0)
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return peak
+        }
         let result = try await testSupportCurl(
             ["-o", "/dev/null", "-w", "%{size_download}", upstream.url("/bytes/\(count)")],
-            timeout: .seconds(50)
+            timeout: .seconds(55)
         )
+        sampler.cancel()
+        let peak = await sampler.value
         #expect(result.status == 0, "\(result.stderrString)")
         #expect(result.stdoutString == "\(count)")
+        // Streaming keeps the growth far below the body size (other tests share this process).
+        #expect(peak - baseline < 256 * 1024 * 1024, "RSS grew by \(peak - baseline) bytes")
+        try await upstream.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func expectContinueAbsoluteFormAndPipelining() async throws {
+        let upstream = try await TestUpstream.start()
+        let client = try await RawTCPClient.connect(port: upstream.port)
+        try await client.send("PUT /upload HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+        let interim = try await client.receiveUntil("\r\n\r\n")
+        #expect(String(decoding: interim, as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
+        try await client.send([1, 2, 3])
+        let uploadHead = TestSupportRawResponse(try await client.receiveUntil("\r\n\r\n"))
+        #expect(uploadHead.statusLine == "HTTP/1.1 200 OK")
+        let length = try #require(uploadHead.headerValues("content-length").first.flatMap { Int($0) })
+        let upload = try UploadResponseBody.decode(try await client.receive(count: length))
+        #expect(upload == UploadResponseBody(bytes: 3, checksum: 6))
+
+        // Two pipelined requests in one write, the first in absolute form.
+        try await client.send(
+            "GET http://origin.test/echo?x=1 HTTP/1.1\r\nHost: origin.test\r\n\r\n"
+                + "GET /status/202 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        let both = String(decoding: try await client.receive(timeout: .seconds(10)), as: UTF8.self)
+        #expect(both.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(both.contains("\"target\":\"http://origin.test/echo?x=1\""))
+        #expect(both.contains("HTTP/1.1 202 Accepted\r\n"))
+        #expect(both.hasSuffix("status 202\n"))
+        #expect(upstream.connectionsAccepted == 1)
+        #expect(upstream.requestsServed == 3)
         try await upstream.shutdown()
     }
 
@@ -145,8 +192,7 @@ struct TestSupportUpstreamTests {
     @Test(.timeLimit(.minutes(1)))
     func uploadChecksumsStreamedBody() async throws {
         let upstream = try await TestUpstream.start()
-        var generator = SystemRandomNumberGenerator()
-        let body = (0..<(10 * 1024 * 1024)).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let body = testSupportRandomBytes(count: 10 * 1024 * 1024)
         // Over 1 MiB, curl sends `Expect: 100-continue` and waits for the 100.
         let result = try await testSupportCurl(
             ["--data-binary", "@-", "-H", "Content-Type: application/octet-stream", upstream.url("/upload")],
@@ -205,8 +251,7 @@ struct TestSupportUpstreamTests {
         let pattern = TestUpstream.pattern(count: 600)
         #expect(pattern[0] == 0 && pattern[250] == 250 && pattern[251] == 0 && pattern[599] == UInt8(599 % 251))
         #expect(TestUpstream.pattern(offset: 300, count: 10) == Array(pattern[300..<310]))
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<100_003).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let bytes = testSupportRandomBytes(count: 100_003, seed: UInt64.random(in: 1 ... .max))
         var naive: UInt32 = 0
         for byte in bytes { naive &+= UInt32(byte) }
         #expect(TestUpstream.checksum(bytes) == naive)  // [UInt8]: the eight-bytes-at-a-time path
