@@ -82,7 +82,10 @@ struct LifecycleTests {
         let inFlight = Task {
             try await ProcessRunner.run("curl", ["-s", "-w", " %{http_code}", "-x", "http://127.0.0.1:\(port)", upstream.url("/delay/1500")])
         }
-        try await Task.sleep(for: .milliseconds(500))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while upstream.requestsServed == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         gateway.signal(SIGTERM)
         #expect(await gateway.waitForLog("draining") == true)
         // New connections are refused while draining.
@@ -99,7 +102,11 @@ struct LifecycleTests {
         defer { Task { try? await upstream.shutdown() } }
         let gateway = try await GatewayHarness.start()
         let inFlight = Task { try await gateway.curl(["-w", " %{http_code}", upstream.url("/delay/800")]) }
-        try await Task.sleep(for: .milliseconds(300))
+        // Shut down once the request has reached the upstream.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while upstream.requestsServed == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         try await gateway.stop()
         #expect(try await inFlight.value.stdoutString == "ok 200")
     }

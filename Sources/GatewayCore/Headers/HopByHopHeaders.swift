@@ -1,9 +1,10 @@
 public import NIOHTTP1
 
 /// Hop-by-hop header handling (RFC 9110 §7.6.1): what a proxy must not forward.
+/// On the hot path of every request: compares names without allocating.
 public enum HopByHopHeaders {
-    /// Always hop-by-hop, whatever `Connection` says.
-    public static let names: Set<String> = [
+    /// Always hop-by-hop, whatever `Connection` says (lowercase).
+    public static let names: [String] = [
         "connection", "proxy-connection", "keep-alive", "te", "trailer",
         "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate",
     ]
@@ -11,24 +12,21 @@ public enum HopByHopHeaders {
     /// Removes hop-by-hop headers and those named in `Connection`, keeping the
     /// order and duplicates of every end-to-end header.
     public static func removeAll(from headers: inout HTTPHeaders) {
-        var named: Set<String> = []
-        for value in headers[canonicalForm: "connection"] {
-            named.insert(value.lowercased())
-        }
+        var named: [Substring] = []
         var needsRemoval = false
-        for (name, _) in headers {
-            let lower = name.lowercased()
-            if names.contains(lower) || named.contains(lower) {
-                needsRemoval = true
-                break
+        for (name, value) in headers where isAlwaysHopByHop(name) {
+            needsRemoval = true
+            if equalsIgnoringCase(name, "connection") {
+                for token in value.split(separator: ",") {
+                    named.append(token.trimmingASCIISpaces())
+                }
             }
         }
         guard needsRemoval else { return }
         var kept = HTTPHeaders()
         kept.reserveCapacity(headers.count)
         for (name, value) in headers {
-            let lower = name.lowercased()
-            if names.contains(lower) || named.contains(lower) { continue }
+            if isAlwaysHopByHop(name) || named.contains(where: { equalsIgnoringCase(name, $0) }) { continue }
             kept.add(name: name, value: value)
         }
         headers = kept
@@ -36,6 +34,41 @@ public enum HopByHopHeaders {
 
     /// Appends this gateway to `Via` (RFC 9110 §7.6.3), e.g. `1.1 gateway`.
     public static func addVia(to headers: inout HTTPHeaders, version: HTTPVersion, pseudonym: String) {
-        headers.add(name: "Via", value: "\(version.major).\(version.minor) \(pseudonym)")
+        headers.add(name: "Via", value: version == .http1_1 ? "1.1 \(pseudonym)" : "\(version.major).\(version.minor) \(pseudonym)")
+    }
+
+    @inlinable
+    public static func isAlwaysHopByHop(_ name: String) -> Bool {
+        for candidate in names where equalsIgnoringCase(name, candidate) { return true }
+        return false
+    }
+
+    /// ASCII case-insensitive comparison; `lowercase` must be lowercase.
+    @inlinable
+    public static func equalsIgnoringCase<S: StringProtocol>(_ name: String, _ lowercase: S) -> Bool {
+        let a = name.utf8
+        let b = lowercase.utf8
+        guard a.count == b.count else { return false }
+        var i = a.startIndex
+        var j = b.startIndex
+        while i != a.endIndex {
+            let x = a[i]
+            let lowered = (x >= 65 && x <= 90) ? x | 0x20 : x
+            let y = b[j]
+            let loweredY = (y >= 65 && y <= 90) ? y | 0x20 : y
+            guard lowered == loweredY else { return false }
+            i = a.index(after: i)
+            j = b.index(after: j)
+        }
+        return true
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingASCIISpaces() -> Substring {
+        var s = self
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return s
     }
 }

@@ -18,10 +18,15 @@ enum ClientTarget: Equatable, Sendable {
         if uri.hasPrefix("/") {
             return .origin(uri)
         }
-        guard let schemeEnd = uri.range(of: "://") else { return nil }
-        let schemeText = uri[..<schemeEnd.lowerBound].lowercased()
-        guard let scheme = UpstreamScheme(rawValue: schemeText) else { return nil }
-        let rest = uri[schemeEnd.upperBound...]
+        let scheme: UpstreamScheme
+        let rest: Substring
+        if let after = Self.dropScheme("http://", from: uri) {
+            (scheme, rest) = (.http, after)
+        } else if let after = Self.dropScheme("https://", from: uri) {
+            (scheme, rest) = (.https, after)
+        } else {
+            return nil
+        }
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         guard let (host, port) = parseAuthority(authority, defaultPort: scheme.defaultPort) else { return nil }
@@ -29,6 +34,20 @@ enum ClientTarget: Equatable, Sendable {
         if let hash = target.firstIndex(of: "#") { target = String(target[..<hash]) }
         if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
         return .absolute(scheme: scheme, host: host, port: port, target: target)
+    }
+
+    /// The rest of `uri` after a case-insensitive scheme prefix, without Foundation.
+    private static func dropScheme(_ prefix: StaticString, from uri: String) -> Substring? {
+        let utf8 = uri.utf8
+        guard utf8.count >= prefix.utf8CodeUnitCount else { return nil }
+        var index = utf8.startIndex
+        for expected in UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount) {
+            let byte = utf8[index]
+            let lowered = (byte >= 65 && byte <= 90) ? byte | 0x20 : byte
+            guard lowered == expected else { return nil }
+            index = utf8.index(after: index)
+        }
+        return uri[index...]
     }
 
     /// `host`, `host:port`, `[v6]`, `[v6]:port`. No userinfo. Host lowercased.

@@ -98,12 +98,17 @@ public final class ProxyServer: Service, Sendable {
             logger: logger,
             requestIDs: requestIDs
         )
-        // A client that goes away cancels its in-flight exchange (and its upstream request).
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await connection.run() }
-            group.addTask { try? await channel.closeFuture.get() }
-            await group.next()
-            group.cancelAll()
+        // The connection's async code runs on its channel's event loop (see
+        // EventLoopTaskExecutor). A client that goes away cancels its in-flight
+        // exchange (and its upstream request).
+        let executor = EventLoopTaskExecutor(channel.eventLoop)
+        await withTaskExecutorPreference(executor) {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await connection.run() }
+                group.addTask { try? await channel.closeFuture.get() }
+                await group.next()
+                group.cancelAll()
+            }
         }
     }
 }

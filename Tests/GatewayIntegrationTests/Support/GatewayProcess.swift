@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTesting
 import NIOConcurrencyHelpers
 
 /// The real `gateway` executable in a child process, for signal handling tests.
@@ -28,7 +29,7 @@ final class GatewayProcess: Sendable {
             }
         }
         self.process = process
-        try process.run()
+        try ProcessRunner.launch(process)
     }
 
     var log: String { output.withLockedValue { $0 } }
