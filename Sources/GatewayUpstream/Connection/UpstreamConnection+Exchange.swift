@@ -19,8 +19,12 @@ extension UpstreamConnection {
         case .bytes(let buffer):
             requestBody = buffer.readableBytes > 0 ? .bytes(buffer) : .none
         case .stream(let bodySource):
-            requestBody = .streamed
-            source = bodySource
+            if request.body.declaredLength == 0 {
+                requestBody = .none  // `Content-Length: 0`: nothing to read
+            } else {
+                requestBody = .streamed
+                source = bodySource
+            }
         }
 
         let writer = RequestBodyWriter(source: source)
@@ -57,9 +61,13 @@ extension UpstreamConnection {
                 if let declaredLength, written > declaredLength {
                     throw GatewayError(.badRequest, "the request body is longer than its Content-Length")
                 }
+                // With a Content-Length the last byte ends the request: write the end with it
+                // (the upstream may answer as soon as it has the last byte).
+                let isLast = written == declaredLength
                 try await eventLoop.flatSubmit {
-                    handler.value.writeBodyPart(chunk, exchangeID: exchangeID)
+                    handler.value.writeBodyPart(chunk, isLast: isLast, exchangeID: exchangeID)
                 }.get()
+                if isLast { return }
             }
             if let declaredLength, written != declaredLength {
                 throw GatewayError(.badRequest, "the request body ended before its Content-Length")

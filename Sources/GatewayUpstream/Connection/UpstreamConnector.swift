@@ -22,7 +22,9 @@ struct UpstreamConnector: Sendable {
         upstreamName: String?,
         onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
     ) -> EventLoopFuture<UpstreamConnection> {
-        let eventLoop = eventLoopGroup.next()
+        // Prefer the caller's event loop: a client connection's task runs on its
+        // channel's loop, so its upstream channel on the same loop avoids thread hops.
+        let eventLoop = MultiThreadedEventLoopGroup.currentEventLoop ?? eventLoopGroup.next()
         let upstream = key.upstream
         let promise = eventLoop.makePromise(of: UpstreamConnection.self)
         let channelBox = NIOLockedValueBox<(any Channel)?>(nil)

@@ -131,11 +131,16 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         return (id, promise.futureResult)
     }
 
-    func writeBodyPart(_ chunk: ByteBuffer, exchangeID: Int) -> EventLoopFuture<Void> {
+    /// Writes one chunk of a streamed body; with `isLast`, the end of the request in
+    /// the same flush, so the request counts as sent before any answer to it is read.
+    func writeBodyPart(_ chunk: ByteBuffer, isLast: Bool, exchangeID: Int) -> EventLoopFuture<Void> {
         guard let context, exchange?.id == exchangeID, exchange?.requestComplete == false else {
             return failedWrite()
         }
-        let future = write(.body(.byteBuffer(chunk)), exchangeID: exchangeID)
+        var future = write(.body(.byteBuffer(chunk)), exchangeID: exchangeID)
+        if isLast {
+            future = write(.end(nil), exchangeID: exchangeID)
+        }
         context.flush()
         return future
     }

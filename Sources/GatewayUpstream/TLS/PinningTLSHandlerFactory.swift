@@ -1,3 +1,4 @@
+import Foundation
 public import GatewayCore
 public import Logging
 import NIOConcurrencyHelpers
@@ -15,9 +16,13 @@ import X509
 /// replaces BoringSSL's whole verification, so everything is checked here.
 ///
 /// Costs per new connection: no context is built (one `NIOSSLContext` serves all
-/// settings, because BoringSSL's own trust store is never consulted) and no
-/// bundle is parsed (``TrustRootCache`` parses each PEM file once); what remains
-/// is parsing the 2–3 presented certificates and checking their signatures.
+/// settings, because BoringSSL's own trust store is never consulted), no bundle
+/// is parsed (``TrustRootCache`` parses each PEM file once, again only when the
+/// file changes), and a chain that verified before for the same host and trust
+/// store (same bytes) is answered on the event loop without path building or
+/// signature checks (remembered for 10 minutes at most, never past its expiry).
+/// A first-seen chain is parsed and verified in a `Task`, since swift-certificates'
+/// `Verifier` is async.
 public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
     private let events: any GatewayEvents
     private let logger: Logger
@@ -76,24 +81,17 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
 
         // Resolve the roots now: a missing ca_file fails the connection attempt
         // with a clear error instead of a handshake failure.
-        let roots: CertificateStore?
+        let roots: TrustRootCache.Roots?
         if settings.insecureSkipVerify {
             roots = nil
             warnInsecureOnce(host: host)
         } else {
-            roots = try trustRoots.store(caFile: settings.caFile)
+            roots = try trustRoots.roots(caFile: settings.caFile)
         }
 
         let callback: @Sendable ([NIOSSLCertificate], EventLoopPromise<NIOSSLVerificationResultWithMetadata>) -> Void =
             { [self] presented, promise in
-                // Nothing to check: answer without leaving the event loop.
-                if roots == nil, settings.pins.isEmpty {
-                    promise.succeed(.certificateVerified(VerificationMetadata(nil)))
-                    return
-                }
-                Task {
-                    let decision = await self.evaluate(
-                        presented: presented, host: host, settings: settings, roots: roots, upstreamName: upstreamName)
+                @Sendable func complete(_ decision: Decision) {
                     switch decision {
                     case .accept(let validated):
                         promise.succeed(.certificateVerified(VerificationMetadata(validated)))
@@ -101,6 +99,20 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
                         report.failure = error
                         promise.succeed(.failed)
                     }
+                }
+                // Skipped verification, or a chain verified before: answer on the event loop.
+                if let decision = self.evaluateWithoutChainBuilding(
+                    presented: presented, host: host, settings: settings, roots: roots, upstreamName: upstreamName)
+                {
+                    complete(decision)
+                    return
+                }
+                // swift-certificates' Verifier is async: build and check the chain off the event loop.
+                Task {
+                    complete(
+                        await self.evaluate(
+                            presented: presented, host: host, settings: settings, roots: roots,
+                            upstreamName: upstreamName))
                 }
             }
         let handler = try NIOSSLClientHandler(
@@ -111,13 +123,14 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
         return (handler, report)
     }
 
-    enum Decision {
+    enum Decision: Sendable {
         /// The validated chain for NIOSSL's metadata (nil when verification was skipped).
         case accept(NIOSSL.ValidatedCertificateChain?)
         case reject(GatewayError)
     }
 
-    /// Verification as the callback runs it, without a socket.
+    /// Verification as the callback runs it, without a socket. Returns the validated
+    /// chain (leaf to trust-store root), nil when verification is skipped.
     public func verify(
         presented: [NIOSSLCertificate],
         serverHostname: String,
@@ -125,7 +138,7 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
         upstreamName: String? = nil
     ) async throws -> [NIOSSLCertificate]? {
         let host = HostLiteral.bare(serverHostname)
-        let roots = settings.insecureSkipVerify ? nil : try trustRoots.store(caFile: settings.caFile)
+        let roots = settings.insecureSkipVerify ? nil : try trustRoots.roots(caFile: settings.caFile)
         switch await evaluate(
             presented: presented, host: host, settings: settings, roots: roots, upstreamName: upstreamName)
         {
@@ -134,13 +147,82 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
         }
     }
 
+    // MARK: - Verified chains, remembered
+
+    /// A chain that verified: the next connection presenting the same bytes for
+    /// the same host and trust store skips path building and signature checks.
+    /// (The handshake itself still proves the server holds the leaf's key: BoringSSL
+    /// checks CertificateVerify whatever this callback answers.)
+    struct VerifiedChain: Sendable {
+        var validated: NIOSSL.ValidatedCertificateChain
+        /// Pins of every certificate of the chain, leaf to root.
+        var pins: [SPKIPin]
+        /// The earliest notValidAfter of the chain, capped to 10 minutes from verification.
+        var reverifyAfter: Date
+    }
+
+    struct ChainKey: Hashable, Sendable {
+        var host: String
+        var rootsGeneration: UInt64
+        var presentedDER: [[UInt8]]
+    }
+
+    static let verifiedChainLimit = 1024
+    static let verifiedChainLifetime: TimeInterval = 600
+
+    private let verifiedChains = NIOLockedValueBox<[ChainKey: VerifiedChain]>([:])
+
+    private func remember(_ chain: VerifiedChain, for key: ChainKey) {
+        verifiedChains.withLockedValue { chains in
+            if chains.count >= Self.verifiedChainLimit {
+                let now = Date()
+                chains = chains.filter { $0.value.reverifyAfter > now }
+                if chains.count >= Self.verifiedChainLimit { chains.removeAll(keepingCapacity: true) }
+            }
+            chains[key] = chain
+        }
+    }
+
+    /// The decision when it needs no chain building: verification skipped
+    /// (`insecure_skip_verify`) or a chain verified before. Nil otherwise.
+    func evaluateWithoutChainBuilding(
+        presented: [NIOSSLCertificate],
+        host: String,
+        settings: UpstreamTLSSettings,
+        roots: TrustRootCache.Roots?,
+        upstreamName: String?
+    ) -> Decision? {
+        guard let roots else {
+            if settings.pins.isEmpty { return .accept(nil) }
+            do {
+                let pins = try presented.map { try SPKIHasher.pin(forDER: $0.toDERBytes()) }
+                return checkPins(pins, validated: nil, host: host, settings: settings, upstreamName: upstreamName)
+            } catch {
+                return reject(
+                    GatewayError(.certificateInvalid, "server certificate cannot be parsed", upstream: host, cause: error),
+                    host: host, upstreamName: upstreamName)
+            }
+        }
+        guard let presentedDER = try? presented.map({ try $0.toDERBytes() }) else { return nil }
+        let key = ChainKey(host: host, rootsGeneration: roots.generation, presentedDER: presentedDER)
+        guard let known = verifiedChains.withLockedValue({ $0[key] }), known.reverifyAfter > Date() else {
+            return nil
+        }
+        return checkPins(known.pins, validated: known.validated, host: host, settings: settings, upstreamName: upstreamName)
+    }
+
+    /// The full verification: chain and hostname, then pins.
     func evaluate(
         presented: [NIOSSLCertificate],
         host: String,
         settings: UpstreamTLSSettings,
-        roots: CertificateStore?,
+        roots: TrustRootCache.Roots?,
         upstreamName: String?
     ) async -> Decision {
+        guard let roots else {
+            return evaluateWithoutChainBuilding(
+                presented: presented, host: host, settings: settings, roots: nil, upstreamName: upstreamName)!
+        }
         let presentedDER: [[UInt8]]
         let parsed: [Certificate]
         do {
@@ -152,55 +234,57 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
                 host: host, upstreamName: upstreamName)
         }
 
-        // 1. Chain and hostname, unless told to skip them.
-        let chain: [(certificate: Certificate, der: [UInt8])]
-        var validated: NIOSSL.ValidatedCertificateChain? = nil
-        if let roots {
-            switch await CertificateChainVerifier.verify(presented: parsed, serverHostname: host, roots: roots) {
-            case .valid(let certificates):
-                do {
-                    var entries: [(certificate: Certificate, der: [UInt8])] = []
-                    var nio: [NIOSSLCertificate] = []
-                    for certificate in certificates {
-                        if let index = parsed.firstIndex(of: certificate) {
-                            entries.append((certificate, presentedDER[index]))
-                            nio.append(presented[index])
-                        } else {
-                            // From the trust store: the server did not send it.
-                            var serializer = DER.Serializer()
-                            try serializer.serialize(certificate)
-                            let der = serializer.serializedBytes
-                            entries.append((certificate, der))
-                            nio.append(try NIOSSLCertificate(bytes: der, format: .der))
-                        }
+        // 1. Chain and hostname.
+        let verified: VerifiedChain
+        switch await CertificateChainVerifier.verify(presented: parsed, serverHostname: host, roots: roots.store) {
+        case .valid(let certificates):
+            do {
+                var pins: [SPKIPin] = []
+                var nio: [NIOSSLCertificate] = []
+                for certificate in certificates {
+                    let der: [UInt8]
+                    if let index = parsed.firstIndex(of: certificate) {
+                        der = presentedDER[index]
+                        nio.append(presented[index])
+                    } else {
+                        // From the trust store: the server did not send it.
+                        var serializer = DER.Serializer()
+                        try serializer.serialize(certificate)
+                        der = serializer.serializedBytes
+                        nio.append(try NIOSSLCertificate(bytes: der, format: .der))
                     }
-                    chain = entries
-                    validated = nio.isEmpty ? nil : NIOSSL.ValidatedCertificateChain(nio)
-                } catch {
-                    return reject(
-                        GatewayError(.certificateInvalid, "certificate chain cannot be encoded", upstream: host, cause: error),
-                        host: host, upstreamName: upstreamName)
+                    pins.append(try SPKIHasher.pin(forDER: der))
                 }
-            case .invalid(let reason, let detail):
+                let expiry = certificates.map(\.notValidAfter).min() ?? Date()
+                verified = VerifiedChain(
+                    validated: NIOSSL.ValidatedCertificateChain(nio),
+                    pins: pins,
+                    reverifyAfter: min(expiry, Date().addingTimeInterval(Self.verifiedChainLifetime))
+                )
+            } catch {
                 return reject(
-                    GatewayError(.certificateInvalid, reason, upstream: host, causeDescription: detail),
+                    GatewayError(.certificateInvalid, "certificate chain cannot be encoded", upstream: host, cause: error),
                     host: host, upstreamName: upstreamName)
             }
-        } else {
-            chain = Array(zip(parsed, presentedDER))
-        }
-
-        // 2. Pins, against every certificate of the chain.
-        guard !settings.pins.isEmpty else { return .accept(validated) }
-        let chainPins: [SPKIPin]
-        do {
-            chainPins = try chain.map { try SPKIHasher.pin(forDER: $0.der) }
-        } catch {
+        case .invalid(let reason, let detail):
             return reject(
-                GatewayError(.certificateInvalid, "certificate public key cannot be read", upstream: host, cause: error),
+                GatewayError(.certificateInvalid, reason, upstream: host, causeDescription: detail),
                 host: host, upstreamName: upstreamName)
         }
-        if chainPins.contains(where: settings.pins.contains) {
+        remember(verified, for: ChainKey(host: host, rootsGeneration: roots.generation, presentedDER: presentedDER))
+
+        // 2. Pins, against every certificate of the validated chain.
+        return checkPins(verified.pins, validated: verified.validated, host: host, settings: settings, upstreamName: upstreamName)
+    }
+
+    private func checkPins(
+        _ chainPins: [SPKIPin],
+        validated: NIOSSL.ValidatedCertificateChain?,
+        host: String,
+        settings: UpstreamTLSSettings,
+        upstreamName: String?
+    ) -> Decision {
+        if settings.pins.isEmpty || chainPins.contains(where: settings.pins.contains) {
             return .accept(validated)
         }
 

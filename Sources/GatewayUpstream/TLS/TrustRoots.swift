@@ -27,20 +27,33 @@ public final class TrustRootCache: Sendable {
         var size: Int64
         var modified: timespec
         var store: CertificateStore
-        var count: Int
+        var generation: UInt64
     }
 
-    private let entries = NIOLockedValueBox<[String: Entry]>([:])
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var nextGeneration: UInt64 = 1
+    }
+
+    /// A parsed bundle and a number that changes whenever any bundle is (re)parsed,
+    /// so results derived from a store can be keyed by it.
+    struct Roots: Sendable {
+        var store: CertificateStore
+        var generation: UInt64
+    }
+
+    private let state = NIOLockedValueBox(State())
 
     public init() {}
 
     /// The roots of `caFile`, or of the system bundle when nil (`SSL_CERT_FILE`
     /// first, then ``systemBundlePaths``).
     public func store(caFile: String?) throws -> CertificateStore {
-        if let caFile {
-            return try store(path: caFile)
-        }
-        return try store(path: Self.systemBundlePath())
+        try roots(caFile: caFile).store
+    }
+
+    func roots(caFile: String?) throws -> Roots {
+        try roots(path: caFile ?? Self.systemBundlePath())
     }
 
     /// The first system bundle that exists.
@@ -60,7 +73,7 @@ public final class TrustRootCache: Sendable {
         )
     }
 
-    private func store(path: String) throws -> CertificateStore {
+    private func roots(path: String) throws -> Roots {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw GatewayError(
@@ -71,18 +84,19 @@ public final class TrustRootCache: Sendable {
         }
         let size = Int64(info.st_size)
         let modified = info.st_mtim
-        if let entry = entries.withLockedValue({ $0[path] }),
+        if let entry = state.withLockedValue({ $0.entries[path] }),
             entry.size == size, entry.modified.tv_sec == modified.tv_sec, entry.modified.tv_nsec == modified.tv_nsec
         {
-            return entry.store
+            return Roots(store: entry.store, generation: entry.generation)
         }
         // Parse outside the lock; two first connections may both parse, which is harmless.
-        let certificates = try Self.parseBundle(path: path)
-        let store = CertificateStore(certificates)
-        entries.withLockedValue {
-            $0[path] = Entry(size: size, modified: modified, store: store, count: certificates.count)
+        let store = CertificateStore(try Self.parseBundle(path: path))
+        return state.withLockedValue { state in
+            let generation = state.nextGeneration
+            state.nextGeneration += 1
+            state.entries[path] = Entry(size: size, modified: modified, store: store, generation: generation)
+            return Roots(store: store, generation: generation)
         }
-        return store
     }
 
     /// Every certificate of a PEM bundle. Entries swift-certificates cannot parse

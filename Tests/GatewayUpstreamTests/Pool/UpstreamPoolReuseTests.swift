@@ -76,7 +76,7 @@ struct UpstreamPoolReuseTests {
         let configuration = PoolTest.configuration(maxConnectionsPerKey: 1, maxWaitForConnection: .milliseconds(200))
         try await PoolTest.withPool(configuration) { pool in
             let busy = Task {
-                let response = try await pool.handle(PoolTest.request(port: upstream.port, "/delay/3000"), context: PoolTest.context())
+                let response = try await pool.handle(PoolTest.request(port: upstream.port, "/delay/20000"), context: PoolTest.context())
                 return try await PoolTest.collect(response.body)
             }
             #expect(await PoolTest.eventually { upstream.requestsServed == 1 })
@@ -85,7 +85,7 @@ struct UpstreamPoolReuseTests {
                 _ = try await pool.handle(PoolTest.request(port: upstream.port, "/echo"), context: PoolTest.context())
             }
             #expect(error?.upstream == "127.0.0.1:\(upstream.port)")
-            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(ContinuousClock.now - started < .seconds(10))
             busy.cancel()
             _ = try? await busy.value
         }
@@ -95,7 +95,7 @@ struct UpstreamPoolReuseTests {
     @Test(.timeLimit(.minutes(1)))
     func idleConnectionsCloseAfterTheIdleTimeout() async throws {
         let upstream = try await TestUpstream.start()
-        let configuration = PoolTest.configuration(idleTimeout: .milliseconds(200))
+        let configuration = PoolTest.configuration(idleTimeout: .seconds(1))
         try await PoolTest.withPool(configuration) { pool in
             let response = try await pool.handle(PoolTest.request(port: upstream.port, "/echo"), context: PoolTest.context())
             _ = try await PoolTest.collect(response.body)

@@ -75,6 +75,7 @@ struct UpstreamPoolStreamingTests {
             let exchange = Task {
                 try await pool.handle(PoolTest.request(.POST, port: server.port, "/upload", body: body), context: PoolTest.context())
             }
+            #expect(await PoolTest.eventually { source.pulled > 0 })
             try await Task.sleep(for: .milliseconds(500))
             // Only what fits in the socket buffers has been pulled from the client.
             #expect(source.pulled < 32 * 1024 * 1024, "pulled \(source.pulled) bytes")

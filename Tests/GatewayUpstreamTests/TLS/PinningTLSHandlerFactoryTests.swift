@@ -299,3 +299,54 @@ struct PinningTLSHandlerFactoryTests {
         #expect(try chain.map { try $0.toDERBytes() } == [f.pki.leaf, f.pki.intermediate, f.pki.root].map { try $0.derBytes })
     }
 }
+
+/// A chain that verified once is remembered; what it is remembered for must not leak.
+@Suite("TLS: remembered chains", .timeLimit(.minutes(1)))
+struct VerifiedChainMemoryTests {
+    @Test("pins are checked again for a remembered chain")
+    func pinsCheckedOnRememberedChain() async throws {
+        let f = try PinningTLSHandlerFactoryTests.Fixture()
+        let presented = try f.pki.serverChain.map { try $0.nioCertificate() }
+        _ = try await f.factory.verify(presented: presented, serverHostname: "localhost", settings: f.settings())
+        for _ in 0..<2 {
+            await #expect {
+                _ = try await f.factory.verify(
+                    presented: presented, serverHostname: "localhost", settings: f.settings(pins: [unrelatedPin]))
+            } throws: { ($0 as? GatewayError)?.code == .pinMismatch }
+        }
+        #expect(f.events.pinFailures.count == 2)
+    }
+
+    @Test("a chain remembered for one host is not accepted for another", arguments: PeerKind.available)
+    func rememberedPerHost(peer kind: PeerKind) async throws {
+        let f = try PinningTLSHandlerFactoryTests.Fixture()
+        try await TLSPeer.with(kind, pki: f.pki) { peer in
+            let first = try await f.handshake(peer, f.settings())
+            #expect(first.succeeded)
+            let again = try await f.handshake(peer, f.settings())
+            #expect(again.succeeded)
+            let otherName = try await f.handshake(peer, f.settings(), serverHostname: "other.localhost")
+            #expect(otherName.failure?.code == .certificateInvalid)
+        }
+    }
+
+    @Test("a chain remembered under one trust store is not accepted under another")
+    func rememberedPerTrustStore() async throws {
+        let f = try PinningTLSHandlerFactoryTests.Fixture()
+        let presented = try f.pki.serverChain.map { try $0.nioCertificate() }
+        _ = try await f.factory.verify(presented: presented, serverHostname: "localhost", settings: f.settings())
+        var other = f.settings()
+        other.caFile = try TestCertificates().caFile()
+        await #expect {
+            _ = try await f.factory.verify(presented: presented, serverHostname: "localhost", settings: other)
+        } throws: { ($0 as? GatewayError)?.message.contains("unknown CA") == true }
+
+        // The same file rewritten in place (a config reload) is parsed again.
+        let path = try #require(f.settings().caFile)
+        try await Task.sleep(for: .milliseconds(50))  // past the file system's timestamp granularity
+        try TestCertificates().rootPEM.write(toFile: path, atomically: false, encoding: .utf8)
+        await #expect {
+            _ = try await f.factory.verify(presented: presented, serverHostname: "localhost", settings: f.settings())
+        } throws: { ($0 as? GatewayError)?.code == .certificateInvalid }
+    }
+}
