@@ -26,6 +26,24 @@ struct DefaultsTests {
         #expect(config.pool.connectTimeout == .seconds(5))
         #expect(config.pool.requestTimeout == .seconds(60))
         #expect(config.upstreams.isEmpty)
+        #expect(config.trace.file == ".gateway/trace.jsonl")
+        #expect(config.trace.maxFileBytes == 10 * 1024 * 1024)
+        #expect(config.trace.redact)
+        #expect(config.metrics.maxEndpointsPerUpstream == 200)
+        #expect(config.metrics.statsWindow == .seconds(300))
+        #expect(config.interception.caCert == ".gateway/ca.pem")
+        #expect(config.interception.caKey == ".gateway/ca-key.pem")
+        #expect(config.interception.leafCacheSize == 1000)
+        #expect(config.warnings.isEmpty)
+    }
+
+    @Test func upstreamFeaturesDefaultToOff() throws {
+        let upstream = try #require(TestSupport.parse("upstreams:\n  - name: a\n    hosts: [a.com]\n")?.upstreams.first)
+        #expect(upstream.endpoints.isEmpty)
+        #expect(upstream.intercept == false)
+        #expect(upstream.auth == nil)
+        #expect(upstream.retry == nil)
+        #expect(upstream.rateLimit == nil)
     }
 
     @Test(arguments: ["", "# only a comment\n", "---\n", "~\n"])

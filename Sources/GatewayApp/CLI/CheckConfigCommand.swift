@@ -19,6 +19,9 @@ struct CheckConfigCommand: ParsableCommand {
         do {
             let config = try ConfigLoader.load(path: path, environment: environment)
             print(config.redactedYAML(), terminator: "")
+            for warning in config.warnings {
+                FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
+            }
             FileHandle.standardError.write(Data("\(path): OK\n".utf8))
         } catch {
             FileHandle.standardError.write(Data("gateway: invalid config: \(error)\n".utf8))

@@ -16,12 +16,16 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Override the log level (trace, debug, info, notice, warning, error, critical).")
     var logLevel: String?
 
+    @Flag(name: .long, help: "Write debug traces (as `debug: true`): a JSON Lines record and a curl line per exchange.")
+    var debug = false
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let path = options.resolvedPath(environment: environment)
-        let config: GatewayConfig
+        var config: GatewayConfig
         do {
             config = try ConfigLoader.load(path: path, environment: environment)
+            if debug { config.debug = true }
         } catch {
             FileHandle.standardError.write(Data("gateway: invalid config: \(error)\n".utf8))
             throw ExitCode(2)
@@ -41,6 +45,9 @@ struct RunCommand: AsyncParsableCommand {
         var logger = Logger(label: "gateway")
         logger.logLevel = level
         logger.notice("starting with config \(path)")
+        for warning in config.warnings {
+            logger.warning("config: \(warning)")
+        }
         let app = GatewayApplication(config: config, configPath: path, logger: logger)
         do {
             try await app.run()

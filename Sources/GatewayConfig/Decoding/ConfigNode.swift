@@ -108,6 +108,18 @@ struct ConfigNode {
         return value
     }
 
+    /// A decimal number: `20`, `2.5`, `-1` (ranges are checked by validation).
+    /// No exponent, hex, `.inf` or `.nan`.
+    func number() throws(ConfigError) -> Double {
+        let text = try scalarText(expecting: "a number like 20 or 2.5")
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.count <= 15 && $0.allSatisfy(\.isASCIIDigit) }),
+            let value = Double(text)
+        else { throw error("expected a number like 20 or 2.5, got '\(text)'") }
+        return value
+    }
+
     func duration() throws(ConfigError) -> Duration {
         let text = try scalarText(expecting: "a duration like 10s or 250ms")
         guard let value = ConfigUnits.parseDuration(text) else {

@@ -63,6 +63,18 @@ enum ConfigUnits {
         return "\(milliseconds)ms"
     }
 
+    /// `20`, `2.5`: integral values without a fraction, others in Swift's
+    /// shortest round-tripping form.
+    static func formatNumber(_ value: Double) -> String {
+        if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        let text = String(value)
+        guard value.isFinite, text.contains("e") else { return text }
+        // No exponent notation: the config's number syntax has none.
+        var fixed = String(format: "%.17f", value)
+        while fixed.hasSuffix("0") { fixed.removeLast() }
+        return fixed
+    }
+
     /// `32KiB`, `1MiB`, `32KB`, or plain bytes when no unit divides exactly.
     static func formatSize(_ bytes: Int) -> String {
         guard bytes != 0 else { return "0" }

@@ -6,6 +6,7 @@ import Logging
 extension GatewayConfig {
     static let topLevelKeys = [
         "listen", "open", "log_level", "state_dir", "debug", "access", "proxy_auth", "limits", "pool", "upstreams",
+        "trace", "metrics", "interception",
     ]
 
     init(decoding root: ConfigNode) throws(ConfigError) {
@@ -26,6 +27,13 @@ extension GatewayConfig {
                 upstreams.append(try UpstreamConfig(decoding: element))
             }
         }
+        // Paths not written default to files under the (decoded) state_dir.
+        trace = try map["trace"].map { node throws(ConfigError) in try TraceConfig(decoding: node, stateDir: stateDir) }
+            ?? TraceConfig(stateDir: stateDir)
+        if let node = map["metrics"] { metrics = try MetricsConfig(decoding: node) }
+        interception = try map["interception"].map { node throws(ConfigError) in
+            try InterceptionConfig(decoding: node, stateDir: stateDir)
+        } ?? InterceptionConfig(stateDir: stateDir)
     }
 
     static func decodeLogLevel(_ node: ConfigNode) throws(ConfigError) -> Logger.Level {

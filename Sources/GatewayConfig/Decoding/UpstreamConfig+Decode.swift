@@ -4,7 +4,9 @@ import GatewayCore
 /// Decoding of one `upstreams` entry and its `tls` section.
 extension UpstreamConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
-        let map = try node.mapping(keys: ["name", "hosts", "origin", "tls"])
+        let map = try node.mapping(keys: [
+            "name", "hosts", "origin", "tls", "endpoints", "intercept", "auth", "retry", "rate_limit",
+        ])
         guard let nameNode = map["name"] else { throw node.error("missing required key 'name'") }
         guard let hostsNode = map["hosts"] else { throw node.error("missing required key 'hosts'") }
         let name = try nameNode.string()
@@ -28,6 +30,26 @@ extension UpstreamConfig {
             tls = try UpstreamTLSSettings(decoding: tlsNode)
         }
         self.init(name: name, hosts: hosts, origin: origin, tls: tls)
+        if let value = map["endpoints"] { endpoints = try value.endpointTemplates() }
+        if let value = map["intercept"] { intercept = try value.bool() }
+        if let value = map["auth"] { auth = try AuthConfig(decoding: value) }
+        if let value = map["retry"] { retry = try RetryConfig(decoding: value) }
+        if let value = map["rate_limit"] { rateLimit = try RateLimitConfig(decoding: value) }
+    }
+}
+
+extension ConfigNode {
+    /// A list of `[METHOD ]/path/{param}` templates.
+    func endpointTemplates() throws(ConfigError) -> [EndpointTemplate] {
+        var templates: [EndpointTemplate] = []
+        for element in try sequence(of: "endpoint templates") {
+            let text = try element.string()
+            switch EndpointTemplate.parse(text.trimmingCharacters(in: .whitespaces)) {
+            case .success(let template): templates.append(template)
+            case .failure(let problem): throw element.error("not an endpoint template: \(problem.message); got '\(text)'")
+            }
+        }
+        return templates
     }
 }
 

@@ -57,6 +57,7 @@ extension GatewayConfig {
             out.plain("connect_timeout", ConfigUnits.formatDuration(pool.connectTimeout))
             out.plain("request_timeout", ConfigUnits.formatDuration(pool.requestTimeout))
         }
+        writeObservability(to: &out)
         if upstreams.isEmpty {
             out.plain("upstreams", "[]")
         } else {
@@ -71,19 +72,29 @@ extension GatewayConfig {
     }
 }
 
-extension UpstreamConfig {
-    fileprivate func write(to out: inout YAMLLines) {
-        out.scalar("name", name)
-        out.list("hosts", hosts.map(\.description))
-        if let origin { out.scalar("origin", origin.description) }
-        // A plain-http origin never uses TLS, and the loader refuses a tls section there.
-        if origin?.scheme == .http && tls == .standard { return }
-        out.key("tls")
+extension GatewayConfig {
+    fileprivate func writeObservability(to out: inout YAMLLines) {
+        out.key("trace")
         out.indented { out in
-            out.list("pins", tls.pins.map(\.description))
-            out.plain("pin_mode", tls.pinMode.rawValue)
-            if let caFile = tls.caFile { out.scalar("ca_file", caFile) }
-            out.plain("insecure_skip_verify", String(tls.insecureSkipVerify))
+            out.scalar("file", trace.file)
+            out.plain("max_file_size", ConfigUnits.formatSize(trace.maxFileBytes))
+            out.plain("max_files", String(trace.maxFiles))
+            out.plain("redact", String(trace.redact))
+            out.list("redact_headers", trace.redactHeaders)
+            out.list("redact_query", trace.redactQuery)
+            out.list("redact_json_fields", trace.redactJSONFields)
+            out.plain("buffer", String(trace.bufferRecords))
+        }
+        out.key("metrics")
+        out.indented { out in
+            out.plain("max_endpoints_per_upstream", String(metrics.maxEndpointsPerUpstream))
+            out.plain("stats_window", ConfigUnits.formatDuration(metrics.statsWindow))
+        }
+        out.key("interception")
+        out.indented { out in
+            out.scalar("ca_cert", interception.caCert)
+            out.scalar("ca_key", interception.caKey)
+            out.plain("leaf_cache_size", String(interception.leafCacheSize))
         }
     }
 }

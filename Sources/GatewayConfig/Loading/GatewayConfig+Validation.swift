@@ -16,6 +16,7 @@ extension GatewayConfig {
         try validateAccess(fail)
         if let proxyAuth { try GatewayConfig.validate(proxyAuth, fail) }
         try validateLimits(fail)
+        try validateObservability(fail)
         try validateUpstreams(fail)
     }
 
@@ -91,6 +92,7 @@ extension GatewayConfig {
             if let origin = upstream.origin, !(1...65535).contains(origin.port) {
                 throw fail("\(prefix).origin", "port must be an integer from 1 to 65535, got \(origin.port)")
             }
+            try upstream.validateFeatures(prefix: prefix, maxEndpoints: metrics.maxEndpointsPerUpstream, fail)
         }
     }
 

@@ -24,6 +24,12 @@ public struct GatewayConfig: Sendable, Equatable {
     public var pool: PoolConfig
     /// `upstreams`: per-host settings, in file order.
     public var upstreams: [UpstreamConfig]
+    /// `trace`: debug trace file and redaction (traces are written while `debug` is on).
+    public var trace: TraceConfig
+    /// `metrics`: per-endpoint metric bounds.
+    public var metrics: MetricsConfig
+    /// `interception`: the local CA for upstreams with `intercept: true`.
+    public var interception: InterceptionConfig
 
     public static let defaultLogLevel: Logger.Level = .info
     public static let defaultStateDir = ".gateway"
@@ -43,7 +49,10 @@ public struct GatewayConfig: Sendable, Equatable {
         proxyAuth: ProxyAuthConfig? = nil,
         limits: ListenerLimits = ListenerLimits(),
         pool: PoolConfig = PoolConfig(),
-        upstreams: [UpstreamConfig] = []
+        upstreams: [UpstreamConfig] = [],
+        trace: TraceConfig? = nil,
+        metrics: MetricsConfig = MetricsConfig(),
+        interception: InterceptionConfig? = nil
     ) {
         self.listen = listen
         self.open = open
@@ -55,6 +64,10 @@ public struct GatewayConfig: Sendable, Equatable {
         self.limits = limits
         self.pool = pool
         self.upstreams = upstreams
+        // Paths left nil default to files under `stateDir`.
+        self.trace = trace ?? TraceConfig(stateDir: stateDir)
+        self.metrics = metrics
+        self.interception = interception ?? InterceptionConfig(stateDir: stateDir)
     }
 
     /// First upstream whose hosts match `host` (case-insensitive), nil if none.

@@ -11,12 +11,44 @@ public struct UpstreamConfig: Sendable, Equatable {
     public var origin: UpstreamOrigin?
     /// How the upstream's certificate is verified (pins, CA file).
     public var tls: UpstreamTLSSettings
+    /// `endpoints`: path templates naming endpoints in metrics and traces,
+    /// tried in order before automatic normalization.
+    public var endpoints: [EndpointTemplate]
+    /// `intercept`: terminate TLS of `CONNECT`s to these hosts with the local
+    /// CA, so every policy applies inside; false = blind tunnel.
+    public var intercept: Bool
+    /// `auth`: credentials added to requests for these hosts; nil = none.
+    public var auth: AuthConfig?
+    /// `retry`: nil = no retries.
+    public var retry: RetryConfig?
+    /// `rate_limit`: nil = no rate limiting.
+    public var rateLimit: RateLimitConfig?
 
-    public init(name: String, hosts: [HostPattern], origin: UpstreamOrigin? = nil, tls: UpstreamTLSSettings = .standard) {
+    public init(
+        name: String,
+        hosts: [HostPattern],
+        origin: UpstreamOrigin? = nil,
+        tls: UpstreamTLSSettings = .standard,
+        endpoints: [EndpointTemplate] = [],
+        intercept: Bool = false,
+        auth: AuthConfig? = nil,
+        retry: RetryConfig? = nil,
+        rateLimit: RateLimitConfig? = nil
+    ) {
         self.name = name
         self.hosts = hosts
         self.origin = origin
         self.tls = tls
+        self.endpoints = endpoints
+        self.intercept = intercept
+        self.auth = auth
+        self.retry = retry
+        self.rateLimit = rateLimit
+    }
+
+    /// The first configured endpoint template matching the request, if any.
+    public func endpoint(method: String, path: Substring) -> EndpointTemplate? {
+        endpoints.first { $0.matches(method: method, path: path) }
     }
 
     /// True when one of `hosts` matches `host` (case-insensitive).
