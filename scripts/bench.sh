@@ -1,0 +1,435 @@
+#!/usr/bin/env bash
+# Benchmark the gateway against a direct connection and peer proxies (issue 9).
+#
+#   scripts/bench.sh            # full run: BENCH_SECONDS (10) per run, BENCH_REPEAT (1) runs per figure
+#   scripts/bench.sh --quick    # 3 s per run
+#   BENCH_SECONDS=10 BENCH_REPEAT=2 scripts/bench.sh
+#
+# Installs nginx, wrk, squid, tinyproxy, haproxy (apt-get) and mitmproxy (pip, in a venv
+# under ~/.cache/gateway-bench), builds the gateway in release, starts an nginx origin on
+# 127.0.0.1 and measures each path with wrk. Prints one markdown table and writes it to
+# scripts/bench-results.md. Everything runs on 127.0.0.1 on free ports; every process it
+# starts is stopped on exit. Run as root on Debian (or with everything already installed).
+#
+# Options:
+#   --quick            3 s per run (unless BENCH_SECONDS is set)
+#   --only LIST        comma-separated subset of: direct,gateway,nginx-fp,haproxy,squid,tinyproxy,mitmdump
+#                      (direct and haproxy are always kept: the ratios need them)
+#   --skip-install     do not run apt-get / pip
+#   --no-build         use the existing .build/release/gateway
+#   --no-extras        skip the gateway memory checks (1,000 connections, 1 GiB stream)
+#   -h, --help
+#
+# Environment:
+#   BENCH_SECONDS      seconds per wrk run (default 10, 3 with --quick)
+#   BENCH_REPEAT       runs per figure (default 1; 2 for figures to publish)
+#   BENCH_MITM_SECONDS seconds per mitmdump run (default 5, 2 with --quick)
+#   BENCH_IDLE_WAIT    before each run, wait up to this many seconds for a quiet machine
+#                      (< 10% of a core busy; default 60, 0 with --quick)
+#   BENCH_BUILD_WAIT   wait up to this many seconds for other swift builds before building (default 1800)
+#   BENCH_OUT          results file (default scripts/bench-results.md)
+#   BENCH_CACHE        where the mitmproxy venv lives (default ~/.cache/gateway-bench)
+#   BENCH_GATEWAY_BIN  gateway binary to measure (implies --no-build)
+#
+# Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
+# (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on.
+set -Eeuo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HELPERS="$ROOT/scripts/bench"
+TEMPLATES="$HELPERS/templates"
+ORIGINAL_COMMAND="scripts/bench.sh${*:+ $*}"
+
+QUICK=0 SKIP_INSTALL=0 NO_BUILD=0 NO_EXTRAS=0 ONLY=""
+while (($#)); do
+    case "$1" in
+        --quick) QUICK=1 ;;
+        --only) ONLY="${2:?--only needs a list}"; shift ;;
+        --only=*) ONLY="${1#--only=}" ;;
+        --skip-install) SKIP_INSTALL=1 ;;
+        --no-build) NO_BUILD=1 ;;
+        --no-extras) NO_EXTRAS=1 ;;
+        -h|--help) sed -n '2,/^set -Eeuo/{/^set -Eeuo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+        *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+if ((QUICK)); then
+    RUN_SECONDS=${BENCH_SECONDS:-3}; MITM_SECONDS=${BENCH_MITM_SECONDS:-2}; IDLE_WAIT=${BENCH_IDLE_WAIT:-0}
+else
+    RUN_SECONDS=${BENCH_SECONDS:-10}; MITM_SECONDS=${BENCH_MITM_SECONDS:-5}; IDLE_WAIT=${BENCH_IDLE_WAIT:-60}
+fi
+REPEAT=${BENCH_REPEAT:-1}
+BUILD_WAIT=${BENCH_BUILD_WAIT:-1800}
+OUT=${BENCH_OUT:-$ROOT/scripts/bench-results.md}
+CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gateway-bench}
+GATEWAY_BIN=${BENCH_GATEWAY_BIN:-$ROOT/.build/release/gateway}
+[[ -n "${BENCH_GATEWAY_BIN:-}" ]] && NO_BUILD=1
+LOADS=("1k 50" "100k 50" "1k 1")
+export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
+
+log() { printf '==> %s\n' "$*" >&2; }
+WORK=$(mktemp -d /tmp/gateway-bench.XXXXXX)
+chmod 755 "$WORK"   # squid, tinyproxy and nginx workers drop privileges
+note() { printf '%s\n' "$*" >>"$WORK/notes.txt"; log "note: $*"; }
+fail() { printf '%s\n' "$*" >>"$WORK/failures.txt"; printf '!!! FAIL: %s\n' "$*" >&2; }
+
+# ---------------------------------------------------------------- processes
+STARTED=()   # pids of every process this script started
+descendants() { local p; for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do echo "$p"; descendants "$p"; done; }
+stop_pid() { # stop_pid PID: a process this script started (and its descendants)
+    local pid=$1 all i p rest=()
+    for p in "${STARTED[@]}"; do [[ $p == "$pid" ]] || rest+=("$p"); done
+    ((${#rest[@]} < ${#STARTED[@]})) || return 0   # not ours, or already stopped (its pid may be reused)
+    STARTED=(${rest[@]+"${rest[@]}"})
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+    all="$pid $(descendants "$pid" | tr '\n' ' ')"
+    kill -TERM $all 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for p in $all; do kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null; done
+    wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+    local rc=$? i
+    trap - EXIT INT TERM
+    while ((${#STARTED[@]})); do stop_pid "${STARTED[${#STARTED[@]} - 1]}"; done
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# start_bg LOGFILE CMD...: runs CMD in the background; its pid is in $BG_PID.
+start_bg() {
+    local logfile=$1; shift
+    "$@" >"$logfile" 2>&1 </dev/null &
+    BG_PID=$!
+    STARTED+=("$BG_PID")
+}
+pin_tree() { # pin_tree CPU PID: moves PID, its threads and its descendants to CPU
+    local cpu=$1 p
+    for p in "$2" $(descendants "$2"); do taskset -a -p -c "$cpu" "$p" >/dev/null; done; }
+render() { # render TEMPLATE OUT key=value...
+    local template=$1 out=$2 expr=() kv; shift 2
+    for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+    sed "${expr[@]}" "$template" >"$out"
+}
+free_ports() { python3 "$HELPERS/freeports.py" "$1"; }
+
+# ---------------------------------------------------------------- install
+want() { [[ -z "$ONLY" || ",direct,haproxy,$ONLY," == *",$1,"* ]]; }
+install_packages() {
+    local missing=() cmd pkg
+    for pair in nginx:nginx wrk:wrk squid:squid tinyproxy:tinyproxy haproxy:haproxy curl:curl taskset:util-linux \
+        pgrep:procps python3:python3; do
+        cmd=${pair%%:*} pkg=${pair#*:}
+        command -v "$cmd" >/dev/null 2>&1 || PATH="$PATH:/usr/sbin:/sbin" command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    if ((${#missing[@]})) && ((!SKIP_INSTALL)); then
+        log "apt-get install ${missing[*]}"
+        if [[ $(id -u) -ne 0 ]]; then echo "bench.sh: need root to install ${missing[*]}" >&2; exit 1; fi
+        timeout 600 apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+    export PATH="$PATH:/usr/sbin:/sbin"
+    for cmd in nginx wrk curl taskset python3; do
+        command -v "$cmd" >/dev/null || { echo "bench.sh: $cmd is required" >&2; exit 1; }
+    done
+}
+MITMDUMP=""
+install_mitmproxy() {
+    want mitmdump || return 0
+    if [[ -x "$CACHE/venv/bin/mitmdump" ]]; then MITMDUMP="$CACHE/venv/bin/mitmdump"; return 0; fi
+    if ((SKIP_INSTALL)); then
+        MITMDUMP=$(command -v mitmdump || true)
+        [[ -n "$MITMDUMP" ]] || note "mitmdump skipped: not installed (--skip-install)"
+        return 0
+    fi
+    log "pip install mitmproxy into $CACHE/venv"
+    mkdir -p "$CACHE"
+    if timeout 120 python3 -m venv "$CACHE/venv" >"$WORK/pip.log" 2>&1 &&
+        timeout 900 "$CACHE/venv/bin/pip" install -q --timeout 60 mitmproxy >>"$WORK/pip.log" 2>&1 &&
+        [[ -x "$CACHE/venv/bin/mitmdump" ]]; then
+        MITMDUMP="$CACHE/venv/bin/mitmdump"
+    else
+        note "mitmdump skipped: pip install mitmproxy failed ($(tail -n 1 "$WORK/pip.log"))"
+        rm -rf "$CACHE/venv"
+    fi
+}
+
+# ---------------------------------------------------------------- build
+wait_for_other_builds() { # wait_for_other_builds MAX_SECONDS
+    local waited=0
+    while pgrep -f swift-build >/dev/null 2>&1 && ((waited < $1)); do
+        ((waited % 60 == 0)) && log "waiting for another swift build to finish ($waited s)"
+        sleep 5; waited=$((waited + 5))
+    done
+}
+build_gateway() {
+    if ((NO_BUILD)); then
+        [[ -x "$GATEWAY_BIN" ]] || { echo "bench.sh: $GATEWAY_BIN missing (drop --no-build)" >&2; exit 1; }
+        return 0
+    fi
+    command -v swift >/dev/null || { echo "bench.sh: swift not found" >&2; exit 1; }
+    wait_for_other_builds "$BUILD_WAIT"
+    log "swift build -c release --product gateway"
+    (cd "$ROOT" && timeout 3600 swift build -c release --product gateway 2>&1 | tail -n 3) >&2
+    [[ -x "$GATEWAY_BIN" ]] || { echo "bench.sh: release build failed" >&2; exit 1; }
+}
+
+# ---------------------------------------------------------------- origin
+ORIGIN_PORT="" ORIGIN_PID=""
+start_origin() {
+    mkdir -p "$WORK/htdocs" "$WORK/origin-tmp"
+    head -c 1024 /dev/urandom >"$WORK/htdocs/1k"
+    head -c 102400 /dev/urandom >"$WORK/htdocs/100k"
+    truncate -s 1G "$WORK/htdocs/1g"
+    chmod -R a+rX "$WORK/htdocs"
+    ORIGIN_PORT=$(free_ports 1)
+    render "$TEMPLATES/origin-nginx.conf" "$WORK/origin.conf" DIR="$WORK" ORIGIN_PORT="$ORIGIN_PORT"
+    start_bg "$WORK/origin.out" taskset -c 0 nginx -c "$WORK/origin.conf" -p "$WORK"
+    ORIGIN_PID=$BG_PID
+    local i
+    for ((i = 0; i < 100; i++)); do
+        curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$ORIGIN_PORT/1k" && return 0
+        kill -0 "$ORIGIN_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$WORK/origin.out" "$WORK/origin-error.log" >&2 2>/dev/null || true
+    echo "bench.sh: nginx origin did not start" >&2; exit 1
+}
+
+# ---------------------------------------------------------------- proxies
+# start_proxy NAME: starts the proxy on CPU 1, sets PROXY_PID and PROXY_PORT.
+PROXY_PID="" PROXY_PORT=""
+start_proxy() {
+    local name=$1 admin
+    read -r PROXY_PORT admin < <(free_ports 2)
+    local vars=(DIR="$WORK" PROXY_PORT="$PROXY_PORT" ADMIN_PORT="$admin" ORIGIN_PORT="$ORIGIN_PORT")
+    case "$name" in
+        gateway|gateway-log-info)
+            local level=warning; [[ $name == gateway-log-info ]] && level=info
+            mkdir -p "$WORK/gateway-state"
+            render "$TEMPLATES/gateway.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL="$level"
+            start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
+            ;;
+        gateway-*)
+            mkdir -p "$WORK/gateway-state"
+            render "$TEMPLATES/$name.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL=warning
+            start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
+            ;;
+        nginx-fp)
+            mkdir -p "$WORK/nginx-fp-tmp"
+            render "$TEMPLATES/nginx-fp.conf" "$WORK/nginx-fp.conf" "${vars[@]}"
+            start_bg "$WORK/nginx-fp.log" taskset -c 1 nginx -c "$WORK/nginx-fp.conf" -p "$WORK"
+            ;;
+        haproxy)
+            render "$TEMPLATES/haproxy.cfg" "$WORK/haproxy.cfg" "${vars[@]}"
+            start_bg "$WORK/haproxy.log" taskset -c 1 haproxy -db -f "$WORK/haproxy.cfg"
+            ;;
+        squid)
+            mkdir -p "$WORK/squid"; chown proxy:proxy "$WORK/squid" 2>/dev/null || chmod 777 "$WORK/squid"
+            render "$TEMPLATES/squid.conf" "$WORK/squid.conf" "${vars[@]}"
+            start_bg "$WORK/squid.log" taskset -c 1 squid -N -f "$WORK/squid.conf"
+            ;;
+        tinyproxy)
+            mkdir -p "$WORK/tinyproxy"; chown nobody:nogroup "$WORK/tinyproxy" 2>/dev/null || chmod 777 "$WORK/tinyproxy"
+            render "$TEMPLATES/tinyproxy.conf" "$WORK/tinyproxy.conf" "${vars[@]}"
+            start_bg "$WORK/tinyproxy.log" taskset -c 1 tinyproxy -d -c "$WORK/tinyproxy.conf"
+            ;;
+        mitmdump)
+            mkdir -p "$WORK/mitm"
+            start_bg "$WORK/mitmdump.log" taskset -c 1 "$MITMDUMP" -q --listen-host 127.0.0.1 --listen-port "$PROXY_PORT" \
+                --set confdir="$WORK/mitm"
+            ;;
+    esac
+    PROXY_PID=$BG_PID
+}
+proxy_log() { ls "$WORK/$1".log 2>/dev/null || true; }
+
+# fetch_check PROXYPORT FILE: the body through the proxy is byte-identical to the origin's.
+fetch_check() {
+    local via=() got="$WORK/fetched"
+    [[ -n "$1" ]] && via=(-x "http://127.0.0.1:$1")
+    rm -f "$got"
+    curl -sS --max-time 10 "${via[@]}" -o "$got" -w '%{http_code}' "http://127.0.0.1:$ORIGIN_PORT/$2" >"$WORK/fetched.code" 2>"$WORK/fetched.err" &&
+        [[ $(cat "$WORK/fetched.code") == 2* ]] && cmp -s "$got" "$WORK/htdocs/$2"
+}
+wait_ready() { # wait_ready NAME
+    local i
+    for ((i = 0; i < 300; i++)); do
+        fetch_check "$PROXY_PORT" 1k && return 0
+        kill -0 "$PROXY_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "$1 did not start or does not forward (last: HTTP $(cat "$WORK/fetched.code" 2>/dev/null) $(cat "$WORK/fetched.err" 2>/dev/null)); log: $(tail -n 5 "$(proxy_log "$1")" 2>/dev/null | tr '\n' ' ')"
+    return 1
+}
+
+busy_ticks() { # busy jiffies of all CPUs (everything but idle and iowait), from /proc/stat
+    local _cpu user nice system idle iowait irq softirq steal _rest
+    read -r _cpu user nice system idle iowait irq softirq steal _rest </proc/stat
+    echo $((user + nice + system + irq + softirq + steal))
+}
+wait_idle() {
+    ((IDLE_WAIT > 0)) || return 0
+    local waited=0
+    while ((waited < IDLE_WAIT)); do
+        # CPU, not pgrep: builds queued on SwiftPM's lock sleep and do not disturb a run
+        local a b
+        a=$(busy_ticks); sleep 1; b=$(busy_ticks)
+        (((b - a) <= 10)) && return 0   # under 10% of one core busy over that second (CLK_TCK 100)
+        waited=$((waited + 1))
+    done
+    log "machine still busy after ${IDLE_WAIT}s; measuring anyway (the row will be flagged)"
+}
+
+# measure NAME BODY CONNS SECONDS REP PROXYPID TARGETPORT
+measure() {
+    local name=$1 body=$2 conns=$3 secs=$4 rep=$5 pid=$6 port=$7 lua="$WORK/$2.lua"
+    [[ -f "$lua" ]] || render "$TEMPLATES/absolute.lua" "$lua" ORIGIN_PORT="$ORIGIN_PORT" FILE="$body"
+    if [[ $name != direct ]] && ! fetch_check "$port" "$body"; then
+        fail "$name: /$body through the proxy differs from the origin's (HTTP $(cat "$WORK/fetched.code" 2>/dev/null))"
+        return 1
+    fi
+    wait_idle
+    # tinyproxy closes every client connection after a response without saying so:
+    # wrk counts a read error per request and reconnects. Expected, noted, not a failure.
+    local tolerate=""; [[ $name == tinyproxy ]] && tolerate=1
+    if ! timeout $((secs + 60)) taskset -c 0 python3 "$HELPERS/measure.py" --name "$name" --body "$body" --conns "$conns" \
+        --seconds "$secs" --rep "$rep" --target "127.0.0.1:$port" --lua "$lua" --proxy-pid "$pid" \
+        --origin-pid "$ORIGIN_PID" --origin-status "http://127.0.0.1:$ORIGIN_PORT/nginx_status" \
+        --out "$WORK/runs.jsonl" ${tolerate:+--expect-read-errors}; then
+        fail "$name $body c=$conns: wrk run failed"
+        return 1
+    fi
+    python3 - "$WORK/runs.jsonl" "$name" "$WORK/failures.txt" <<'EOF'
+import json, sys
+rec = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+name, problems = sys.argv[2], []
+errors = {k: v for k, v in rec["errors"].items() if v}
+if rec.get("expect_read_errors") and set(errors) <= {"read"}:
+    errors = {}
+if rec["non2xx"]:
+    problems.append(f"{rec['non2xx']} non-2xx responses")
+if errors:
+    problems.append("socket errors " + ", ".join(f"{k} {v}" for k, v in errors.items()))
+if rec["origin_requests"] is not None and rec["origin_requests"] < 0.99 * rec["requests"]:
+    problems.append(f"origin saw only {rec['origin_requests']} of {rec['requests']} requests (cached or not forwarded?)")
+if rec["timed_out"]:
+    problems.append("wrk did not finish in time")
+if problems:
+    line = f"{name} {rec['body']} c={rec['conns']} run {rec['rep']}: " + "; ".join(problems)
+    open(sys.argv[3], "a").write(line + "\n")
+    print("!!! FAIL: " + line, file=sys.stderr)
+EOF
+}
+
+bench_proxy() { # bench_proxy NAME
+    local name=$1 load body conns rep secs=$RUN_SECONDS
+    [[ $name == mitmdump ]] && secs=$MITM_SECONDS
+    log "$name"
+    if [[ $name == direct ]]; then
+        pin_tree 1 "$ORIGIN_PID"   # direct: wrk on CPU 0, nginx on CPU 1
+        for load in "${LOADS[@]}"; do
+            read -r body conns <<<"$load"
+            for ((rep = 1; rep <= REPEAT; rep++)); do measure direct "$body" "$conns" "$secs" "$rep" 0 "$ORIGIN_PORT" || true; done
+        done
+        pin_tree 0 "$ORIGIN_PID"
+        return 0
+    fi
+    start_proxy "$name"
+    local pid=$PROXY_PID
+    if wait_ready "$name"; then
+        for load in "${LOADS[@]}"; do
+            read -r body conns <<<"$load"
+            for ((rep = 1; rep <= REPEAT; rep++)); do measure "$name" "$body" "$conns" "$secs" "$rep" "$pid" "$PROXY_PORT" || true; done
+        done
+    fi
+    kill -0 "$pid" 2>/dev/null || fail "$name exited during the benchmark; log: $(tail -n 5 "$(proxy_log "$name")" 2>/dev/null | tr '\n' ' ')"
+    stop_pid "$pid"
+}
+
+gateway_extras() {
+    log "gateway memory: 1,000 keep-alive connections, 1 GiB stream"
+    start_proxy gateway
+    local pid=$PROXY_PID port=$PROXY_PORT idle stream
+    wait_ready gateway || return 0
+    if ! idle=$(timeout 180 taskset -c 0 python3 "$HELPERS/idle_conns.py" --proxy "127.0.0.1:$port" --pid "$pid" \
+        --url "http://127.0.0.1:$ORIGIN_PORT/1k" --count 1000 2>"$WORK/idle.err"); then
+        fail "gateway with 1,000 connections: $(tail -n 1 "$WORK/idle.err")"
+        idle=$(python3 -c 'import json,sys; print(json.dumps({"error": sys.argv[1]}))' "$(tail -n 1 "$WORK/idle.err")")
+    fi
+    if ! stream=$(timeout 300 python3 "$HELPERS/stream_rss.py" --proxy "127.0.0.1:$port" --pid "$pid" \
+        --url "http://127.0.0.1:$ORIGIN_PORT/1g" --max-time 240 2>"$WORK/stream.err"); then
+        stream='{"error": "stream_rss.py failed"}'
+    fi
+    echo "{\"idle_conns\": $idle, \"stream\": $stream}" >"$WORK/gateway-extras.json"
+    python3 - "$WORK/gateway-extras.json" "$WORK/failures.txt" <<'EOF'
+import json, sys
+e = json.load(open(sys.argv[1]))
+s, i, bad = e["stream"], e["idle_conns"], []
+if s.get("bytes") != 1 << 30 or s.get("http_code") != 200:
+    bad.append(f"gateway 1 GiB stream: HTTP {s.get('http_code')}, {s.get('bytes')} bytes {s.get('curl_error', '')}")
+if "ok_responses" in i and i["ok_responses"] != i["count"]:
+    bad.append(f"gateway 1,000 connections: only {i['ok_responses']} 2xx responses")
+for line in bad:
+    open(sys.argv[2], "a").write(line + "\n")
+    print("!!! FAIL: " + line, file=sys.stderr)
+EOF
+    stop_pid "$pid"
+}
+
+# ---------------------------------------------------------------- main
+main() {
+    ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+    install_packages
+    install_mitmproxy
+    if want gateway; then build_gateway; fi
+    : >"$WORK/runs.jsonl"; : >"$WORK/notes.txt"; : >"$WORK/failures.txt"
+    start_origin
+    log "origin nginx on 127.0.0.1:$ORIGIN_PORT; ${RUN_SECONDS}s per run, $REPEAT run(s) per figure"
+
+    local proxies=(direct gateway gateway-log-info) t
+    for t in "$TEMPLATES"/gateway-*.yaml; do [[ -e $t ]] && proxies+=("$(basename "$t" .yaml)"); done
+    proxies+=(nginx-fp haproxy squid tinyproxy mitmdump)
+    local name
+    for name in "${proxies[@]}"; do
+        case "$name" in
+            direct|haproxy) ;;
+            gateway*) want gateway || want "$name" || continue ;;
+            *) want "$name" || continue ;;
+        esac
+        case "$name" in
+            mitmdump) [[ -n "$MITMDUMP" ]] || continue ;;
+            squid|tinyproxy|haproxy) command -v "$name" >/dev/null || { note "$name skipped: not installed"; continue; } ;;
+        esac
+        bench_proxy "$name"
+    done
+    if ((!NO_EXTRAS)) && want gateway; then gateway_extras; fi
+
+    {
+        local build="release build"; [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && build="binary $GATEWAY_BIN"
+        want gateway && echo "gateway: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- Sources 2>/dev/null || echo ' (+ uncommitted changes in Sources)'), $build"
+        echo "$(nginx -v 2>&1 | sed 's/^nginx version: //'), $(wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2)"
+        haproxy -v | head -n 1 | cut -d' ' -f1-3
+        want squid && command -v squid >/dev/null && squid -v | head -n 1
+        want tinyproxy && command -v tinyproxy >/dev/null && tinyproxy -v
+        want mitmdump && [[ -n "$MITMDUMP" ]] && echo "mitmdump $("$MITMDUMP" --version 2>/dev/null | head -n 1 | awk '{print $2}')"
+    } >"$WORK/versions.txt" 2>/dev/null || true
+    python3 - "$WORK/meta.json" "$ORIGINAL_COMMAND" "$RUN_SECONDS" "$MITM_SECONDS" "$REPEAT" <<'EOF'
+import json, os, platform, sys, time
+path, command, seconds, mitm, repeat = sys.argv[1:]
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+json.dump({"command": command, "date": time.strftime("%Y-%m-%d %H:%M %Z"), "seconds": int(seconds),
+           "mitm_seconds": int(mitm), "repeat": int(repeat),
+           "machine": f"{os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}"}, open(path, "w"))
+EOF
+    echo >&2
+    python3 "$HELPERS/report.py" "$WORK" "$OUT"
+    log "written to $OUT"
+    if [[ -s "$WORK/failures.txt" ]]; then
+        echo >&2; echo "!!! bench.sh: FAILURES:" >&2; sed 's/^/!!!   /' "$WORK/failures.txt" >&2
+        exit 1
+    fi
+}
+main "$@"; exit $?

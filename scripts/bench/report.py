@@ -1,0 +1,229 @@
+"""Render the benchmark results (runs.jsonl, gateway-extras.json, meta.json) as markdown."""
+import json
+import os
+import sys
+from statistics import mean
+
+BUSY_PCT = 10.0  # other processes' share of all CPUs above which a run is flagged
+
+
+def load_jsonl(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def lines_of(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
+def fmt_rps(v):
+    return f"{v / 1000:.1f}k" if v >= 1000 else f"{v:.0f}"
+
+
+def fmt_us(v):
+    if v is None:
+        return "—"
+    return f"{v:.0f} µs" if v < 1000 else f"{v / 1000:.2f} ms"
+
+
+def mib(kib):
+    return None if kib is None else kib / 1024
+
+
+def fmt_ratio(a, b):
+    return f"{a / b:.2f}" if a and b else "—"
+
+
+def group(runs):
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["name"], r["body"], r["conns"]), []).append(r)
+    return groups
+
+
+def row_stats(rs):
+    ok = [r for r in rs if r.get("rps")]
+    if not ok:
+        return None
+    def avg(key):
+        vals = [r[key] for r in ok if r.get(key) is not None]
+        return mean(vals) if vals else None
+    return {
+        "rps_runs": [r["rps"] for r in ok], "rps": mean(r["rps"] for r in ok),
+        "p50": avg("p50_us"), "p99": avg("p99_us"), "cpu": avg("cpu_us_per_req"),
+        "rss_idle": min((r["rss_idle_kib"] for r in ok if r.get("rss_idle_kib")), default=None),
+        "rss_load": max((r["rss_load_kib"] for r in ok if r.get("rss_load_kib")), default=None),
+        "busy": max(r.get("other_cpu_pct") or 0 for r in ok),
+        "errors": sum(r["non2xx"] + sum(v for k, v in r["errors"].items()
+                                        if not (k == "read" and r.get("expect_read_errors"))) for r in ok),
+        "closes": sum(r["errors"]["read"] for r in ok if r.get("expect_read_errors")),
+    }
+
+
+def table(runs, order):
+    groups = group(runs)
+    stats = {k: row_stats(v) for k, v in groups.items()}
+    loads = []
+    for (_, body, conns) in groups:
+        if (body, conns) not in loads:
+            loads.append((body, conns))
+    lines = ["| proxy | body | conns | req/s | p50 | p99 | ×direct | ×HAProxy | CPU µs/req | RSS MiB idle / load |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for body, conns in loads:
+        direct = stats.get(("direct", body, conns))
+        haproxy = stats.get(("haproxy", body, conns))
+        for name in order:
+            s = stats.get((name, body, conns))
+            if s is None:
+                continue
+            rps = " / ".join(fmt_rps(v) for v in s["rps_runs"])
+            if s["busy"] > BUSY_PCT:
+                rps += " \\*"
+            if s["errors"]:
+                rps += f" (!{s['errors']} errors)"
+            if s["closes"]:
+                rps += " †"
+            rss = "—" if s["rss_idle"] is None else f"{mib(s['rss_idle']):.1f} / {mib(s['rss_load']):.1f}"
+            cpu = "—" if s["cpu"] is None else f"{s['cpu']:.1f}"
+            lines.append(f"| {name} | {body} | {conns} | {rps} | {fmt_us(s['p50'])} | {fmt_us(s['p99'])} | "
+                         f"{fmt_ratio(s['rps'], direct and direct['rps'])} | "
+                         f"{fmt_ratio(s['rps'], haproxy and haproxy['rps'])} | {cpu} | {rss} |")
+    return lines, stats
+
+
+def extras_lines(extras):
+    lines = []
+    idle = extras.get("idle_conns")
+    if idle and "rss_held_kib" in idle:
+        lines.append(
+            f"- gateway RSS with {idle['count']:,} keep-alive client connections: "
+            f"{mib(idle['rss_before_kib']):.1f} MiB before, {mib(idle['rss_connected_kib']):.1f} MiB connected "
+            f"(no request), {mib(idle['rss_held_kib']):.1f} MiB after one request each and held "
+            f"({idle['ok_responses']}/{idle['count']} 2xx, {idle['still_open']} still open), "
+            f"{mib(idle['rss_after_close_kib']):.1f} MiB after closing them")
+    elif idle:
+        lines.append(f"- gateway RSS with 1,000 idle connections: FAILED ({idle.get('error', '?')})")
+    stream = extras.get("stream")
+    if stream and stream.get("bytes"):
+        lines.append(
+            f"- gateway RSS while streaming a 1 GiB body (curl, HTTP {stream['http_code']}, "
+            f"{stream['bytes']} bytes in {stream['seconds']} s = {stream['mib_per_s']} MiB/s): "
+            f"{mib(stream['rss_before_kib']):.1f} MiB before, peak {mib(stream['rss_peak_kib']):.1f} MiB "
+            f"(first quarter {mib(stream['rss_first_quarter_peak_kib']):.1f}, last quarter "
+            f"{mib(stream['rss_last_quarter_peak_kib']):.1f}), {mib(stream['rss_after_kib']):.1f} MiB after; "
+            f"{stream['samples']} samples every 100 ms")
+    elif stream:
+        lines.append(f"- gateway 1 GiB stream: FAILED ({stream.get('error') or stream.get('curl_error') or stream})")
+    return lines
+
+
+def verdict(ok):
+    return "met" if ok else "**not met**"
+
+
+def targets(stats, extras, order):
+    out = []
+    def get(name, body, conns):
+        return stats.get((name, body, conns))
+    g, h = get("gateway", "1k", 50), get("haproxy", "1k", 50)
+    if g and h:
+        out.append(f"- throughput ≥ HAProxy (1k, 50 conns): {g['rps'] / h['rps']:.2f}× — {verdict(g['rps'] >= h['rps'])}")
+    for body in ("1k", "100k"):
+        g = get("gateway", body, 50)
+        peers = [(p, get(p, body, 50)) for p in ("squid", "tinyproxy") if get(p, body, 50)]
+        if g and peers:
+            beaten = all(g["rps"] > s["rps"] for _, s in peers)
+            names = ", ".join(f"{p} {s['rps'] / 1000:.1f}k" for p, s in peers)
+            out.append(f"- beats squid and tinyproxy ({body}, 50 conns): gateway {g['rps'] / 1000:.1f}k vs {names} — {verdict(beaten)}")
+    g, d = get("gateway", "1k", 1), get("direct", "1k", 1)
+    if g and d and g["p50"] and d["p50"]:
+        added = g["p50"] - d["p50"]
+        out.append(f"- p50 added at 1 connection ≤ 100 µs: +{added:.0f} µs ({fmt_us(d['p50'])} → {fmt_us(g['p50'])}) — {verdict(added <= 100)}")
+    g = get("gateway", "1k", 50)
+    if g and g["rss_idle"]:
+        out.append(f"- RSS idle ≤ 30 MiB: {mib(g['rss_idle']):.1f} MiB — {verdict(mib(g['rss_idle']) <= 30)}")
+    idle = extras.get("idle_conns") or {}
+    if "rss_held_kib" in idle:
+        worst = max(idle["rss_connected_kib"], idle["rss_held_kib"])
+        out.append(f"- RSS with 1,000 connections ≤ 100 MiB: {mib(worst):.1f} MiB — {verdict(mib(worst) <= 100)}")
+    stream = extras.get("stream") or {}
+    if stream.get("bytes"):
+        growth = mib(stream["rss_last_quarter_peak_kib"] - stream["rss_first_quarter_peak_kib"])
+        flat = growth <= 4 and stream["bytes"] == 1 << 30
+        out.append(f"- 1 GiB streamed with flat memory: last-quarter peak − first-quarter peak = {growth:+.1f} MiB, "
+                   f"peak − before = {mib(stream['rss_peak_kib'] - stream['rss_before_kib']):+.1f} MiB — {verdict(flat)}")
+    base = get("gateway", "1k", 50)
+    variants = [n for n in order if n.startswith("gateway") and n != "gateway"]
+    for name in variants:
+        v = get(name, "1k", 50)
+        if base and v:
+            loss = 1 - v["rps"] / base["rps"]
+            check = "" if "log" in name else f" — {verdict(loss <= 0.10)} (target ≤ 10%)"
+            out.append(f"- {name} vs gateway (1k, 50 conns): {loss * 100:+.1f}% throughput lost{check}")
+    if not any(n for n in variants if "log" not in n):
+        out.append("- ≤ 10% lost with metrics and typical policies: not measured (no gateway-*.yaml policy "
+                   "template in scripts/bench/templates yet)")
+    return out
+
+
+def main():
+    workdir, out_path = sys.argv[1], sys.argv[2]
+    with open(os.path.join(workdir, "meta.json")) as f:
+        meta = json.load(f)
+    runs = load_jsonl(os.path.join(workdir, "runs.jsonl"))
+    extras_path = os.path.join(workdir, "gateway-extras.json")
+    extras = json.load(open(extras_path)) if os.path.exists(extras_path) else {}
+    order = []
+    for r in runs:
+        if r["name"] not in order:
+            order.append(r["name"])
+    rows, stats = table(runs, order)
+    busy = [r for r in runs if (r.get("other_cpu_pct") or 0) > BUSY_PCT]
+    md = [f"# Benchmark results", "",
+          f"`{meta['command']}` — {meta['date']}, {meta['machine']}", "",
+          f"{meta['seconds']} s per run ({meta['mitm_seconds']} s for mitmdump), {meta['repeat']} run(s) per figure "
+          "(req/s lists each run; the other columns are means). wrk -t1 and the nginx origin on CPU 0, the proxy "
+          "on CPU 1 (direct: nginx on CPU 1). CPU µs/req = the proxy's CPU time (all its processes) ÷ requests. "
+          "RSS = VmRSS summed over the proxy's processes, before the run / peak during it (each proxy is "
+          "started fresh before its first row, 1k × 50, so that row's idle figure is the fresh process's).", ""]
+    md += rows
+    md.append("")
+    if busy:
+        md.append(f"\\* other processes used more than {BUSY_PCT:.0f}% of the machine during a run of this row "
+                  f"(max {max(r['other_cpu_pct'] for r in busy):.0f}%): noisy figure, rerun on an idle machine.")
+        md.append("")
+    if any(r.get("expect_read_errors") and r["errors"]["read"] for r in runs):
+        md.append("† closes the client connection after every response (no keep-alive): wrk counts a read "
+                  "error per request and reconnects.")
+        md.append("")
+    md += ["## Gateway memory", ""] + (extras_lines(extras) or ["- not measured"]) + [""]
+    md += ["## Targets (issue 9)", ""] + targets(stats, extras, order) + [""]
+    md += ["## Runs", "",
+           "Every wrk run: origin requests and new origin connections during it (from nginx stub_status; a "
+           "proxy that reuses connections opens few), and the CPU share used by other processes.", "",
+           "| proxy | body | conns | run | req/s | requests | origin requests | new origin conns | "
+           "non-2xx | socket errors | other load % |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        md.append(f"| {r['name']} | {r['body']} | {r['conns']} | {r['rep']} | {r['rps'] or 0:.0f} | {r['requests']} | "
+                  f"{r['origin_requests']} | {r['origin_accepts']} | {r['non2xx']} | "
+                  f"{sum(r['errors'].values())} | {r['other_cpu_pct']} |")
+    md.append("")
+    versions, notes, failures = (lines_of(os.path.join(workdir, n)) for n in ("versions.txt", "notes.txt", "failures.txt"))
+    md += ["## Versions", ""] + [f"- {v}" for v in versions] + [""]
+    if failures:
+        md += ["## FAILURES", ""] + [f"- {n}" for n in failures] + [""]
+    if notes:
+        md += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    text = "\n".join(md)
+    with open(out_path, "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
