@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         .target(
@@ -54,6 +55,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -66,6 +68,9 @@ let package = Package(
             dependencies: [
                 "GatewayCore",
                 "GatewayConfig",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -80,6 +85,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -149,12 +155,31 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayUpstreamTests",
-            dependencies: ["GatewayUpstream", "GatewayCore", "GatewayConfig", "GatewayTesting"],
+            dependencies: [
+                "GatewayUpstream", "GatewayCore", "GatewayConfig", "GatewayTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "GatewayListenerTests",
             dependencies: ["GatewayListener", "GatewayCore", "GatewayConfig"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatewayObservabilityTests",
+            dependencies: ["GatewayObservability", "GatewayCore", "GatewayConfig"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatewayPoliciesTests",
+            dependencies: ["GatewayPolicies", "GatewayCore", "GatewayConfig", "GatewayTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -32,12 +32,14 @@ public final class GatewayApplication: Sendable {
     ) {
         self.configPath = configPath
         self.logger = logger
-        let metrics = GatewayMetrics()
+        let metrics = GatewayMetrics(statsWindow: config.metrics.statsWindow)
         self.metrics = metrics
+        let tls = PinningTLSHandlerFactory(events: metrics, logger: logger)
+        self.tls = tls
         let pool = UpstreamPool(
             configuration: UpstreamPoolConfiguration(config.pool),
             eventLoopGroup: eventLoopGroup,
-            tls: PinningTLSHandlerFactory(events: metrics, logger: logger),
+            tls: tls,
             events: metrics,
             logger: logger
         )
@@ -75,6 +77,7 @@ public final class GatewayApplication: Sendable {
 
     /// Runs until shut down (signal or `shutdown()`); then closes upstream connections.
     public func run() async throws {
+        prepareTLS(for: liveConfig.current.config)
         do {
             try await serviceGroup.run()
         } catch {
@@ -82,6 +85,25 @@ public final class GatewayApplication: Sendable {
             throw error
         }
         await pool.shutdown()
+    }
+
+    private let tls: PinningTLSHandlerFactory
+
+    /// Loads trust stores (the system bundle, configured CA files) off the event
+    /// loops before the first TLS connection needs them.
+    private func prepareTLS(for config: GatewayConfig) {
+        let settings = [UpstreamTLSSettings.standard] + config.upstreams.map(\.tls)
+        let tls = self.tls
+        let logger = self.logger
+        Task.detached {
+            for setting in Set(settings) {
+                do {
+                    try tls.prepare(setting)
+                } catch {
+                    logger.warning("could not load TLS trust roots: \(error)")
+                }
+            }
+        }
     }
 
     /// Starts a graceful shutdown: stop accepting, drain, exit `run()`.

@@ -11,6 +11,14 @@ struct GatewayServices: Sendable {
     let pool: UpstreamPool
     let metrics: GatewayMetrics
     let logger: Logger
+    /// OAuth2 token stores by upstream + credential: tokens, in-flight refreshes and backoff survive reloads.
+    let tokenStores = TokenStoreRegistry()
+    /// Retry budgets per upstream (sliding 1 s windows); survive reloads.
+    let retryBudgets = RetryBudgets()
+    /// Local token buckets, upstream rate-limit holds and queue depths per upstream; survive reloads.
+    let rateLimits = RateLimitRegistry()
+    /// Trace writers by file (queue, drop count, rotation); survive reloads.
+    let traceWriters = TraceWriterRegistry()
 }
 
 /// The one place that defines the order of the policies.
@@ -23,12 +31,12 @@ enum PolicyChainFactory {
     static func make(config: GatewayConfig, services: GatewayServices) -> any ProxyHandler {
         var policies: [any GatewayPolicy] = []
         // Per client request.
-        // (trace: debug traces issue)
-        // (metrics: metrics issue)
-        // (retry: retries issue)
+        if config.debug { policies.append(TracePolicy.make(config: config, writers: services.traceWriters, logger: services.logger)) }
+        policies.append(MetricsPolicy(metrics: services.metrics, config: config))
+        policies.append(RetryPolicy(upstreams: config.upstreams, budgets: services.retryBudgets, events: services.metrics))
         // Per upstream attempt.
-        // (rate limit: retries issue)
-        // (token refresh + auth injection: auth issue)
+        policies.append(RateLimitPolicy(upstreams: config.upstreams, registry: services.rateLimits, events: services.metrics))
+        policies += AuthPolicies.make(config: config, tokenStores: services.tokenStores, transport: services.pool, events: services.metrics, logger: services.logger)
         _ = config
         policies.reserveCapacity(6)
         return PolicyChain(policies: policies, terminal: services.pool)

@@ -62,6 +62,13 @@ extension GatewayError {
         case poolExhausted = "pool_exhausted"
         case shuttingDown = "shutting_down"
         case internalError = "internal_error"
+        /// The gateway's own rate limit for the upstream (queue full, or the wait
+        /// would exceed `max_wait`): 429 with `Retry-After`.
+        case localRateLimit = "local_rate_limit"
+        /// The gateway could not obtain an access token for the upstream (the token
+        /// endpoint refused, failed or timed out): 401; `cause` names the token
+        /// endpoint's `error` code (e.g. `invalid_grant`), never a secret.
+        case tokenRefreshFailed = "token_refresh_failed"
 
         public var status: HTTPResponseStatus {
             switch self {
@@ -77,6 +84,8 @@ extension GatewayError {
             case .connectTimeout, .requestTimeout: return .gatewayTimeout
             case .poolExhausted, .shuttingDown: return .serviceUnavailable
             case .internalError: return .internalServerError
+            case .localRateLimit: return .tooManyRequests
+            case .tokenRefreshFailed: return .unauthorized
             }
         }
 

@@ -7,12 +7,30 @@ public protocol GatewayEvents: Sendable {
     /// An upstream connection was opened (after connect and TLS) or closed.
     func upstreamConnectionOpened(host: String, port: Int)
     func upstreamConnectionClosed(host: String, port: Int)
+    /// A request to `upstream` is about to be sent again. `reason` is a bounded
+    /// label: an error code (`connect_failed`, `connection_reset`, `request_timeout`, ...)
+    /// or `status_NNN` for a configured status.
+    func retry(upstream: String, reason: String)
+    /// A request was rate limited. `source` is `local` (the gateway answered 429
+    /// itself) or `upstream` (the upstream answered 429, or 503 with `Retry-After`).
+    func rateLimited(upstream: String, source: String)
+    /// Requests of `upstream` now waiting in the gateway (token bucket queue or a
+    /// hold until the upstream's rate-limit reset): a gauge.
+    func queueDepth(upstream: String, depth: Int)
+    /// A token refresh for `upstream` finished. `trigger` is a bounded label
+    /// (`expiry`: proactive, before the token expires; `unauthorized`: after a 401;
+    /// `startup`), `result` is `success` or `failure`.
+    func tokenRefresh(upstream: String, trigger: String, result: String)
 }
 
 extension GatewayEvents {
     public func pinFailure(host: String, upstream: String?, mode: PinMode) {}
     public func upstreamConnectionOpened(host: String, port: Int) {}
     public func upstreamConnectionClosed(host: String, port: Int) {}
+    public func retry(upstream: String, reason: String) {}
+    public func rateLimited(upstream: String, source: String) {}
+    public func queueDepth(upstream: String, depth: Int) {}
+    public func tokenRefresh(upstream: String, trigger: String, result: String) {}
 }
 
 /// Discards every event.

@@ -5,8 +5,8 @@ import NIOHTTP1
 import NIOPosix
 public import ServiceLifecycle
 
-/// The admin listener (a separate port from the proxy): `/healthz`, `/readyz`,
-/// `/metrics`. Origin-form requests only.
+/// The admin listener (a separate port from the proxy): `/` (stats page),
+/// `/stats`, `/metrics`, `/healthz`, `/readyz`. Origin-form requests only.
 public final class AdminServer: Service, Sendable {
     /// Answers an admin request: (status, content type, body).
     public typealias Route = @Sendable (_ method: String, _ path: String) async -> (status: Int, contentType: String, body: [UInt8])?
@@ -48,7 +48,7 @@ public final class AdminServer: Service, Sendable {
         }
         let address = server.channel.localAddress!
         bound.succeed(address)
-        logger.notice("admin listening on \(address) (/healthz, /readyz, /metrics)")
+        logger.notice("admin listening on \(address) (/ page, /stats, /metrics, /healthz, /readyz)")
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in

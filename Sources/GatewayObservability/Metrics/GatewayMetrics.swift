@@ -2,27 +2,91 @@ public import GatewayCore
 import NIOConcurrencyHelpers
 public import Prometheus
 
-/// The gateway's Prometheus metrics (names as in DESIGN.md; the dashboards rely
-/// on them). Receives events from the layers through `GatewayEvents`, and the
-/// end of each exchange from the listener/policy chain.
+/// The gateway's metrics: the Prometheus registry behind `/metrics` (names in
+/// `MetricFamily`, as in DESIGN.md; the dashboards rely on them), the
+/// per-endpoint recorders behind `/stats`, and the `GatewayEvents` sink the
+/// other layers report to. Long-lived: it survives config reloads.
 public final class GatewayMetrics: GatewayEvents, Sendable {
     public let registry: PrometheusCollectorRegistry
+    /// The stats clock (injectable for tests).
+    let now: @Sendable () -> ContinuousClock.Instant
+    let startedAt: ContinuousClock.Instant
+    let statsWindow: Duration
+    let statsSlices: Int
+    let factory: MetricHandleFactory
+    let endpoints: EndpointRegistry
     private let openConnections: Gauge
-    private let counters = NIOLockedValueBox<[String: Counter]>([:])
+    private let clientConnections: Gauge
+    private let pinFailures: LabeledHandles<Counter>
+    private let retries: LabeledHandles<Counter>
+    private let tokenRefreshes: LabeledHandles<Counter>
+    private let rateLimitedRequests: LabeledHandles<Counter>
+    private let queued: LabeledHandles<Gauge>
 
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), version: String = GatewayVersion.current) {
+    /// - Parameters:
+    ///   - statsWindow: the sliding window of `/stats` (`metrics.stats_window`).
+    ///   - statsSlices: the window is cut in this many slices (rotated).
+    ///   - maxHostUpstreams: unconfigured hosts named in `upstream` labels before `other`.
+    ///   - now: the stats clock.
+    public init(
+        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        version: String = GatewayVersion.current,
+        statsWindow: Duration = .seconds(300),
+        statsSlices: Int = 10,
+        maxHostUpstreams: Int = 100,
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
         self.registry = registry
-        self.openConnections = registry.makeGauge(
-            descriptor: MetricNameDescriptor(namespace: "gateway", metricName: "upstream_connections", unitName: "open", helpText: "Open upstream connections")
-        )
-        registry.makeGauge(
-            descriptor: MetricNameDescriptor(namespace: "gateway", metricName: "build", unitName: "info", helpText: "Build information"),
-            labels: [("version", version)]
-        ).set(1 as Int64)
+        self.now = now
+        let startedAt = now()
+        self.startedAt = startedAt
+        self.statsWindow = statsWindow
+        self.statsSlices = statsSlices
+        let factory = MetricHandleFactory(registry: registry)
+        self.factory = factory
+        self.endpoints = EndpointRegistry(maxHostUpstreams: maxHostUpstreams) { key in
+            EndpointRecorder(key: key, factory: factory, stats: SlidingWindowStats(window: statsWindow, sliceCount: statsSlices, origin: startedAt))
+        }
+        self.openConnections = factory.gauge(.upstreamConnections, [])
+        self.clientConnections = factory.gauge(.clientConnections, [])
+        factory.gauge(.buildInfo, [version]).set(1 as Int64)
+        self.pinFailures = LabeledHandles { factory.counter(.pinFailures, $0) }
+        self.retries = LabeledHandles { factory.counter(.retries, $0) }
+        self.tokenRefreshes = LabeledHandles { factory.counter(.tokenRefreshes, $0) }
+        self.rateLimitedRequests = LabeledHandles { factory.counter(.rateLimited, $0) }
+        self.queued = LabeledHandles { factory.gauge(.queuedRequests, $0) }
     }
 
+    /// The exposition text for `/metrics`: every family, with HELP and TYPE even before its first sample.
+    public func exposition() -> [UInt8] {
+        factory.exposition()
+    }
+
+    /// Configured upstream names are `upstream` labels as they are; unconfigured
+    /// hosts only up to a bound. `MetricsPolicy` registers them for each config.
+    public func addConfiguredUpstreams(_ names: some Sequence<String>) {
+        endpoints.addConfiguredUpstreams(names)
+    }
+
+    /// The bounded `upstream` label for a configured name or a host.
+    public func upstreamLabel(_ name: String) -> String {
+        endpoints.upstreamLabel(name)
+    }
+
+    /// The recorder of an endpoint (made the first time; `other` beyond the bounds).
+    public func endpoint(upstream: String, method: String, endpoint: String, configured: Bool, maxEndpoints: Int) -> EndpointRecorder {
+        endpoints.recorder(upstream: upstream, method: method, endpoint: endpoint, configured: configured, maxEndpoints: maxEndpoints)
+    }
+
+    /// Sets the open client connections gauge (read from the listener at scrape time).
+    public func setClientConnections(_ count: Int) {
+        clientConnections.set(Int64(count))
+    }
+
+    // MARK: GatewayEvents
+
     public func pinFailure(host: String, upstream: String?, mode: PinMode) {
-        pinFailureCounter(host: upstream ?? host, mode: mode).increment()
+        pinFailures.get([upstreamLabel(upstream ?? host), mode.rawValue]).increment()
     }
 
     public func upstreamConnectionOpened(host: String, port: Int) {
@@ -33,18 +97,24 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
         openConnections.decrement()
     }
 
-    /// The exposition text for `/metrics`.
-    public func exposition() -> [UInt8] {
-        registry.emitToBuffer()
+    /// `gateway_retries_total{upstream,reason}`; `reason` must come from a fixed set.
+    public func retry(upstream: String, reason: String) {
+        retries.get([upstreamLabel(upstream), reason]).increment()
     }
 
-    private func pinFailureCounter(host: String, mode: PinMode) -> Counter {
-        let key = "pin|\(host)|\(mode.rawValue)"
-        if let counter = counters.withLockedValue({ $0[key] }) { return counter }
-        let descriptor = MetricNameDescriptor(namespace: "gateway", metricName: "pin_failures", unitName: "total", helpText: "Upstream TLS connections whose certificate chain matched no configured pin")
-        let counter = registry.makeCounter(descriptor: descriptor, labels: [("upstream", host), ("mode", mode.rawValue)])
-        counters.withLockedValue { $0[key] = counter }
-        return counter
+    /// `gateway_token_refreshes_total{upstream,trigger,result}`.
+    public func tokenRefresh(upstream: String, trigger: String, result: String) {
+        tokenRefreshes.get([upstreamLabel(upstream), trigger, result]).increment()
+    }
+
+    /// `gateway_rate_limited_total{upstream,source}`; source `local` or `upstream`.
+    public func rateLimited(upstream: String, source: String) {
+        rateLimitedRequests.get([upstreamLabel(upstream), source]).increment()
+    }
+
+    /// `gateway_queued_requests{upstream}`.
+    public func queueDepth(upstream: String, depth: Int) {
+        queued.get([upstreamLabel(upstream)]).set(Int64(depth))
     }
 }
 

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import GatewayConfig
+import GatewayObservability
+
+/// `gateway trace list|show ID|curl ID [--direct]`: reads the debug trace file
+/// (`trace.file` of the config, or `--file`), newest rotated files included.
+struct TraceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace",
+        abstract: "Inspect debug traces: list exchanges, show one, print its curl line.",
+        subcommands: [List.self, Show.self, Curl.self]
+    )
+
+    struct Source: ParsableArguments {
+        @OptionGroup var options: ConfigOptions
+        @Option(name: .long, help: "The trace file (default: trace.file from the config).")
+        var file: String?
+
+        func records() throws -> [TraceRecord] {
+            let path: String
+            if let file {
+                path = file
+            } else {
+                let environment = ProcessInfo.processInfo.environment
+                path = try ConfigLoader.load(path: options.resolvedPath(environment: environment), environment: environment).trace.file
+            }
+            var records: [TraceRecord] = []
+            for candidate in ([path + ".1", path]) {
+                guard let text = try? String(contentsOfFile: candidate, encoding: .utf8) else { continue }
+                for line in text.split(separator: "\n") {
+                    if let record = try? TraceRecord.decode(line: line) { records.append(record) }
+                }
+            }
+            return records
+        }
+
+        func record(_ id: String) throws -> TraceRecord {
+            guard let record = try records().last(where: { $0.id == id }) else {
+                throw ValidationError("no trace record with id \(id)")
+            }
+            return record
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Recent exchanges: id, time, method, endpoint, status, attempts, duration.")
+        @OptionGroup var source: Source
+        @Option(name: .long, help: "Show at most this many (newest).")
+        var limit = 50
+
+        func run() throws {
+            for r in try source.records().suffix(limit) {
+                let status = r.status.map(String.init) ?? (r.error ?? "-")
+                print("\(r.id)  \(r.time)  \(r.method) \(r.endpoint)  \(status)  attempts=\(r.attempts.count)  \(String(format: "%.3f", r.duration))s")
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The whole record (JSON) with per-attempt phases.")
+        @OptionGroup var source: Source
+        @Argument var id: String
+
+        func run() throws {
+            print(String(decoding: try source.record(id).jsonLine(), as: UTF8.self), terminator: "")
+        }
+    }
+
+    struct Curl: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The curl line replaying the request through the gateway, or --direct as sent upstream.")
+        @OptionGroup var source: Source
+        @Argument var id: String
+        @Flag(name: .long, help: "The request as sent upstream, credentials as shell variables.")
+        var direct = false
+
+        func run() throws {
+            let record = try source.record(id)
+            print(direct ? record.curlDirect : record.curl)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+public import GatewayCore
+import NIOConcurrencyHelpers
+import Prometheus
+
+/// A finished client exchange, as `MetricsPolicy` saw it.
+public struct CompletedExchange: Sendable {
+    /// Client-visible: from the request head to the end of the response body.
+    public var duration: Duration
+    public var statusClass: StatusClass
+    /// Set when the gateway answered with an error of its own.
+    public var errorCode: GatewayError.Code?
+    /// Every upstream attempt, in order.
+    public var attempts: [AttemptTimings]
+
+    public init(duration: Duration, statusClass: StatusClass, errorCode: GatewayError.Code? = nil, attempts: [AttemptTimings]) {
+        self.duration = duration
+        self.statusClass = statusClass
+        self.errorCode = errorCode
+        self.attempts = attempts
+    }
+}
+
+/// The upstream phases of `gateway_upstream_phase_seconds`.
+public enum UpstreamPhase: Int, Sendable, CaseIterable {
+    case connect, tls, ttfb, total
+
+    public var label: String {
+        switch self {
+        case .connect: "connect"
+        case .tls: "tls"
+        case .ttfb: "ttfb"
+        case .total: "total"
+        }
+    }
+}
+
+/// Everything recorded for one endpoint: its Prometheus handles (the duration
+/// histogram made with the endpoint; per status class, error code and phase on
+/// first use) and its sliding-window stats. Recording takes the endpoint's own
+/// lock once (no I/O under it) plus the Prometheus histograms' locks.
+public final class EndpointRecorder: Sendable {
+    private struct State {
+        var requests: [Counter?] = Array(repeating: nil, count: StatusClass.allCases.count)
+        var attempts: [Counter?] = Array(repeating: nil, count: StatusClass.allCases.count)
+        var phases: [ValueHistogram?] = Array(repeating: nil, count: UpstreamPhase.allCases.count)
+        var errors: [GatewayError.Code: Counter] = [:]
+        var stats: SlidingWindowStats
+    }
+
+    public let key: EndpointKey
+    private let labels: [String]
+    private let factory: MetricHandleFactory
+    private let duration: ValueHistogram
+    private let state: NIOLockedValueBox<State>
+
+    init(key: EndpointKey, factory: MetricHandleFactory, stats: SlidingWindowStats) {
+        self.key = key
+        self.labels = [key.upstream, key.endpoint, key.method]
+        self.factory = factory
+        self.duration = factory.histogram(.requestDuration, labels)
+        self.state = NIOLockedValueBox(State(stats: stats))
+    }
+
+    /// Records one finished exchange at `now` (the stats clock).
+    public func record(_ exchange: CompletedExchange, at now: ContinuousClock.Instant) {
+        duration.record(exchange.duration.seconds)
+        let retries = max(0, exchange.attempts.count - 1)
+        state.withLockedValue { s in
+            counter(&s.requests[exchange.statusClass.rawValue], .requests, exchange.statusClass.label).increment()
+            if let code = exchange.errorCode {
+                if s.errors[code] == nil { s.errors[code] = factory.counter(.requestErrors, labels + [code.rawValue]) }
+                s.errors[code]!.increment()
+            }
+            for attempt in exchange.attempts {
+                let outcome: StatusClass = attempt.errorCode != nil ? .error : attempt.status.map(StatusClass.init(status:)) ?? .error
+                counter(&s.attempts[outcome.rawValue], .upstreamAttempts, outcome.label).increment()
+                // A reused connection has no connect or TLS phase: nil, not recorded (not zero).
+                if let connect = attempt.connect { phase(&s.phases, .connect).record(connect.seconds) }
+                if let tls = attempt.tls { phase(&s.phases, .tls).record(tls.seconds) }
+                if let ttfb = attempt.timeToFirstByte { phase(&s.phases, .ttfb).record(ttfb.seconds) }
+                if let total = attempt.total { phase(&s.phases, .total).record(total.seconds) }
+            }
+            s.stats.record(latency: exchange.duration, failed: exchange.statusClass.isFailure, retries: retries, at: now)
+        }
+    }
+
+    private func counter(_ slot: inout Counter?, _ family: MetricFamily, _ last: String) -> Counter {
+        if let counter = slot { return counter }
+        let counter = factory.counter(family, labels + [last])
+        slot = counter
+        return counter
+    }
+
+    private func phase(_ slots: inout [ValueHistogram?], _ phase: UpstreamPhase) -> ValueHistogram {
+        if let histogram = slots[phase.rawValue] { return histogram }
+        let histogram = factory.histogram(.upstreamPhase, labels + [phase.label])
+        slots[phase.rawValue] = histogram
+        return histogram
+    }
+
+    /// The window's figures at `now`.
+    func snapshot(at now: ContinuousClock.Instant) -> WindowSnapshot {
+        // Merged outside the lock: the copy shares storage until the next record.
+        let stats = state.withLockedValue { $0.stats }
+        return stats.snapshot(at: now)
+    }
+}

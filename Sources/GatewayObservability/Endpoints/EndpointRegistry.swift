@@ -1,0 +1,77 @@
+import NIOConcurrencyHelpers
+
+/// The endpoints seen so far and their recorders, with the bounds that keep
+/// label sets finite whatever clients send:
+/// - at most `maxEndpoints` automatically named endpoints per upstream (the
+///   caller passes the configured bound), further ones are `other`; configured
+///   templates are bounded by the config and always get their own series;
+/// - at most `maxHostUpstreams` unconfigured hosts as `upstream` labels, further
+///   ones are `other`; configured upstream names are always themselves.
+///
+/// A known endpoint costs one dictionary look-up under a lock; a new one makes
+/// its handles once (under the lock: no I/O, a few microseconds, at most the
+/// bound many times).
+final class EndpointRegistry: Sendable {
+    static let defaultMaxHostUpstreams = 100
+
+    private struct State {
+        var recorders: [EndpointKey: EndpointRecorder] = [:]
+        var automaticEndpoints: [String: Int] = [:]
+        var configuredUpstreams: Set<String> = []
+        var hostUpstreams: Set<String> = []
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let maxHostUpstreams: Int
+    private let makeRecorder: @Sendable (EndpointKey) -> EndpointRecorder
+
+    init(maxHostUpstreams: Int = EndpointRegistry.defaultMaxHostUpstreams, makeRecorder: @escaping @Sendable (EndpointKey) -> EndpointRecorder) {
+        self.maxHostUpstreams = maxHostUpstreams
+        self.makeRecorder = makeRecorder
+    }
+
+    /// Configured upstream names are labels as they are, never `other`.
+    func addConfiguredUpstreams(_ names: some Sequence<String>) {
+        state.withLockedValue { $0.configuredUpstreams.formUnion(names) }
+    }
+
+    /// The bounded `upstream` label for `name` (a configured name or a host).
+    func upstreamLabel(_ name: String) -> String {
+        state.withLockedValue { Self.admitUpstream(name, in: &$0, max: maxHostUpstreams) }
+    }
+
+    /// The recorder for an endpoint; `configured` when the template came from the config.
+    func recorder(upstream: String, method: String, endpoint: String, configured: Bool, maxEndpoints: Int) -> EndpointRecorder {
+        let key = EndpointKey(upstream: upstream, method: method, endpoint: endpoint)
+        return state.withLockedValue { s in
+            if let known = s.recorders[key] { return known }
+            var admitted = key
+            admitted.upstream = Self.admitUpstream(upstream, in: &s, max: maxHostUpstreams)
+            if admitted != key, let known = s.recorders[admitted] { return known }
+            if !configured {
+                let used = s.automaticEndpoints[admitted.upstream, default: 0]
+                if used >= maxEndpoints {
+                    admitted.endpoint = EndpointKey.overflow
+                    if let known = s.recorders[admitted] { return known }
+                } else {
+                    s.automaticEndpoints[admitted.upstream] = used + 1
+                }
+            }
+            let recorder = makeRecorder(admitted)
+            s.recorders[admitted] = recorder
+            return recorder
+        }
+    }
+
+    private static func admitUpstream(_ name: String, in s: inout State, max: Int) -> String {
+        if s.configuredUpstreams.contains(name) || s.hostUpstreams.contains(name) { return name }
+        guard s.hostUpstreams.count < max else { return EndpointKey.overflow }
+        s.hostUpstreams.insert(name)
+        return name
+    }
+
+    /// Every endpoint seen so far.
+    var all: [EndpointRecorder] {
+        state.withLockedValue { Array($0.recorders.values) }
+    }
+}

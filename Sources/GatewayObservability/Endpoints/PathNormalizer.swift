@@ -1,0 +1,116 @@
+/// Automatic endpoint templates: collapses path segments that look like
+/// identifiers into `{id}` so that `/users/42` and `/users/43` are one endpoint.
+///
+/// A segment becomes `{id}` when it is
+/// - all decimal digits (`42`),
+/// - a UUID (`123e4567-e89b-12d3-a456-426614174000`, any case),
+/// - hexadecimal of 16 characters or more (`5f2b9c0e1a3d4e6f`),
+/// - base64/base64url-like of 20 characters or more that mixes letters and digits
+///   (`dGhpcyBpcyBhIHRva2Vu0x`): long words and slugs without a digit stay,
+/// - longer than 64 characters (whatever it is: it is no route name).
+///
+/// The query is dropped. Pure and allocation-free when nothing changes.
+public enum PathNormalizer {
+    public static let placeholder = "{id}"
+    static let hexMinimum = 16
+    static let base64Minimum = 20
+    static let segmentMaximum = 64
+
+    /// The template for an origin-form target (`/users/42?x=1` → `/users/{id}`).
+    public static func normalize(_ target: Substring) -> String {
+        var path = target
+        if let end = path.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            path = path[..<end]
+        }
+        if path.isEmpty { return "/" }
+        // Fast path: nothing to collapse.
+        var needsRewrite = false
+        forEachSegment(of: path) { segment in
+            if isIdentifier(segment) { needsRewrite = true }
+        }
+        guard needsRewrite else { return String(path) }
+        var result = ""
+        result.reserveCapacity(path.utf8.count)
+        var first = true
+        forEachSegment(of: path) { segment in
+            if !first { result.append("/") }
+            first = false
+            if isIdentifier(segment) {
+                result.append(placeholder)
+            } else {
+                result.append(contentsOf: segment)
+            }
+        }
+        return result
+    }
+
+    /// Calls `body` with each segment between slashes, including empty ones (a
+    /// leading `/` gives an empty first segment, so joining with `/` restores it).
+    private static func forEachSegment(of path: Substring, _ body: (Substring) -> Void) {
+        var start = path.startIndex
+        var index = path.startIndex
+        while index < path.endIndex {
+            if path.utf8[index] == UInt8(ascii: "/") {
+                body(path[start..<index])
+                start = path.utf8.index(after: index)
+            }
+            index = path.utf8.index(after: index)
+        }
+        body(path[start..<path.endIndex])
+    }
+
+    /// Whether `segment` is an identifier rather than part of a route.
+    static func isIdentifier(_ segment: Substring) -> Bool {
+        let bytes = segment.utf8
+        let count = bytes.count
+        if count == 0 { return false }
+        if count > segmentMaximum { return true }
+        var digits = 0
+        var letters = 0
+        var hex = 0
+        var base64 = 0
+        var dashes = 0
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                digits += 1
+                hex += 1
+                base64 += 1
+            case UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"):
+                letters += 1
+                hex += 1
+                base64 += 1
+            case UInt8(ascii: "g")...UInt8(ascii: "z"), UInt8(ascii: "G")...UInt8(ascii: "Z"):
+                letters += 1
+                base64 += 1
+            case UInt8(ascii: "-"):
+                dashes += 1
+                base64 += 1
+            case UInt8(ascii: "_"), UInt8(ascii: "+"), UInt8(ascii: "="), UInt8(ascii: "~"):
+                base64 += 1
+            default:
+                break
+            }
+        }
+        if digits == count { return true }
+        if hex == count && count >= hexMinimum { return true }
+        if count == 36 && dashes == 4 && hex == 32 && isUUID(bytes) { return true }
+        if base64 == count && count >= base64Minimum && digits > 0 && letters > 0 { return true }
+        return false
+    }
+
+    /// 8-4-4-4-12 hex digits.
+    private static func isUUID(_ bytes: Substring.UTF8View) -> Bool {
+        var position = 0
+        for byte in bytes {
+            let isDash = byte == UInt8(ascii: "-")
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                if !isDash { return false }
+            } else if isDash {
+                return false
+            }
+            position += 1
+        }
+        return true
+    }
+}

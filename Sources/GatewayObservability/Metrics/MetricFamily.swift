@@ -1,0 +1,103 @@
+import Prometheus
+
+/// Every metric family the gateway exports: name, type, help text and label
+/// names, in one place. DESIGN.md's names; `dashboards/gateway.json` uses
+/// exactly these (a test checks it against a live scrape). Change a name only
+/// together with the dashboard.
+///
+/// swift-prometheus `fatalError`s when one name is registered with another help
+/// text or other buckets, and treats the same labels in another order as a new
+/// series: handles are therefore made only through `labels(_:)` of the family.
+public struct MetricFamily: Sendable, Hashable {
+    public enum Kind: String, Sendable {
+        case counter, gauge, histogram
+    }
+
+    /// The full name (`gateway_requests_total`).
+    public let name: String
+    public let kind: Kind
+    public let help: String
+    /// Label names, in the one order every series of the family uses.
+    public let labelNames: [String]
+
+    /// The descriptor swift-prometheus wants: namespace `gateway`, the rest as metric name.
+    var descriptor: MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "gateway", metricName: String(name.dropFirst("gateway_".count)), unitName: "", helpText: help)
+    }
+
+    /// Pairs label names with `values` in the family's order.
+    func labels(_ values: [String]) -> [(String, String)] {
+        precondition(values.count == labelNames.count, "\(name) takes labels \(labelNames)")
+        return Array(zip(labelNames, values))
+    }
+
+    /// Latency buckets in seconds: 1 ms to 30 s, fit for API calls.
+    public static let latencyBuckets: [Double] = [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+    ]
+
+    // MARK: Per endpoint (recorded by MetricsPolicy)
+
+    public static let requests = MetricFamily(
+        name: "gateway_requests_total", kind: .counter,
+        help: "Client requests by upstream, endpoint template, method and status class (error: the gateway answered with an error of its own)",
+        labelNames: ["upstream", "endpoint", "method", "status_class"])
+    public static let requestErrors = MetricFamily(
+        name: "gateway_request_errors_total", kind: .counter,
+        help: "Client requests the gateway answered with an error of its own, by error code (X-Gateway-Error)",
+        labelNames: ["upstream", "endpoint", "method", "code"])
+    public static let requestDuration = MetricFamily(
+        name: "gateway_request_duration_seconds", kind: .histogram,
+        help: "Client-visible request duration, from the request head to the end of the response body",
+        labelNames: ["upstream", "endpoint", "method"])
+    public static let upstreamAttempts = MetricFamily(
+        name: "gateway_upstream_attempts_total", kind: .counter,
+        help: "Upstream attempts (a retried request makes several) by outcome",
+        labelNames: ["upstream", "endpoint", "method", "status_class"])
+    public static let upstreamPhase = MetricFamily(
+        name: "gateway_upstream_phase_seconds", kind: .histogram,
+        help: "Upstream attempt phases: connect (with DNS) and tls on new connections only, ttfb and total on every attempt",
+        labelNames: ["upstream", "endpoint", "method", "phase"])
+
+    // MARK: Events from other layers
+
+    public static let retries = MetricFamily(
+        name: "gateway_retries_total", kind: .counter,
+        help: "Requests sent again to an upstream, by reason",
+        labelNames: ["upstream", "reason"])
+    public static let tokenRefreshes = MetricFamily(
+        name: "gateway_token_refreshes_total", kind: .counter,
+        help: "Token refreshes by trigger and result",
+        labelNames: ["upstream", "trigger", "result"])
+    public static let rateLimited = MetricFamily(
+        name: "gateway_rate_limited_total", kind: .counter,
+        help: "Rate-limited requests: source local (the gateway's own limit) or upstream (the upstream answered 429)",
+        labelNames: ["upstream", "source"])
+    public static let queuedRequests = MetricFamily(
+        name: "gateway_queued_requests", kind: .gauge,
+        help: "Requests waiting in the gateway (rate-limit queue) per upstream",
+        labelNames: ["upstream"])
+    public static let pinFailures = MetricFamily(
+        name: "gateway_pin_failures_total", kind: .counter,
+        help: "Upstream TLS connections whose certificate chain matched no configured pin",
+        labelNames: ["upstream", "mode"])
+    public static let upstreamConnections = MetricFamily(
+        name: "gateway_upstream_connections_open", kind: .gauge,
+        help: "Open upstream connections",
+        labelNames: [])
+    public static let clientConnections = MetricFamily(
+        name: "gateway_client_connections_open", kind: .gauge,
+        help: "Open client connections to the proxy port",
+        labelNames: [])
+    public static let buildInfo = MetricFamily(
+        name: "gateway_build_info", kind: .gauge,
+        help: "Build information",
+        labelNames: ["version"])
+
+    /// Every family, for the exposition of families with no series yet.
+    public static let all: [MetricFamily] = [
+        requests, requestErrors, requestDuration, upstreamAttempts, upstreamPhase,
+        retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
+        upstreamConnections, clientConnections, buildInfo,
+    ]
+}

@@ -1,0 +1,98 @@
+public import GatewayConfig
+public import GatewayCore
+
+/// Records every client request per endpoint: `gateway_requests_total`,
+/// `gateway_request_duration_seconds` (client-visible, up to the end of the
+/// response body), per attempt `gateway_upstream_attempts_total` and
+/// `gateway_upstream_phase_seconds`, and the `/stats` window.
+///
+/// Outermost but one (after trace): it sees the whole exchange, retries
+/// included. A streamed response body is wrapped so that the exchange is
+/// recorded when the body ends, fails, or the client goes away.
+public struct MetricsPolicy: GatewayPolicy {
+    private struct Template: Sendable {
+        var template: EndpointTemplate
+        var path: String
+    }
+
+    private let metrics: GatewayMetrics
+    private let templates: [String: [Template]]
+    private let maxEndpoints: Int
+
+    public init(metrics: GatewayMetrics, config: GatewayConfig) {
+        self.metrics = metrics
+        metrics.addConfiguredUpstreams(config.upstreams.map(\.name))
+        var templates: [String: [Template]] = [:]
+        for upstream in config.upstreams where !upstream.endpoints.isEmpty && templates[upstream.name] == nil {
+            templates[upstream.name] = upstream.endpoints.map { Template(template: $0, path: $0.path) }
+        }
+        self.templates = templates
+        self.maxEndpoints = config.metrics.maxEndpointsPerUpstream
+    }
+
+    public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
+        let recorder = recorder(for: request)
+        do {
+            var response = try await next.handle(request, context: context)
+            let exchange = PendingExchange(
+                metrics: metrics, recorder: recorder, record: context.record, startedAt: context.startedAt,
+                statusClass: StatusClass(status: Int(response.status.code))
+            )
+            if case .stream(let source) = response.body.storage {
+                response.body.storage = .stream(ObservingBodySource(source, exchange: exchange))
+            } else {
+                exchange.finish()
+            }
+            return response
+        } catch {
+            let code: GatewayError.Code? = switch error {
+            case let gatewayError as GatewayError: gatewayError.code
+            case is CancellationError: nil
+            default: .internalError
+            }
+            PendingExchange(metrics: metrics, recorder: recorder, record: context.record, startedAt: context.startedAt, statusClass: .error)
+                .finish(errorCode: code)
+            throw error
+        }
+    }
+
+    /// The endpoint: configured templates of the request's upstream first, then
+    /// automatic normalization; bounded by the registry.
+    func recorder(for request: ProxyRequest) -> EndpointRecorder {
+        let method = EndpointKey.methodLabel(request.method)
+        let path = request.path
+        if let name = request.upstreamName {
+            if let candidates = templates[name] {
+                let methodName = request.method.rawValue
+                for candidate in candidates where candidate.template.matches(method: methodName, path: path) {
+                    return metrics.endpoint(upstream: name, method: method, endpoint: candidate.path, configured: true, maxEndpoints: maxEndpoints)
+                }
+            }
+            return metrics.endpoint(upstream: name, method: method, endpoint: PathNormalizer.normalize(path), configured: false, maxEndpoints: maxEndpoints)
+        }
+        return metrics.endpoint(
+            upstream: request.host.lowercased(), method: method, endpoint: PathNormalizer.normalize(path),
+            configured: false, maxEndpoints: maxEndpoints
+        )
+    }
+}
+
+/// What is needed to record an exchange once its response body is done.
+struct PendingExchange: Sendable {
+    let metrics: GatewayMetrics
+    let recorder: EndpointRecorder
+    let record: ExchangeRecord
+    let startedAt: ContinuousClock.Instant
+    let statusClass: StatusClass
+
+    func finish(errorCode: GatewayError.Code? = nil) {
+        let duration = ContinuousClock.now - startedAt
+        let exchange = CompletedExchange(
+            duration: duration,
+            statusClass: errorCode == nil ? statusClass : .error,
+            errorCode: errorCode,
+            attempts: record.attempts
+        )
+        recorder.record(exchange, at: metrics.now())
+    }
+}

@@ -1,0 +1,74 @@
+public import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A minimal HTTP/1.1 GET client for the admin port (`gateway stats`): one
+/// request per connection, plain http on a host the user names.
+public enum AdminClient {
+    public struct Response: Sendable {
+        public var status: Int
+        public var body: [UInt8]
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+
+        public init(description: String) {
+            self.description = description
+        }
+    }
+
+    /// GETs `path` from `host:port`, failing after `timeout`.
+    public static func get(
+        host: String,
+        port: Int,
+        path: String,
+        timeout: Duration = .seconds(10),
+        eventLoopGroup: (any EventLoopGroup)? = nil
+    ) async throws -> Response {
+        let eventLoopGroup = eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
+        return try await withThrowingTaskGroup(of: Response.self) { group in
+            group.addTask { try await fetch(host: host, port: port, path: path, eventLoopGroup: eventLoopGroup) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw Failure(description: "no answer from \(host):\(port) within \(timeout)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    private static func fetch(host: String, port: Int, path: String, eventLoopGroup: any EventLoopGroup) async throws -> Response {
+        typealias Connection = NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        let connection: Connection
+        do {
+            connection = try await ClientBootstrap(group: eventLoopGroup)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        return try Connection(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw Failure(description: "cannot connect to the admin port \(host):\(port): \(error)")
+        }
+        return try await connection.executeThenClose { inbound, outbound in
+            var headers = HTTPHeaders()
+            headers.add(name: "Host", value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+            headers.add(name: "Connection", value: "close")
+            headers.add(name: "Accept", value: "application/json")
+            try await outbound.write(.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)))
+            try await outbound.write(.end(nil))
+            var status = 0
+            var body: [UInt8] = []
+            for try await part in inbound {
+                switch part {
+                case .head(let head): status = Int(head.status.code)
+                case .body(let buffer): body.append(contentsOf: buffer.readableBytesView)
+                case .end: return Response(status: status, body: body)
+                }
+            }
+            throw Failure(description: "the admin port closed the connection before the end of the response")
+        }
+    }
+}

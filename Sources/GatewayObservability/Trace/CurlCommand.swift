@@ -1,0 +1,116 @@
+/// A faithful `curl` command line for one HTTP/1.1 request, safe to paste into
+/// a POSIX shell.
+///
+/// - method: nothing for GET without body and POST with a body (curl infers
+///   them), `--head` for HEAD, `-X METHOD` otherwise;
+/// - the URL exactly as sent (`--globoff` so `[]{}` are not globs,
+///   `--path-as-is` so `/../` is not squashed);
+/// - every header in order with duplicates; an empty value as `Name;` (curl's
+///   syntax: `Name:` would remove the header); curl's own `User-Agent`,
+///   `Accept`, `Content-Type` and `Expect` suppressed (`-H 'Accept:'`) when the
+///   original had none, so the upstream sees exactly the original headers;
+/// - `--http1.1`;
+/// - the body with `--data-binary`: inline when it is printable UTF-8 (not
+///   starting with `@`, at most ``maxInlineBody`` bytes), else `@file`.
+public struct CurlCommand: Sendable {
+    /// A header; its value may contain shell variables (`${TOKEN}`).
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: [ShellQuoting.Part]
+
+        public init(name: String, value: [ShellQuoting.Part]) {
+            self.name = name
+            self.value = value
+        }
+
+        public init(name: String, value: String) {
+            self.init(name: name, value: [.literal(value)])
+        }
+    }
+
+    public enum Body: Sendable, Equatable {
+        case none
+        /// Inline bytes (must be ``ShellQuoting/isInlineSafe(_:)`` and not start with `@`).
+        case inline(String)
+        /// A file holding the body, by path.
+        case file(String)
+        /// The body was not captured (too large to buffer and streamed); its length.
+        case notCaptured(Int?)
+    }
+
+    public var method: String
+    /// Absolute URL; parts may be shell variables (a query credential).
+    public var url: [ShellQuoting.Part]
+    public var headers: [Header]
+    public var body: Body
+    /// `-x URL`: replay through a proxy.
+    public var proxy: String?
+    /// Extra arguments placed before the URL (already quoted), e.g. `--user`.
+    public var extraArguments: [String] = []
+
+    public static let maxInlineBody = 64 * 1024
+
+    /// Headers curl adds on its own unless told otherwise.
+    static let curlDefaults = ["User-Agent", "Accept"]
+
+    public init(method: String, url: [ShellQuoting.Part], headers: [Header], body: Body, proxy: String? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.proxy = proxy
+    }
+
+    /// How to pass `bytes` as a body: inline text, or nil when it needs a file.
+    public static func inlineBody(_ bytes: [UInt8]) -> String? {
+        guard bytes.count <= maxInlineBody, bytes.first != UInt8(ascii: "@"),
+              ShellQuoting.isInlineSafe(bytes) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The command line (one logical line; an inline body may contain newlines inside quotes).
+    public var line: String { arguments.joined(separator: " ") }
+
+    /// The quoted words, `curl` first.
+    public var arguments: [String] {
+        var args = ["curl"]
+        if let proxy { args += ["-x", ShellQuoting.singleQuoted(proxy)] }
+        let hasBody: Bool
+        switch body {
+        case .none: hasBody = false
+        default: hasBody = true
+        }
+        let upper = method.uppercased()
+        if upper == "HEAD" && !hasBody {
+            args.append("--head")
+        } else if (upper == "GET" && !hasBody) || (upper == "POST" && hasBody) {
+            // curl infers it.
+        } else {
+            args += ["-X", ShellQuoting.singleQuoted(method)]
+        }
+        args += ["--http1.1", "--globoff", "--path-as-is"]
+        for header in headers {
+            let isEmpty = header.value.allSatisfy { if case .literal(let s) = $0 { s.isEmpty } else { false } }
+            let parts: [ShellQuoting.Part] = isEmpty ? [.literal("\(header.name);")] : [.literal("\(header.name): ")] + header.value
+            args += ["-H", ShellQuoting.word(parts)]
+        }
+        var suppress = Self.curlDefaults
+        if hasBody { suppress += ["Content-Type", "Expect"] }
+        for name in suppress where !headers.contains(where: { $0.name.lowercased() == name.lowercased() }) {
+            args += ["-H", ShellQuoting.singleQuoted("\(name):")]
+        }
+        switch body {
+        case .none:
+            break
+        case .inline(let text):
+            args += ["--data-binary", ShellQuoting.singleQuoted(text)]
+        case .file(let path):
+            args += ["--data-binary", ShellQuoting.singleQuoted("@" + path)]
+        case .notCaptured(let length):
+            args += ["--data-binary", ShellQuoting.singleQuoted("@<body not captured: \(length.map(String.init) ?? "unknown") bytes>")]
+        }
+        args += extraArguments
+        args.append(ShellQuoting.word(url))
+        return args
+    }
+}

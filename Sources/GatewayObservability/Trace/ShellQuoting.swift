@@ -1,0 +1,94 @@
+/// Quoting for POSIX `sh` (and bash/zsh, interactive or not).
+///
+/// Single quotes are the only context where no character is special, so every
+/// literal is single-quoted, with `'` written as `'\''`. A word that must expand
+/// a variable (`${GITHUB_TOKEN}`) is double-quoted, escaping `\`, `"`, `$` and
+/// backtick in its literal parts; `!` (bash history expansion in interactive
+/// shells) is closed out of the double quotes and single-quoted instead.
+public enum ShellQuoting {
+    /// One piece of a shell word.
+    public enum Part: Sendable, Equatable {
+        /// Taken literally.
+        case literal(String)
+        /// `${NAME}`: expanded by the shell (NAME is `[A-Za-z_][A-Za-z0-9_]*`).
+        case variable(String)
+    }
+
+    /// `'...'` with each `'` as `'\''`. Safe for every byte except NUL.
+    public static func singleQuoted(_ text: String) -> String {
+        var out = "'"
+        out.reserveCapacity(text.utf8.count + 2)
+        for ch in text.unicodeScalars {
+            if ch == "'" { out += "'\\''" } else { out.unicodeScalars.append(ch) }
+        }
+        out += "'"
+        return out
+    }
+
+    /// A word made of literal and variable parts. Literal-only words are
+    /// single-quoted; otherwise literals sit in double quotes (escaped) next to
+    /// `"${NAME}"` expansions, and any `!` is single-quoted outside them.
+    public static func word(_ parts: [Part]) -> String {
+        guard parts.contains(where: { if case .variable = $0 { true } else { false } }) else {
+            return singleQuoted(parts.map { if case .literal(let s) = $0 { s } else { "" } }.joined())
+        }
+        var out = ""
+        var inDouble = false
+        func open() { if !inDouble { out += "\""; inDouble = true } }
+        func close() { if inDouble { out += "\""; inDouble = false } }
+        for part in parts {
+            switch part {
+            case .variable(let name):
+                open()
+                out += "${\(sanitizedVariableName(name))}"
+            case .literal(let text):
+                for ch in text.unicodeScalars {
+                    switch ch {
+                    case "!":
+                        close()
+                        out += "'!'"
+                    case "\\", "\"", "$", "`":
+                        open()
+                        out += "\\"
+                        out.unicodeScalars.append(ch)
+                    default:
+                        open()
+                        out.unicodeScalars.append(ch)
+                    }
+                }
+            }
+        }
+        close()
+        return out.isEmpty ? "''" : out
+    }
+
+    /// `NAME` made a valid shell variable name: other characters become `_`,
+    /// a leading digit gets a `_` prefix.
+    public static func sanitizedVariableName(_ name: String) -> String {
+        var out = ""
+        for ch in name.unicodeScalars {
+            let ok = (ch >= "A" && ch <= "Z") || (ch >= "a" && ch <= "z") || (ch >= "0" && ch <= "9") || ch == "_"
+            out.unicodeScalars.append(ok ? ch : "_")
+        }
+        if out.isEmpty { return "_" }
+        if let first = out.unicodeScalars.first, first >= "0" && first <= "9" { out = "_" + out }
+        return out
+    }
+
+    /// Whether `bytes` can be written inline in single quotes and pasted into a
+    /// terminal unharmed: valid UTF-8, no NUL, no control characters except
+    /// newline and tab, no DEL.
+    public static func isInlineSafe(_ bytes: some Collection<UInt8>) -> Bool {
+        for b in bytes {
+            if b == 0x0A || b == 0x09 { continue }
+            if b < 0x20 || b == 0x7F { return false }
+        }
+        guard String(validating: bytes, as: UTF8.self) != nil else { return false }
+        // C1 control characters (U+0080–U+009F) also upset terminals.
+        if let text = String(validating: bytes, as: UTF8.self),
+           text.unicodeScalars.contains(where: { $0.value >= 0x80 && $0.value <= 0x9F }) {
+            return false
+        }
+        return true
+    }
+}

@@ -1,0 +1,94 @@
+import GatewayCore
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The request body bytes a trace shows; nil while unknown or when not captured.
+final class BodyCapture: Sendable {
+    private let state = NIOLockedValueBox((bytes: [UInt8]?.none, overflow: false))
+
+    func set(_ bytes: [UInt8]) { state.withLockedValue { $0.bytes = bytes } }
+
+    /// Appends a chunk while teeing; drops everything past `limit`.
+    func append(_ chunk: ByteBuffer, limit: Int) {
+        state.withLockedValue { s in
+            guard !s.overflow else { return }
+            var bytes = s.bytes ?? []
+            if bytes.count + chunk.readableBytes > limit {
+                s.overflow = true
+                s.bytes = nil
+                return
+            }
+            bytes.append(contentsOf: chunk.readableBytesView)
+            s.bytes = bytes
+        }
+    }
+
+    /// Marks a teed body complete (an empty stream becomes `[]`).
+    func complete() { state.withLockedValue { s in if !s.overflow && s.bytes == nil { s.bytes = [] } } }
+
+    var bytes: [UInt8]? { state.withLockedValue { $0.overflow ? nil : $0.bytes } }
+}
+
+/// Passes a streamed request body on, keeping a copy (bounded) for the trace.
+final class TeeBodySource: BodySource {
+    private let inner: any BodySource
+    private let capture: BodyCapture
+    private let limit: Int
+    private let complete = NIOLockedValueBox(false)
+
+    init(_ inner: any BodySource, capture: BodyCapture, limit: Int) {
+        self.inner = inner
+        self.capture = capture
+        self.limit = limit
+    }
+
+    func next() async throws -> ByteBuffer? {
+        let chunk = try await inner.next()
+        if let chunk { capture.append(chunk, limit: limit) } else { capture.complete() }
+        return chunk
+    }
+
+    func cancel() { inner.cancel() }
+}
+
+/// Passes a response body on, counting bytes; calls `done` once at the end,
+/// on failure (with an error code) or when cancelled / dropped.
+final class CountingBodySource: BodySource {
+    private let inner: any BodySource
+    private let state: NIOLockedValueBox<(count: Int, done: (@Sendable (Int, String?) -> Void)?)>
+
+    init(_ inner: any BodySource, done: @escaping @Sendable (Int, String?) -> Void) {
+        self.inner = inner
+        self.state = NIOLockedValueBox((0, done))
+    }
+
+    func next() async throws -> ByteBuffer? {
+        do {
+            let chunk = try await inner.next()
+            if let chunk {
+                state.withLockedValue { $0.count += chunk.readableBytes }
+            } else {
+                finish(nil)
+            }
+            return chunk
+        } catch {
+            finish((error as? GatewayError)?.code.rawValue ?? "connection_reset")
+            throw error
+        }
+    }
+
+    func cancel() {
+        inner.cancel()
+        finish(nil)
+    }
+
+    private func finish(_ error: String?) {
+        let (count, done) = state.withLockedValue { s -> (Int, (@Sendable (Int, String?) -> Void)?) in
+            defer { s.done = nil }
+            return (s.count, s.done)
+        }
+        done?(count, error)
+    }
+
+    deinit { finish(nil) }
+}

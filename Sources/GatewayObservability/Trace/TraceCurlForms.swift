@@ -1,0 +1,126 @@
+public import GatewayConfig
+public import GatewayCore
+public import NIOHTTP1
+
+/// Builds the two curl forms of a traced request: through the gateway (the
+/// client's request, `-x`) and direct (as sent upstream, with the configured
+/// credential as shell variables from the env vars the config reads).
+public struct TraceCurlForms: Sendable {
+    public let redactor: TraceRedactor
+    public let proxyURL: String
+    let upstreams: [String: UpstreamConfig]
+    let proxyUser: (name: String, variable: String)?
+
+    public init(config: GatewayConfig, proxyURL: String? = nil) {
+        redactor = TraceRedactor(config: config)
+        let listen = config.listen.proxy
+        let host = listen.host == "0.0.0.0" || listen.host == "::" ? "127.0.0.1" : listen.host
+        self.proxyURL = proxyURL ?? "http://\(host.contains(":") ? "[\(host)]" : host):\(listen.port)"
+        var byName: [String: UpstreamConfig] = [:]
+        for upstream in config.upstreams where byName[upstream.name] == nil { byName[upstream.name] = upstream }
+        upstreams = byName
+        if let user = config.proxyAuth?.users.first {
+            proxyUser = (user.username, TraceRedactor.variableName(for: user.password, upstream: "GATEWAY_PROXY", key: "password"))
+        } else {
+            proxyUser = nil
+        }
+    }
+
+    /// The body as it appears in both forms; `bytes` already redacted.
+    public static func body(_ bytes: [UInt8]?, length: Int?, file: () -> String) -> CurlCommand.Body {
+        guard let bytes else { return length == 0 ? .none : .notCaptured(length) }
+        if bytes.isEmpty { return .none }
+        if let text = CurlCommand.inlineBody(bytes) { return .inline(text) }
+        return .file(file())
+    }
+
+    /// Through the gateway: the request without the gateway's own `Via`.
+    public func throughGateway(_ request: ProxyRequest, body: CurlCommand.Body, bodyLength: Int?) -> CurlCommand {
+        var headers = request.headers
+        removeOwnVia(from: &headers)
+        var command = CurlCommand(
+            method: request.method.rawValue,
+            url: redactor.url(prefix: "\(request.scheme.rawValue)://\(request.authority)", target: request.target),
+            headers: fixLength(redactor.headers(headers), bodyLength: bodyLength),
+            body: body,
+            proxy: proxyURL
+        )
+        if let proxyUser {
+            command.extraArguments = ["--proxy-user", ShellQuoting.word([.literal(proxyUser.name + ":"), .variable(proxyUser.variable)])]
+        }
+        return command
+    }
+
+    /// As sent upstream: `Via` kept, the upstream's credential applied as a shell variable.
+    public func direct(_ request: ProxyRequest, body: CurlCommand.Body, bodyLength: Int?) -> CurlCommand {
+        var command = CurlCommand(
+            method: request.method.rawValue,
+            url: redactor.url(prefix: "\(request.scheme.rawValue)://\(request.authority)", target: request.target),
+            headers: fixLength(redactor.headers(request.headers), bodyLength: bodyLength),
+            body: body
+        )
+        if let name = request.upstreamName, let upstream = upstreams[name], let auth = upstream.auth {
+            applyCredential(auth, upstream: upstream.name, to: &command)
+        }
+        return command
+    }
+
+    /// Mirrors the auth policies: `replace` drops the client's `Authorization`
+    /// (and the configured header) and sets the credential; `keep` leaves a
+    /// request that carries its own.
+    private func applyCredential(_ auth: AuthConfig, upstream: String, to command: inout CurlCommand) {
+        func variable(_ secret: Secret, _ key: String) -> String { TraceRedactor.variableName(for: secret, upstream: upstream, key: key) }
+        var header: (name: String, value: [ShellQuoting.Part])?
+        var queryParameter: (String, String)?
+        var user: [ShellQuoting.Part]?
+        switch auth.kind {
+        case .bearer(let token): header = ("Authorization", [.literal("Bearer "), .variable(variable(token, "token"))])
+        case .header(let name, let value): header = (name, [.variable(variable(value, "value"))])
+        case .basic(let username, let password): user = [.literal(username + ":"), .variable(variable(password, "password"))]
+        case .query(let parameter, let value): queryParameter = (parameter, variable(value, "value"))
+        case .oauth2:
+            header = ("Authorization", [.literal("Bearer "), .variable(ShellQuoting.sanitizedVariableName("\(upstream)_ACCESS_TOKEN".uppercased()))])
+        }
+        let hasOwn = command.headers.contains { $0.name.lowercased() == "authorization" }
+            || (header.map { h in command.headers.contains { $0.name.lowercased() == h.name.lowercased() } } ?? false)
+        if auth.clientAuth == .keep, hasOwn { return }
+        command.headers.removeAll { $0.name.lowercased() == "authorization" }
+        if let header {
+            let name = header.name.lowercased()
+            if let index = command.headers.firstIndex(where: { $0.name.lowercased() == name }) {
+                command.headers[index].value = header.value
+                var seen = false
+                command.headers.removeAll { h in
+                    guard h.name.lowercased() == name else { return false }
+                    defer { seen = true }
+                    return seen
+                }
+            } else {
+                command.headers.append(CurlCommand.Header(name: header.name, value: header.value))
+            }
+        }
+        if let user { command.extraArguments += ["--user", ShellQuoting.word(user)] }
+        if let (parameter, name) = queryParameter {
+            let hasQuery = command.url.contains { if case .literal(let s) = $0 { s.contains("?") } else { false } }
+            command.url += [.literal((hasQuery ? "&" : "?") + parameter + "="), .variable(name)]
+        }
+    }
+
+    /// Drops the last `Via` if it is the gateway's own, keeping every other header in place.
+    private func removeOwnVia(from headers: inout HTTPHeaders) {
+        let all = Array(headers)
+        guard let index = all.lastIndex(where: { $0.name.lowercased() == "via" }),
+              all[index].value.hasSuffix(" gateway") else { return }
+        var kept = HTTPHeaders()
+        for (i, header) in all.enumerated() where i != index { kept.add(name: header.name, value: header.value) }
+        headers = kept
+    }
+
+    /// After body redaction the body length may differ: keep `Content-Length` true.
+    private func fixLength(_ headers: [CurlCommand.Header], bodyLength: Int?) -> [CurlCommand.Header] {
+        guard let bodyLength else { return headers }
+        return headers.map { h in
+            h.name.lowercased() == "content-length" ? CurlCommand.Header(name: h.name, value: String(bodyLength)) : h
+        }
+    }
+}

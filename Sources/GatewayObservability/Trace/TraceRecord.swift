@@ -1,0 +1,87 @@
+import Foundation
+
+/// One exchange in the trace file (one JSON object per line). Secrets are
+/// already redacted when a record is built.
+public struct TraceRecord: Sendable, Codable, Equatable {
+    public struct Attempt: Sendable, Codable, Equatable {
+        public var status: Int?
+        public var error: String?
+        public var reusedConnection: Bool
+        /// Phase durations in seconds (nil when the phase did not happen).
+        public var connect: Double?
+        public var tls: Double?
+        public var ttfb: Double?
+        public var total: Double?
+
+        public init(status: Int?, error: String?, reusedConnection: Bool, connect: Double?, tls: Double?, ttfb: Double?, total: Double?) {
+            self.status = status
+            self.error = error
+            self.reusedConnection = reusedConnection
+            self.connect = connect
+            self.tls = tls
+            self.ttfb = ttfb
+            self.total = total
+        }
+    }
+
+    public var id: String
+    /// ISO 8601 with milliseconds, UTC.
+    public var time: String
+    public var client: String
+    public var upstream: String?
+    public var method: String
+    /// `host[:port]` + path without query, e.g. `api.github.com/user`.
+    public var endpoint: String
+    public var attempts: [Attempt]
+    /// Status sent to the client; nil when the exchange failed before one.
+    public var status: Int?
+    public var error: String?
+    public var requestBytes: Int?
+    public var responseBytes: Int
+    public var duration: Double
+    /// Replays through the gateway (`curl -x ...`): the client's request.
+    public var curl: String
+    /// The request as sent upstream, credentials as shell variables.
+    public var curlDirect: String
+
+    public init(
+        id: String, time: String, client: String, upstream: String?, method: String, endpoint: String,
+        attempts: [Attempt], status: Int?, error: String?, requestBytes: Int?, responseBytes: Int,
+        duration: Double, curl: String, curlDirect: String
+    ) {
+        self.id = id
+        self.time = time
+        self.client = client
+        self.upstream = upstream
+        self.method = method
+        self.endpoint = endpoint
+        self.attempts = attempts
+        self.status = status
+        self.error = error
+        self.requestBytes = requestBytes
+        self.responseBytes = responseBytes
+        self.duration = duration
+        self.curl = curl
+        self.curlDirect = curlDirect
+    }
+
+    /// The JSON line, newline-terminated.
+    public func jsonLine() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var bytes = (try? Array(encoder.encode(self))) ?? Array("{}".utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    public static func decode(line: some StringProtocol) throws -> TraceRecord {
+        try JSONDecoder().decode(TraceRecord.self, from: Data(line.utf8))
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+public import GatewayConfig
+public import NIOHTTP1
+
+/// Replaces secrets in what a trace shows: configured and built-in header
+/// names, query parameters and JSON / form body fields become shell variables
+/// (`${REDACTED_AUTHORIZATION}`) or placeholders, and any configured secret value
+/// that still shows up anywhere is scrubbed as a last line of defence.
+public struct TraceRedactor: Sendable {
+    public let enabled: Bool
+    let headerNames: Set<String>
+    let queryNames: Set<String>
+    let fieldNames: Set<String>
+    /// Configured secret values (longest first) and what replaces them.
+    let secretValues: [(value: String, placeholder: String)]
+
+    public static let bodyPlaceholder = "[REDACTED]"
+
+    public init(config: GatewayConfig) {
+        let trace = config.trace
+        enabled = trace.redact
+        headerNames = Set((TraceConfig.builtInRedactHeaders + trace.redactHeaders).map { $0.lowercased() })
+        queryNames = Set((TraceConfig.builtInRedactQuery + trace.redactQuery).map { $0.lowercased() })
+        fieldNames = Set((TraceConfig.builtInRedactJSONFields + trace.redactJSONFields).map { $0.lowercased() })
+        var values: [(String, String)] = []
+        for upstream in config.upstreams {
+            for (key, secret) in upstream.auth?.secrets ?? [] where secret.value.utf8.count >= 4 {
+                values.append((secret.value, "[REDACTED:\(Self.variableName(for: secret, upstream: upstream.name, key: key))]"))
+            }
+        }
+        for user in config.proxyAuth?.users ?? [] where user.password.value.utf8.count >= 4 {
+            values.append((user.password.value, "[REDACTED:\(Self.variableName(for: user.password, upstream: "GATEWAY_PROXY", key: "password"))]"))
+        }
+        secretValues = values.sorted { $0.0.utf8.count > $1.0.utf8.count }.map { (value: $0.0, placeholder: $0.1) }
+    }
+
+    /// The shell variable a `--direct` curl line reads `secret` from: its env
+    /// var name, else `<UPSTREAM>_<KEY>`.
+    public static func variableName(for secret: Secret, upstream: String, key: String) -> String {
+        if case .env(let name) = secret.source { return ShellQuoting.sanitizedVariableName(name) }
+        return ShellQuoting.sanitizedVariableName("\(upstream)_\(key)".uppercased())
+    }
+
+    public func isRedactedHeader(_ name: String) -> Bool { enabled && headerNames.contains(name.lowercased()) }
+
+    /// The headers in order, redacted ones as `${REDACTED_<NAME>}`.
+    public func headers(_ headers: HTTPHeaders) -> [CurlCommand.Header] {
+        headers.map { name, value in
+            if isRedactedHeader(name) {
+                return CurlCommand.Header(name: name, value: [.variable("REDACTED_" + name.uppercased())])
+            }
+            return CurlCommand.Header(name: name, value: [.literal(scrub(value))])
+        }
+    }
+
+    /// `prefix` + `target` with redacted query parameter values as `${REDACTED_<NAME>}`.
+    /// Everything else is kept byte for byte.
+    public func url(prefix: String, target: String) -> [ShellQuoting.Part] {
+        guard enabled, let q = target.firstIndex(of: "?") else { return [.literal(prefix + scrub(target))] }
+        var parts: [ShellQuoting.Part] = [.literal(prefix + String(target[...q]))]
+        var rest = target[target.index(after: q)...]
+        var fragment = ""
+        if let hash = rest.firstIndex(of: "#") {
+            fragment = String(rest[hash...])
+            rest = rest[..<hash]
+        }
+        let pairs = rest.split(separator: "&", omittingEmptySubsequences: false)
+        for (i, pair) in pairs.enumerated() {
+            if i > 0 { parts.append(.literal("&")) }
+            let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let decoded = (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased()
+            if pair.contains("="), queryNames.contains(decoded) {
+                parts.append(.literal(name + "="))
+                parts.append(.variable("REDACTED_" + decoded.uppercased()))
+            } else {
+                parts.append(.literal(scrub(String(pair))))
+            }
+        }
+        if !fragment.isEmpty { parts.append(.literal(fragment)) }
+        return merged(parts)
+    }
+
+    /// The body with JSON fields / form parameters redacted; unchanged bytes when nothing matched.
+    public func body(_ bytes: [UInt8], contentType: String?) -> [UInt8] {
+        guard enabled, !bytes.isEmpty else { return bytes }
+        let type = contentType?.lowercased() ?? ""
+        var result = bytes
+        if type.contains("json") || bytes.first == UInt8(ascii: "{") || bytes.first == UInt8(ascii: "[") {
+            if let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) {
+                var changed = false
+                let redacted = redactJSON(object, changed: &changed)
+                if changed, let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.fragmentsAllowed, .withoutEscapingSlashes]) {
+                    result = Array(data)
+                }
+            }
+        } else if type.contains("x-www-form-urlencoded"), let text = String(validating: bytes, as: UTF8.self) {
+            let fields = fieldNames.union(queryNames)
+            let pairs = text.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+                let name = String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+                let decoded = (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased()
+                return pair.contains("=") && fields.contains(decoded) ? "\(name)=\(Self.bodyPlaceholder)" : String(pair)
+            }
+            result = Array(pairs.joined(separator: "&").utf8)
+        }
+        return scrub(bytes: result)
+    }
+
+    private func redactJSON(_ value: Any, changed: inout Bool) -> Any {
+        if let dict = value as? [String: Any] {
+            var out: [String: Any] = [:]
+            for (key, inner) in dict {
+                if fieldNames.contains(key.lowercased()) {
+                    out[key] = Self.bodyPlaceholder
+                    changed = true
+                } else {
+                    out[key] = redactJSON(inner, changed: &changed)
+                }
+            }
+            return out
+        }
+        if let array = value as? [Any] { return array.map { redactJSON($0, changed: &changed) } }
+        return value
+    }
+
+    /// Replaces configured secret values anywhere in `text`.
+    public func scrub(_ text: String) -> String {
+        guard enabled, !secretValues.isEmpty else { return text }
+        var text = text
+        for (value, placeholder) in secretValues where text.contains(value) {
+            text = text.replacingOccurrences(of: value, with: placeholder)
+        }
+        return text
+    }
+
+    func scrub(bytes: [UInt8]) -> [UInt8] {
+        guard enabled, !secretValues.isEmpty, let text = String(validating: bytes, as: UTF8.self) else { return bytes }
+        let scrubbed = scrub(text)
+        return scrubbed == text ? bytes : Array(scrubbed.utf8)
+    }
+
+    private func merged(_ parts: [ShellQuoting.Part]) -> [ShellQuoting.Part] {
+        var out: [ShellQuoting.Part] = []
+        for part in parts {
+            if case .literal(let b) = part, case .literal(let a)? = out.last {
+                out[out.count - 1] = .literal(a + b)
+            } else {
+                out.append(part)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Appends trace lines (and body files) to a size-rotated JSON Lines file from
+/// its own task. `submit` never blocks nor waits: the queue is bounded and
+/// what does not fit is dropped and counted.
+public final class TraceWriter: Sendable {
+    enum Item: Sendable {
+        case line([UInt8])
+        case bodyFile(path: String, bytes: [UInt8])
+        case flush(@Sendable () -> Void)
+    }
+
+    public let file: String
+    public let maxFileBytes: Int
+    public let maxFiles: Int
+    private let continuation: AsyncStream<Item>.Continuation
+    private let stream: NIOLockedValueBox<AsyncStream<Item>?>
+    private let counters = NIOLockedValueBox((dropped: 0, written: 0))
+
+    /// - Parameter start: start the writer task now (tests pass false to fill the queue first).
+    public init(file: String, maxFileBytes: Int, maxFiles: Int, bufferRecords: Int, start: Bool = true) {
+        self.file = file
+        self.maxFileBytes = max(1024, maxFileBytes)
+        self.maxFiles = max(1, maxFiles)
+        let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingOldest(max(1, bufferRecords)))
+        self.continuation = continuation
+        self.stream = NIOLockedValueBox(stream)
+        if start { self.start() }
+    }
+
+    deinit { continuation.finish() }
+
+    /// The directory of the trace file; body files go to `<dir>/bodies/`.
+    public var directory: String { (file as NSString).deletingLastPathComponent.isEmpty ? "." : (file as NSString).deletingLastPathComponent }
+
+    public func bodyFilePath(id: String) -> String { "\(directory)/bodies/\(id).bin" }
+
+    /// Records dropped because the queue was full.
+    public var droppedCount: Int { counters.withLockedValue { $0.dropped } }
+    /// Records appended to the file.
+    public var writtenCount: Int { counters.withLockedValue { $0.written } }
+
+    /// Queues a line; false (and counted) when the queue is full.
+    @discardableResult
+    public func submit(_ record: TraceRecord) -> Bool { enqueue(.line(record.jsonLine())) }
+
+    /// Queues a body file write; false when the queue is full.
+    @discardableResult
+    public func submitBody(path: String, bytes: [UInt8]) -> Bool { enqueue(.bodyFile(path: path, bytes: bytes)) }
+
+    private func enqueue(_ item: Item) -> Bool {
+        switch continuation.yield(item) {
+        case .enqueued: return true
+        case .dropped, .terminated:
+            counters.withLockedValue { $0.dropped += 1 }
+            return false
+        @unknown default: return false
+        }
+    }
+
+    /// Waits until everything queued before it is written.
+    public func flush() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            if case .enqueued = continuation.yield(.flush({ done.resume() })) { return }
+            done.resume()
+        }
+    }
+
+    /// Starts the writer task (once).
+    public func start() {
+        guard let stream = stream.withLockedValue({ s -> AsyncStream<Item>? in defer { s = nil }; return s }) else { return }
+        let sink = FileSink(file: file, maxFileBytes: maxFileBytes, maxFiles: maxFiles)
+        let counters = self.counters
+        Task.detached {
+            for await item in stream {
+                switch item {
+                case .line(let bytes):
+                    if sink.append(bytes) { counters.withLockedValue { $0.written += 1 } }
+                case .bodyFile(let path, let bytes):
+                    FileSink.writeFile(path: path, bytes: bytes)
+                case .flush(let done):
+                    done()
+                }
+            }
+        }
+    }
+}
+
+/// The file side of ``TraceWriter``: append, rotate `file` → `file.1` → ... → `file.<maxFiles>`.
+final class FileSink: @unchecked Sendable {
+    let file: String
+    let maxFileBytes: Int
+    let maxFiles: Int
+    private var size: Int
+
+    init(file: String, maxFileBytes: Int, maxFiles: Int) {
+        self.file = file
+        self.maxFileBytes = maxFileBytes
+        self.maxFiles = maxFiles
+        let attributes = try? FileManager.default.attributesOfItem(atPath: file)
+        size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    func append(_ bytes: [UInt8]) -> Bool {
+        if size > 0, size + bytes.count > maxFileBytes { rotate() }
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: file) {
+            try? fm.createDirectory(atPath: (file as NSString).deletingLastPathComponent.isEmpty ? "." : (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            guard fm.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o600]) else { return false }
+            size = 0
+        }
+        guard let handle = FileHandle(forWritingAtPath: file) else { return false }
+        defer { try? handle.close() }
+        do {
+            try handle.seekToEnd()
+            try handle.write(contentsOf: bytes)
+        } catch {
+            return false
+        }
+        size += bytes.count
+        return true
+    }
+
+    private func rotate() {
+        let fm = FileManager.default
+        try? fm.removeItem(atPath: "\(file).\(maxFiles)")
+        if maxFiles > 1 {
+            for index in stride(from: maxFiles - 1, through: 1, by: -1) where fm.fileExists(atPath: "\(file).\(index)") {
+                try? fm.moveItem(atPath: "\(file).\(index)", toPath: "\(file).\(index + 1)")
+            }
+        }
+        try? fm.moveItem(atPath: file, toPath: "\(file).1")
+        size = 0
+    }
+
+    static func writeFile(path: String, bytes: [UInt8]) {
+        let fm = FileManager.default
+        try? fm.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        _ = fm.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+    }
+}

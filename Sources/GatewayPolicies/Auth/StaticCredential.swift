@@ -1,0 +1,98 @@
+import Foundation
+public import GatewayConfig
+public import GatewayCore
+import NIOHTTP1
+
+/// A `bearer`, `header`, `basic` or `query` credential, rendered once from
+/// config, and how it is put on a request.
+///
+/// `client_auth: replace` (the default): the client's own `Authorization` (and,
+/// for `header`, the configured header; for `query`, the configured parameter)
+/// is removed and the configured credential set: the gateway owns this
+/// upstream's credentials. `client_auth: keep`: a request that carries its own
+/// credential (`Authorization`, or the configured header or parameter) is left
+/// untouched; one without gets the configured credential.
+public struct StaticCredential: Sendable {
+    enum Placement: Sendable {
+        case header(name: String, value: String)
+        /// Parameter name and the already percent-encoded `name=value` pair.
+        case query(name: String, pair: String)
+    }
+
+    let placement: Placement
+    let clientAuth: ClientAuthMode
+
+    /// Nil for `oauth2` (handled by ``TokenRefreshPolicy``).
+    public init?(_ auth: AuthConfig) {
+        clientAuth = auth.clientAuth
+        switch auth.kind {
+        case .bearer(let token):
+            placement = .header(name: "Authorization", value: "Bearer \(token.value)")
+        case .header(let name, let value):
+            placement = .header(name: name, value: value.value)
+        case .basic(let username, let password):
+            let encoded = Data("\(username):\(password.value)".utf8).base64EncodedString()
+            placement = .header(name: "Authorization", value: "Basic \(encoded)")
+        case .query(let parameter, let value):
+            placement = .query(name: parameter, pair: PercentEncoding.encode(parameter) + "=" + PercentEncoding.encode(value.value))
+        case .oauth2:
+            return nil
+        }
+    }
+
+    /// Adds the credential to `request` (see the type's documentation).
+    public func apply(to request: inout ProxyRequest) {
+        if clientAuth == .keep, clientSentCredential(request) { return }
+        request.headers.remove(name: "Authorization")
+        switch placement {
+        case .header(let name, let value):
+            request.headers.replaceOrAdd(name: name, value: value)
+        case .query(let name, let pair):
+            request.target = QueryEditing.replacing(parameter: name, with: pair, in: request.target)
+        }
+    }
+
+    func clientSentCredential(_ request: ProxyRequest) -> Bool {
+        if request.headers.contains(name: "Authorization") { return true }
+        switch placement {
+        case .header(let name, _):
+            return request.headers.contains(name: name)
+        case .query(let name, _):
+            return QueryEditing.contains(parameter: name, in: request.target)
+        }
+    }
+}
+
+/// Adding a parameter to an origin-form target, removing earlier occurrences.
+enum QueryEditing {
+    /// `/p?a=1&key=x` with `key` and `key=SECRET` → `/p?a=1&key=SECRET`.
+    static func replacing(parameter name: String, with pair: String, in target: String) -> String {
+        var path = Substring(target)
+        var fragment = ""
+        if let hash = path.firstIndex(of: "#") {
+            fragment = String(path[hash...])
+            path = path[..<hash]
+        }
+        var kept: [Substring] = []
+        if let q = path.firstIndex(of: "?") {
+            let query = path[path.index(after: q)...]
+            path = path[..<q]
+            kept = query.split(separator: "&", omittingEmptySubsequences: true).filter { !matches($0, name) }
+        }
+        kept.append(Substring(pair))
+        return String(path) + "?" + kept.joined(separator: "&") + fragment
+    }
+
+    static func contains(parameter name: String, in target: String) -> Bool {
+        guard let q = target.firstIndex(of: "?") else { return false }
+        var query = target[target.index(after: q)...]
+        if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
+        return query.split(separator: "&").contains { matches($0, name) }
+    }
+
+    /// Whether the `name[=value]` item names `name` (compared after decoding).
+    private static func matches(_ item: Substring, _ name: String) -> Bool {
+        let rawName = item.firstIndex(of: "=").map { item[..<$0] } ?? item
+        return PercentEncoding.decode(rawName, plusIsSpace: true) == name
+    }
+}

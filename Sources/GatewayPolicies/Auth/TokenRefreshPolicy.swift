@@ -1,0 +1,80 @@
+public import GatewayConfig
+public import GatewayCore
+import NIOHTTP1
+
+/// OAuth2 for upstreams with `auth: { type: oauth2 }`: puts the upstream's
+/// access token on each request (`Authorization: Bearer`), getting or
+/// refreshing it first when it is missing or about to expire; when the upstream
+/// answers 401 anyway, gets a new token (one refresh per credential however
+/// many requests were rejected at once, see ``TokenStore``) and sends the
+/// request once more with it.
+///
+/// The retry needs the body twice: bodies up to `replayLimit` (1 MiB) are
+/// buffered before the first attempt (`ReplayableBody`, shared with the retry
+/// policy); a larger body gets the upstream's 401 back as it is. A failed refresh becomes 401 with
+/// `X-Gateway-Error: token_refresh_failed` (thrown as ``GatewayError``).
+///
+/// Requests of other upstreams pass untouched, as do, with `client_auth: keep`,
+/// requests carrying their own `Authorization`.
+public struct TokenRefreshPolicy: GatewayPolicy {
+    struct Binding: Sendable {
+        let store: TokenStore
+        let clientAuth: ClientAuthMode
+    }
+
+    /// Largest request body buffered so it can be sent again after a 401.
+    public static let defaultReplayLimit = 1024 * 1024
+
+    private let bindings: [String: Binding]
+    private let replayLimit: Int
+
+    /// - Parameter stores: by upstream name, from ``TokenStoreRegistry/stores(for:transport:events:logger:)``.
+    public init(config: GatewayConfig, stores: [String: TokenStore], replayLimit: Int = TokenRefreshPolicy.defaultReplayLimit) {
+        var bindings: [String: Binding] = [:]
+        for upstream in config.upstreams {
+            guard let auth = upstream.auth, let store = stores[upstream.name] else { continue }
+            bindings[upstream.name] = Binding(store: store, clientAuth: auth.clientAuth)
+        }
+        self.bindings = bindings
+        self.replayLimit = replayLimit
+    }
+
+    /// True when no upstream uses OAuth2 (the policy can be left out).
+    public var isEmpty: Bool { bindings.isEmpty }
+
+    public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
+        guard let name = request.upstreamName, let binding = bindings[name] else {
+            return try await next.handle(request, context: context)
+        }
+        if binding.clientAuth == .keep, request.headers.contains(name: "Authorization") {
+            return try await next.handle(request, context: context)
+        }
+        var request = request
+        let prepared = try await ReplayableBody.prepare(request.body, limit: replayLimit)
+        request.body = prepared.body
+
+        let token = try await binding.store.accessToken()
+        request.headers.replaceOrAdd(name: "Authorization", value: token.authorizationValue)
+        let response = try await next.handle(request, context: context)
+        guard response.status == .unauthorized, prepared.replayable else { return response }
+
+        let fresh: AccessToken?
+        do {
+            fresh = try await binding.store.accessToken(replacing: token)
+        } catch {
+            await Self.release(response)
+            throw error
+        }
+        guard let fresh, fresh != token else { return response }
+        await Self.release(response)
+        context.logger.debug("upstream answered 401; retrying once with a new access token", metadata: ["upstream": "\(name)"])
+        request.headers.replaceOrAdd(name: "Authorization", value: fresh.authorizationValue)
+        return try await next.handle(request, context: context)
+    }
+
+    /// Reads a small 401 body to the end (so the connection can be reused), or
+    /// gives it up (closing the connection) when it is large or broken.
+    private static func release(_ response: ProxyResponse) async {
+        _ = try? await response.body.collect(upTo: 64 * 1024)
+    }
+}

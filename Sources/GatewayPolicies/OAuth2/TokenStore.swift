@@ -1,0 +1,228 @@
+public import GatewayConfig
+public import GatewayCore
+public import Logging
+import NIOConcurrencyHelpers
+
+/// The OAuth2 state of one credential (one upstream): access token, expiry,
+/// refresh token, persisted in `state_dir/<upstream>.json` and loaded on first use.
+///
+/// **Single flight**: however many requests need a new token at once (expired,
+/// about to expire, or rejected with 401), one token call is in flight per
+/// store; every caller awaits that same call and gets its result, success or
+/// failure, once. After a failure no new call is made for
+/// min(2ⁿ⁻¹ s, 60 s) (n = consecutive failures): callers in that window fail at
+/// once with the last failure instead of hammering the token endpoint.
+///
+/// A rotated refresh token is written to disk before the new access token is
+/// handed to anyone.
+public actor TokenStore {
+    /// What made a refresh necessary; the `trigger` label of `gateway_token_refreshes_total`.
+    public enum Trigger: String, Sendable {
+        /// No access token yet (first use, nothing stored).
+        case startup
+        /// The access token expired or is within `refresh_before_expiry` of it.
+        case expiry
+        /// The upstream answered 401 to the current token.
+        case unauthorized = "401"
+    }
+
+    public static let maxBackoff: Duration = .seconds(60)
+    /// A token obtained after a 401 is not replaced again on 401 within this
+    /// interval: the upstream rejects even fresh tokens, so the 401 goes back to the client.
+    public static let unauthorizedRefreshInterval: Duration = .seconds(1)
+
+    public nonisolated let upstream: String
+    public nonisolated let config: OAuth2Config
+    public nonisolated let file: TokenStateFile
+    nonisolated let identity: String
+    nonisolated let client: TokenEndpointClient
+    nonisolated let clock: any PolicyClock
+    nonisolated let events: any GatewayEvents
+    nonisolated let logger: Logger
+    /// Where token calls go; replaced on config reload (the upstream's TLS may change).
+    private nonisolated let routeBox: NIOLockedValueBox<TokenEndpointRoute?>
+
+    var state: OAuth2TokenState
+    private var loaded = false
+    private var inFlight: Task<AccessToken, any Error>?
+    private var consecutiveFailures = 0
+    private var retryNotBefore: ContinuousClock.Instant?
+    private var lastFailure: TokenRefreshFailure?
+    private var lastUnauthorizedRefresh: ContinuousClock.Instant?
+    /// Token endpoint calls made by this store (for tests and diagnostics).
+    public private(set) var tokenCalls = 0
+    /// Callers awaiting the refresh in flight right now (for tests: proves they share one call).
+    public private(set) var refreshWaiters = 0
+
+    /// - Parameters:
+    ///   - route: where token calls go; nil when `token_url` is unusable (every refresh then fails).
+    ///   - transport: the upstream pool (or a test double).
+    public init(
+        upstream: String,
+        config: OAuth2Config,
+        stateDir: String,
+        route: TokenEndpointRoute?,
+        transport: any ProxyHandler,
+        clock: any PolicyClock = SystemPolicyClock(),
+        events: any GatewayEvents = NoGatewayEvents(),
+        timeout: Duration = TokenEndpointClient.defaultTimeout,
+        logger: Logger
+    ) {
+        self.upstream = upstream
+        self.config = config
+        self.file = TokenStateFile(stateDir: stateDir, upstream: upstream)
+        self.identity = CredentialIdentity.of(config)
+        self.client = TokenEndpointClient(upstream: upstream, config: config, transport: transport, clock: clock, timeout: timeout, logger: logger)
+        self.clock = clock
+        self.events = events
+        self.logger = logger
+        self.routeBox = NIOLockedValueBox(route)
+        self.state = OAuth2TokenState(identity: identity, refreshToken: config.refreshToken?.value)
+    }
+
+    /// Points token calls at a new route (config reload). Takes effect from the next call.
+    public nonisolated func update(route: TokenEndpointRoute?) {
+        routeBox.withLockedValue { $0 = route }
+    }
+
+    /// A usable access token: the current one unless it is missing, expired or
+    /// within `refresh_before_expiry` of expiring; then a refresh (joined if one
+    /// is in flight). If that refresh fails while the current token has not
+    /// actually expired yet, the current token is still returned.
+    public func accessToken() async throws -> AccessToken {
+        loadIfNeeded()
+        let now = clock.secondsSince1970
+        if let token = state.accessToken, !state.needsRefresh(now: now, margin: config.refreshBeforeExpiry.seconds) {
+            return AccessToken(token)
+        }
+        let trigger: Trigger = state.accessToken == nil ? .startup : .expiry
+        do {
+            return try await refresh(trigger)
+        } catch {
+            if let token = state.accessToken, !state.isExpired(now: clock.secondsSince1970) {
+                logger.warning("proactive token refresh failed; using the current token until it expires", metadata: ["upstream": "\(upstream)"])
+                return AccessToken(token)
+            }
+            throw error
+        }
+    }
+
+    /// A replacement for `rejected`, which the upstream answered 401 to. If the
+    /// current token is already another one (a concurrent refresh replaced it),
+    /// that one, without a token call. Nil when the rejected token was itself
+    /// obtained after a 401 less than ``unauthorizedRefreshInterval`` ago: the
+    /// caller passes the 401 on instead of refreshing in a loop.
+    public func accessToken(replacing rejected: AccessToken) async throws -> AccessToken? {
+        loadIfNeeded()
+        if let current = state.accessToken, current != rejected.value, !state.isExpired(now: clock.secondsSince1970) {
+            return AccessToken(current)
+        }
+        if inFlight == nil, state.accessToken == rejected.value, let last = lastUnauthorizedRefresh,
+            clock.now < last + Self.unauthorizedRefreshInterval
+        {
+            return nil
+        }
+        return try await refresh(.unauthorized)
+    }
+
+    /// The refresh in flight, or a new one; fails fast during backoff.
+    private func refresh(_ trigger: Trigger) async throws -> AccessToken {
+        let task: Task<AccessToken, any Error>
+        if let inFlight {
+            task = inFlight
+        } else {
+            if let retryNotBefore, clock.now < retryNotBefore, let lastFailure {
+                throw lastFailure.gatewayError(upstream: upstream)
+            }
+            task = Task { try await self.performRefresh(trigger) }
+            inFlight = task
+        }
+        refreshWaiters += 1
+        defer { refreshWaiters -= 1 }
+        return try await task.value
+    }
+
+    /// The one token call; its outcome is shared by every waiter of `inFlight`.
+    private func performRefresh(_ trigger: Trigger) async throws -> AccessToken {
+        defer { inFlight = nil }
+        tokenCalls += 1
+        let response: TokenResponse
+        do {
+            guard let route = routeBox.withLockedValue({ $0 }) else {
+                throw TokenRefreshFailure(reason: "invalid_token_url", detail: "token_url is not a usable http(s) URL")
+            }
+            response = try await client.requestToken(route: route, refreshToken: state.refreshToken)
+        } catch {
+            let failure = (error as? TokenRefreshFailure) ?? TokenRefreshFailure(reason: "internal_error", detail: "the token call failed unexpectedly")
+            throw recordFailure(failure, trigger: trigger)
+        }
+        let now = clock.secondsSince1970
+        var next = state
+        next.accessToken = response.accessToken
+        next.obtainedAt = now
+        next.expiresAt = response.expiresIn.map { now + $0 }
+        if let rotated = response.refreshToken { next.refreshToken = rotated }
+        // Persist before anyone uses the new token: a crash after this point
+        // keeps the rotated refresh token.
+        persist(next)
+        state = next
+        consecutiveFailures = 0
+        retryNotBefore = nil
+        lastFailure = nil
+        if trigger == .unauthorized { lastUnauthorizedRefresh = clock.now }
+        events.tokenRefresh(upstream: upstream, trigger: trigger.rawValue, result: "success")
+        var metadata: Logger.Metadata = ["upstream": "\(upstream)", "trigger": "\(trigger.rawValue)"]
+        if let expiresIn = response.expiresIn { metadata["expires_in_s"] = "\(Int(expiresIn))" }
+        if response.refreshToken != nil { metadata["refresh_token"] = "rotated" }
+        logger.info("access token refreshed", metadata: metadata)
+        return AccessToken(response.accessToken)
+    }
+
+    /// Counts the failure, starts the backoff, and returns the error for the waiters.
+    private func recordFailure(_ failure: TokenRefreshFailure, trigger: Trigger) -> GatewayError {
+        consecutiveFailures += 1
+        let backoff = Backoff.ceiling(retry: consecutiveFailures - 1, base: .seconds(1), max: Self.maxBackoff)
+        retryNotBefore = clock.now + backoff
+        lastFailure = failure
+        events.tokenRefresh(upstream: upstream, trigger: trigger.rawValue, result: "failure")
+        logger.warning(
+            "access token refresh failed",
+            metadata: [
+                "upstream": "\(upstream)", "trigger": "\(trigger.rawValue)", "reason": "\(failure.reason)",
+                "failures": "\(consecutiveFailures)", "next_attempt_in_s": "\(backoff.seconds)",
+            ]
+        )
+        return failure.gatewayError(upstream: upstream)
+    }
+
+    private func persist(_ next: OAuth2TokenState) {
+        do {
+            try file.save(next)
+        } catch {
+            // The rotated token lives in memory only; the next refresh tries again.
+            logger.error("could not persist the token state; a restart may need a new refresh token", metadata: ["upstream": "\(upstream)", "error": "\(error)"])
+        }
+    }
+
+    /// Loads the state file once. A file for another credential, or one that
+    /// cannot be read, is ignored (the configured refresh token is used).
+    func loadIfNeeded() {
+        guard !loaded else { return }
+        loaded = true
+        do {
+            guard let stored = try file.load() else { return }
+            guard stored.version == OAuth2TokenState.formatVersion, stored.identity == identity else {
+                logger.notice("ignoring token state written for another credential configuration", metadata: ["upstream": "\(upstream)", "path": "\(file.path)"])
+                return
+            }
+            if file.isAccessibleByOthers() {
+                logger.warning("token state file is readable by others; it is rewritten with mode 0600 on the next refresh", metadata: ["path": "\(file.path)"])
+            }
+            state = stored
+            if state.refreshToken == nil { state.refreshToken = config.refreshToken?.value }
+            logger.debug("token state loaded", metadata: ["upstream": "\(upstream)", "path": "\(file.path)"])
+        } catch {
+            logger.warning("ignoring unreadable token state", metadata: ["upstream": "\(upstream)", "error": "\(error)"])
+        }
+    }
+}

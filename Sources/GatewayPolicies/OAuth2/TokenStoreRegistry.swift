@@ -1,0 +1,59 @@
+public import GatewayConfig
+public import GatewayCore
+public import Logging
+import NIOConcurrencyHelpers
+
+/// The ``TokenStore``s of a running gateway, one per OAuth2 upstream, kept
+/// across config reloads: a reload that leaves an upstream's credential
+/// (upstream name, `state_dir`, the whole `oauth2` block) unchanged keeps its
+/// store, hence its token, its in-flight refresh and its backoff. A changed
+/// credential gets a new store (which loads the state file only if it was
+/// written for the same credential identity).
+public final class TokenStoreRegistry: Sendable {
+    private struct Entry {
+        let stateDir: String
+        let config: OAuth2Config
+        let store: TokenStore
+    }
+
+    private let entries = NIOLockedValueBox<[String: Entry]>([:])
+    private let clock: any PolicyClock
+    private let timeout: Duration
+
+    public init(clock: any PolicyClock = SystemPolicyClock(), timeout: Duration = TokenEndpointClient.defaultTimeout) {
+        self.clock = clock
+        self.timeout = timeout
+    }
+
+    /// The stores for every `type: oauth2` upstream of `config`, by upstream name.
+    /// Upstreams no longer configured are forgotten (chains still running keep theirs).
+    public func stores(for config: GatewayConfig, transport: any ProxyHandler, events: any GatewayEvents, logger: Logger) -> [String: TokenStore] {
+        var wanted: [(name: String, oauth: OAuth2Config)] = []
+        for upstream in config.upstreams {
+            if case .oauth2(let oauth)? = upstream.auth?.kind {
+                wanted.append((upstream.name, oauth))
+            }
+        }
+        return entries.withLockedValue { entries in
+            var next: [String: Entry] = [:]
+            for (name, oauth) in wanted {
+                let route = TokenEndpointRoute(tokenURL: oauth.tokenURL, config: config)
+                if let existing = entries[name], existing.stateDir == config.stateDir, existing.config == oauth {
+                    existing.store.update(route: route)
+                    next[name] = existing
+                    continue
+                }
+                let store = TokenStore(
+                    upstream: name, config: oauth, stateDir: config.stateDir, route: route,
+                    transport: transport, clock: clock, events: events, timeout: timeout, logger: logger
+                )
+                if route == nil {
+                    logger.error("token_url is not a usable http(s) URL; requests for this upstream will fail", metadata: ["upstream": "\(name)"])
+                }
+                next[name] = Entry(stateDir: config.stateDir, config: oauth, store: store)
+            }
+            entries = next
+            return next.mapValues(\.store)
+        }
+    }
+}

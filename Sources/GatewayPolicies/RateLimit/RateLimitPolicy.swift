@@ -1,0 +1,116 @@
+public import GatewayConfig
+public import GatewayCore
+import Logging
+import NIOHTTP1
+
+/// Per upstream attempt: keeps requests within the upstream's limits, per its
+/// `rate_limit` config (upstreams without one pass through untouched).
+///
+/// 1. Upstream holds (`honor_upstream`): after a response with `RateLimit` /
+///    `RateLimit-*` / `X-RateLimit-*` saying nothing remains, or a 429/503 with
+///    `Retry-After`, further requests wait until the reset instead of being sent
+///    into a 429. A hold longer than `max_wait` (or more than `max_queue`
+///    requests holding) answers 429 at once.
+/// 2. Local token bucket (`requests_per_second`, `burst`; one per upstream, or
+///    per endpoint with `per_endpoint`): requests over the rate wait in a FIFO
+///    queue of at most `max_queue`; beyond it, or when the expected wait exceeds
+///    `max_wait`, the client gets 429 with `Retry-After` (seconds, rounded up)
+///    and `X-Gateway-Error: local_rate_limit`.
+///
+/// Waiting does not count against the retry policy's `per_try_timeout`
+/// (``AttemptTimer``), and a cancelled request (client gone) leaves at once.
+/// The 429 is returned, not thrown, so it carries `Retry-After`; the retry
+/// policy never retries it (it has `X-Gateway-Error`).
+public struct RateLimitPolicy: GatewayPolicy {
+    struct Rules: Sendable {
+        var config: RateLimitConfig
+        var endpoints: [EndpointTemplate]
+    }
+
+    let rules: [String: Rules]
+    let registry: RateLimitRegistry
+    let events: any GatewayEvents
+    let clock: any PolicyClock
+
+    public init(
+        upstreams: [UpstreamConfig],
+        registry: RateLimitRegistry,
+        events: any GatewayEvents = NoGatewayEvents(),
+        clock: any PolicyClock = SystemPolicyClock()
+    ) {
+        var rules: [String: Rules] = [:]
+        for upstream in upstreams {
+            guard let config = upstream.rateLimit else { continue }
+            rules[upstream.name] = Rules(config: config, endpoints: upstream.endpoints)
+        }
+        self.rules = rules
+        self.registry = registry
+        self.events = events
+        self.clock = clock
+    }
+
+    public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
+        guard let name = request.upstreamName, let rules = rules[name] else {
+            return try await next.handle(request, context: context)
+        }
+        let config = rules.config
+        if config.honorUpstream, let refusal = try await waitForUpstreamHold(name, config: config) {
+            return refusal
+        }
+        if let rate = config.requestsPerSecond, rate > 0 {
+            let endpoint = config.perEndpoint
+                ? EndpointKey.key(method: request.method.rawValue, path: request.path, templates: rules.endpoints) : nil
+            let parameters = RateLimiter.Parameters(requestsPerSecond: rate, burst: config.burst, maxQueue: config.maxQueue, maxWait: config.maxWait)
+            let limiter = registry.limiter(upstream: name, endpoint: endpoint, parameters: parameters, clock: clock, events: events)
+            let admission = try await AttemptTimer.paused { try await limiter.acquire() }
+            if case .rejected(let retryAfter) = admission {
+                context.logger.debug("local rate limit", metadata: ["upstream": "\(name)", "retry_after": "\(retryAfter)"])
+                return refuse(name, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted")
+            }
+        }
+        let response = try await next.handle(request, context: context)
+        if config.honorUpstream { observe(response, upstream: name) }
+        return response
+    }
+
+    /// Waits while the upstream asked for a pause; a 429 response if that is too long.
+    private func waitForUpstreamHold(_ name: String, config: RateLimitConfig) async throws -> ProxyResponse? {
+        while let until = registry.hold(upstream: name, now: clock.now) {
+            let wait = until - clock.now
+            guard wait <= config.maxWait, registry.queueDepth(upstream: name) < config.maxQueue else {
+                return refuse(name, wait: wait, why: "the upstream asked for a pause until its rate limit resets")
+            }
+            registry.adjustDepth(upstream: name, by: 1, events: events)
+            defer { registry.adjustDepth(upstream: name, by: -1, events: events) }
+            try await AttemptTimer.paused { try await clock.sleep(until: until, tolerance: nil) }
+        }
+        return nil
+    }
+
+    /// The local 429: `Retry-After` in whole seconds (rounded up), `X-Gateway-Error: local_rate_limit`.
+    private func refuse(_ name: String, wait: Duration, why: String) -> ProxyResponse {
+        events.rateLimited(upstream: name, source: "local")
+        let error = GatewayError(.localRateLimit, "too many requests: \(why)", upstream: name)
+        return error.response(extraHeaders: ["Retry-After": RetryAfter.headerValue(for: wait)])
+    }
+
+    /// Learns holds from the upstream's answer.
+    private func observe(_ response: ProxyResponse, upstream name: String) {
+        let now = clock.now
+        let wall = clock.secondsSince1970
+        let status = response.status.code
+        var hold: Duration?
+        if status == 429 || status == 503, let value = response.headers.first(name: "retry-after") {
+            hold = RetryAfter.parse(value, secondsSince1970: wall)
+        }
+        if let signal = UpstreamRateLimitSignal.parse(response.headers, secondsSince1970: wall), let signalHold = signal.hold {
+            hold = Swift.max(hold ?? .zero, signalHold)
+        }
+        if status == 429 || (status == 503 && hold != nil) {
+            events.rateLimited(upstream: name, source: "upstream")
+        }
+        if let hold, hold > .zero {
+            registry.extendHold(upstream: name, until: now + hold)
+        }
+    }
+}

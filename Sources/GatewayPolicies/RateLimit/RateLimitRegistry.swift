@@ -1,0 +1,90 @@
+import GatewayCore
+import NIOConcurrencyHelpers
+
+/// Rate-limit state that outlives a config snapshot (it lives in the app's
+/// long-lived services): the local limiters per upstream (or per endpoint),
+/// the holds the upstreams asked for (`remaining: 0` until a reset, or
+/// `Retry-After`), and the number of requests waiting per upstream.
+///
+/// A limiter is kept across reloads while its parameters stay the same; a
+/// changed rate, burst, queue or wait makes a new one (waiters of the old one
+/// are still served by it). Per-endpoint limiters are bounded: beyond
+/// ``maxLimiters``, idle ones (nobody waiting, bucket full) are forgotten, and
+/// if none is idle the request shares its upstream's limiter.
+public final class RateLimitRegistry: Sendable {
+    public static let maxLimiters = 4096
+
+    struct LimiterKey: Hashable {
+        var upstream: String
+        var endpoint: String?
+    }
+
+    private struct State {
+        var limiters: [LimiterKey: RateLimiter] = [:]
+        var holds: [String: ContinuousClock.Instant] = [:]
+        var depths: [String: Int] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    public init() {}
+
+    func limiter(
+        upstream: String,
+        endpoint: String?,
+        parameters: RateLimiter.Parameters,
+        clock: any PolicyClock,
+        events: any GatewayEvents
+    ) -> RateLimiter {
+        let now = clock.now
+        let depthChanged: @Sendable (Int) -> Void = { [weak self] delta in
+            self?.adjustDepth(upstream: upstream, by: delta, events: events)
+        }
+        return state.withLockedValue { s in
+            var key = LimiterKey(upstream: upstream, endpoint: endpoint)
+            if let existing = s.limiters[key], existing.parameters == parameters { return existing }
+            if s.limiters[key] == nil, s.limiters.count >= Self.maxLimiters {
+                s.limiters = s.limiters.filter { !$0.value.isIdle(now: now) }
+                if s.limiters.count >= Self.maxLimiters { key.endpoint = nil }
+                if let existing = s.limiters[key], existing.parameters == parameters { return existing }
+            }
+            let limiter = RateLimiter(parameters, clock: clock, depthChanged: depthChanged)
+            s.limiters[key] = limiter
+            return limiter
+        }
+    }
+
+    /// Until when `upstream` asked not to be sent requests; nil if it did not (or that passed).
+    public func hold(upstream: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        state.withLockedValue { s in
+            guard let until = s.holds[upstream] else { return nil }
+            guard until > now else {
+                s.holds[upstream] = nil
+                return nil
+            }
+            return until
+        }
+    }
+
+    /// Holds `upstream`'s requests until `until` (a later existing hold stays).
+    public func extendHold(upstream: String, until: ContinuousClock.Instant) {
+        state.withLockedValue { s in
+            if let current = s.holds[upstream], current >= until { return }
+            s.holds[upstream] = until
+        }
+    }
+
+    /// Requests of `upstream` waiting now (all its limiters and holds).
+    public func queueDepth(upstream: String) -> Int {
+        state.withLockedValue { $0.depths[upstream] ?? 0 }
+    }
+
+    func adjustDepth(upstream: String, by delta: Int, events: any GatewayEvents) {
+        let depth = state.withLockedValue { s -> Int in
+            let depth = (s.depths[upstream] ?? 0) + delta
+            s.depths[upstream] = depth
+            return depth
+        }
+        events.queueDepth(upstream: upstream, depth: Swift.max(0, depth))
+    }
+}

@@ -1,0 +1,129 @@
+import NIOConcurrencyHelpers
+
+/// One local rate limiter (an upstream's, or one endpoint's): drives a
+/// ``RateLimitQueue`` with real waiting. Waiters suspend on a continuation; one
+/// pump task sleeps on the injected clock until the head's token is due and
+/// resumes waiters in FIFO order. A cancelled waiter (the client went away)
+/// leaves the queue at once and wakes with `CancellationError`.
+public final class RateLimiter: Sendable {
+    public enum Admission: Sendable, Equatable {
+        case admitted
+        case rejected(retryAfter: Duration)
+    }
+
+    private struct State {
+        var queue: RateLimitQueue
+        var nextID = 0
+        var continuations: [Int: CheckedContinuation<Void, any Error>] = [:]
+        /// Granted before their continuation was stored.
+        var grantedEarly: Set<Int> = []
+        /// Cancelled before their continuation was stored.
+        var cancelledEarly: Set<Int> = []
+        var pumpRunning = false
+    }
+
+    private let state: NIOLockedValueBox<State>
+    private let clock: any PolicyClock
+    private let depthChanged: @Sendable (_ delta: Int) -> Void
+    /// The parameters it was made with, to notice a config change.
+    let parameters: Parameters
+
+    struct Parameters: Hashable, Sendable {
+        var requestsPerSecond: Double
+        var burst: Int
+        var maxQueue: Int
+        var maxWait: Duration
+    }
+
+    init(_ parameters: Parameters, clock: any PolicyClock, depthChanged: @escaping @Sendable (Int) -> Void = { _ in }) {
+        self.parameters = parameters
+        self.clock = clock
+        self.depthChanged = depthChanged
+        let queue = RateLimitQueue(
+            requestsPerSecond: parameters.requestsPerSecond, burst: parameters.burst,
+            maxQueue: parameters.maxQueue, maxWait: parameters.maxWait, now: clock.now
+        )
+        self.state = NIOLockedValueBox(State(queue: queue))
+    }
+
+    /// Requests waiting now.
+    public var depth: Int { state.withLockedValue { $0.queue.depth } }
+
+    func isIdle(now: ContinuousClock.Instant) -> Bool {
+        state.withLockedValue { $0.queue.isIdle(now: now) }
+    }
+
+    /// Returns when the request may go (at once, or after waiting its turn), or
+    /// with a rejection. Throws `CancellationError` if cancelled while waiting.
+    public func acquire() async throws -> Admission {
+        try Task.checkCancellation()
+        let now = clock.now
+        let (id, admission, startPump) = state.withLockedValue { s -> (Int, RateLimitQueue.Admission, Bool) in
+            s.nextID += 1
+            let admission = s.queue.arrive(s.nextID, now: now)
+            var startPump = false
+            if admission == .wait, !s.pumpRunning {
+                s.pumpRunning = true
+                startPump = true
+            }
+            return (s.nextID, admission, startPump)
+        }
+        switch admission {
+        case .proceed: return .admitted
+        case .reject(let retryAfter): return .rejected(retryAfter: retryAfter)
+        case .wait: break
+        }
+        depthChanged(1)
+        if startPump { Task { await self.pump() } }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let result = state.withLockedValue { s -> Result<Void, any Error>? in
+                    if s.grantedEarly.remove(id) != nil { return .success(()) }
+                    if s.cancelledEarly.remove(id) != nil { return .failure(CancellationError()) }
+                    s.continuations[id] = continuation
+                    return nil
+                }
+                if let result { continuation.resume(with: result) }
+            }
+        } onCancel: {
+            let (left, continuation) = state.withLockedValue { s -> (Bool, CheckedContinuation<Void, any Error>?) in
+                guard s.queue.cancel(id) else { return (false, nil) }
+                if let continuation = s.continuations.removeValue(forKey: id) { return (true, continuation) }
+                s.cancelledEarly.insert(id)
+                return (true, nil)
+            }
+            if left { depthChanged(-1) }
+            continuation?.resume(throwing: CancellationError())
+        }
+        return .admitted
+    }
+
+    /// Sleeps until the head waiter's token is due, hands out tokens, repeats
+    /// until nobody waits.
+    private func pump() async {
+        while true {
+            let wake = state.withLockedValue { s -> ContinuousClock.Instant? in
+                let wake = s.queue.nextGrant(now: clock.now)
+                if wake == nil { s.pumpRunning = false }
+                return wake
+            }
+            guard let wake else { return }
+            try? await clock.sleep(until: wake, tolerance: nil)
+            let now = clock.now
+            let (granted, resumed) = state.withLockedValue { s -> (Int, [CheckedContinuation<Void, any Error>]) in
+                let ids = s.queue.grant(now: now)
+                var resumed: [CheckedContinuation<Void, any Error>] = []
+                for id in ids {
+                    if let continuation = s.continuations.removeValue(forKey: id) {
+                        resumed.append(continuation)
+                    } else {
+                        s.grantedEarly.insert(id)
+                    }
+                }
+                return (ids.count, resumed)
+            }
+            if granted > 0 { depthChanged(-granted) }
+            for continuation in resumed { continuation.resume() }
+        }
+    }
+}

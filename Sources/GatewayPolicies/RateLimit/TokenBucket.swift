@@ -1,0 +1,53 @@
+import GatewayCore
+
+/// A token bucket: `rate` tokens per second flow in up to `capacity`; a request
+/// takes one. Pure value, no clock of its own: callers pass `now`.
+public struct TokenBucket: Sendable, Equatable {
+    public let rate: Double
+    public let capacity: Double
+    public private(set) var tokens: Double
+    private var updated: ContinuousClock.Instant
+
+    /// Starts full (a burst is available at once).
+    public init(rate: Double, capacity: Int, now: ContinuousClock.Instant) {
+        precondition(rate > 0 && rate.isFinite, "rate must be positive")
+        self.rate = rate
+        self.capacity = Double(Swift.max(1, capacity))
+        self.tokens = self.capacity
+        self.updated = now
+    }
+
+    /// Adds the tokens that flowed in since the last update.
+    public mutating func refill(now: ContinuousClock.Instant) {
+        guard now > updated else { return }
+        tokens = Swift.min(capacity, tokens + (now - updated).seconds * rate)
+        updated = now
+    }
+
+    /// Takes one token if there is one.
+    public mutating func take(now: ContinuousClock.Instant) -> Bool {
+        refill(now: now)
+        guard tokens >= 1 - Self.epsilon else { return false }
+        tokens = Swift.max(0, tokens - 1)
+        return true
+    }
+
+    /// How long until `count` tokens are available (zero if they are now).
+    public func timeUntil(_ count: Double, now: ContinuousClock.Instant) -> Duration {
+        var copy = self
+        copy.refill(now: now)
+        let missing = count - copy.tokens
+        guard missing > Self.epsilon else { return .zero }
+        // Round up to the nanosecond so a sleeper never wakes a hair too early.
+        return .nanoseconds(Int64((missing / rate * 1e9).rounded(.up)))
+    }
+
+    /// Full and untouched for a while: safe to forget.
+    public func isFull(now: ContinuousClock.Instant) -> Bool {
+        var copy = self
+        copy.refill(now: now)
+        return copy.tokens >= capacity - Self.epsilon
+    }
+
+    static let epsilon = 1e-9
+}

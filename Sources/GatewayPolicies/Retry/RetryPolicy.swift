@@ -1,0 +1,144 @@
+public import GatewayConfig
+public import GatewayCore
+import Logging
+
+/// Retries a client request against its upstream, per the upstream's `retry`
+/// config, only when that is safe:
+///
+/// - the method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), or the
+///   request carries `Idempotency-Key`, or `retry_non_idempotent` is set;
+/// - the request body is fully buffered (at most `buffer_limit` bytes, see
+///   ``ReplayableBody``); a larger body streams once and is never retried;
+/// - no response byte went to the client: a response is only retried before this
+///   policy returns it; a failure mid-body ends the client connection instead.
+///
+/// What is retried: errors matching `retry.on` (see ``RetryDecision``) and
+/// responses with a listed status (their body is discarded). The wait before
+/// retry n is ``Backoff/fullJitter(retry:base:max:unit:)``, or the upstream's
+/// `Retry-After` on a 429/503 when `rate_limit.honor_upstream` (default on):
+/// a `Retry-After` beyond `rate_limit.max_wait` (default 10s) or the deadline
+/// returns the upstream's response untouched. Each attempt runs under
+/// `per_try_timeout` and all of them under `deadline`. The upstream's
+/// ``RetryBudgets`` caps retries; over budget, the last outcome goes back as-is.
+///
+/// Every retry is reported (`GatewayEvents.retry(upstream:reason:)`) and each
+/// attempt is in `context.record` (the pool records it). Cancellation (the client
+/// went away) ends the current attempt or backoff sleep at once: no more retries.
+public struct RetryPolicy: GatewayPolicy {
+    struct Rules: Sendable {
+        var retry: RetryConfig
+        var honorRetryAfter: Bool
+        var maxRetryAfter: Duration
+    }
+
+    let rules: [String: Rules]
+    let budgets: RetryBudgets
+    let events: any GatewayEvents
+    let clock: any PolicyClock
+    let random: any RandomSource
+
+    /// - Parameter upstreams: the config snapshot's upstreams; those without `retry` pass through.
+    public init(
+        upstreams: [UpstreamConfig],
+        budgets: RetryBudgets,
+        events: any GatewayEvents = NoGatewayEvents(),
+        clock: any PolicyClock = SystemPolicyClock(),
+        random: any RandomSource = SystemRandomSource()
+    ) {
+        var rules: [String: Rules] = [:]
+        for upstream in upstreams {
+            guard let retry = upstream.retry else { continue }
+            rules[upstream.name] = Rules(
+                retry: retry,
+                honorRetryAfter: upstream.rateLimit?.honorUpstream ?? true,
+                maxRetryAfter: upstream.rateLimit?.maxWait ?? RateLimitConfig.defaultMaxWait
+            )
+        }
+        self.rules = rules
+        self.budgets = budgets
+        self.events = events
+        self.clock = clock
+        self.random = random
+    }
+
+    /// True when the request may be sent more than once (body aside).
+    static func isSafeToRetry(_ request: ProxyRequest, retryNonIdempotent: Bool) -> Bool {
+        request.isIdempotent || retryNonIdempotent || request.headers.contains(name: "idempotency-key")
+    }
+
+    public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
+        guard let name = request.upstreamName, let rules = rules[name] else {
+            return try await next.handle(request, context: context)
+        }
+        let config = rules.retry
+        let started = clock.now
+        let deadline = config.deadline.map { started + $0 }
+        budgets.recordRequest(upstream: name, now: started)
+
+        var request = request
+        var maxAttempts = 1
+        if config.attempts > 1, Self.isSafeToRetry(request, retryNonIdempotent: config.retryNonIdempotent) {
+            let prepared = try await ReplayableBody.prepare(request.body, limit: config.bufferLimit)
+            request.body = prepared.body
+            if prepared.replayable { maxAttempts = config.attempts }
+        }
+        let attemptRequest = request
+
+        var attempt = 0
+        while true {
+            let outcome: Result<ProxyResponse, any Error>
+            do {
+                outcome = .success(
+                    try await AttemptRunner.run(perTryTimeout: config.perTryTimeout, deadline: deadline, clock: clock, upstream: name) {
+                        try await next.handle(attemptRequest, context: context)
+                    }
+                )
+            } catch {
+                outcome = .failure(error)
+            }
+            if Task.isCancelled || outcome.isCancellation {
+                if case .success(let response) = outcome { response.body.discard() }
+                throw CancellationError()
+            }
+            guard attempt + 1 < maxAttempts else { return try outcome.get() }
+            let decision = RetryDecision.evaluate(
+                outcome, on: config.on, honorRetryAfter: rules.honorRetryAfter, secondsSince1970: clock.secondsSince1970
+            )
+            guard case .retry(let reason, let retryAfter) = decision else { return try outcome.get() }
+
+            let delay: Duration
+            if let retryAfter {
+                guard retryAfter <= rules.maxRetryAfter else {
+                    context.logger.debug("not retrying: Retry-After exceeds max_wait", metadata: ["upstream": "\(name)", "retry_after": "\(retryAfter)"])
+                    return try outcome.get()
+                }
+                delay = retryAfter
+            } else {
+                delay = Backoff.fullJitter(retry: attempt, base: config.backoffBase, max: config.backoffMax, unit: random.nextUnit())
+            }
+            if let deadline, clock.now + delay >= deadline {
+                context.logger.debug("not retrying: the deadline would pass", metadata: ["upstream": "\(name)"])
+                return try outcome.get()
+            }
+            guard budgets.tryRetry(upstream: name, percent: config.budgetPercent, minPerSecond: config.budgetMinPerSecond, now: clock.now) else {
+                context.logger.info("not retrying: retry budget exhausted", metadata: ["upstream": "\(name)", "reason": "\(reason)"])
+                return try outcome.get()
+            }
+            if case .success(let response) = outcome { response.body.discard() }
+            attempt += 1
+            events.retry(upstream: name, reason: reason)
+            context.logger.debug(
+                "retrying",
+                metadata: ["upstream": "\(name)", "attempt": "\(attempt + 1)/\(maxAttempts)", "reason": "\(reason)", "delay_ms": "\(Int64(delay.seconds * 1000))"]
+            )
+            try await clock.sleep(for: delay)
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    var isCancellation: Bool {
+        if case .failure(let error) = self { return error is CancellationError }
+        return false
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import GatewayConfig
+import GatewayCore
+import GatewayPolicies
+import GatewayTesting
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+
+/// Records `tokenRefresh` events as `trigger/result` strings.
+final class RecordingAuthEvents: GatewayEvents {
+    private let box = NIOLockedValueBox<[String]>([])
+    var refreshes: [String] { box.withLockedValue { $0 } }
+
+    func tokenRefresh(upstream: String, trigger: String, result: String) {
+        box.withLockedValue { $0.append("\(upstream)/\(trigger)/\(result)") }
+    }
+}
+
+/// Log lines of the code under test, to assert that secrets never appear.
+final class AuthLogCapture: Sendable {
+    private let lines = NIOLockedValueBox<[String]>([])
+    var text: String { lines.withLockedValue { $0.joined(separator: "\n") } }
+
+    var logger: Logger {
+        var logger = Logger(label: "auth-test") { _ in AuthCapturingHandler(capture: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    func append(_ line: String) { lines.withLockedValue { $0.append(line) } }
+}
+
+struct AuthCapturingHandler: LogHandler {
+    let capture: AuthLogCapture
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        var all = metadata
+        if let extra = event.metadata { all.merge(extra) { $1 } }
+        capture.append("\(event.level) \(event.message) \(all.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))")
+    }
+}
+
+/// A resource server in process: 200 echoing the request (with its body) to a
+/// valid bearer token of `authority`, 401 otherwise. Records each attempt.
+final class ProtectedHandler: ProxyHandler, Sendable {
+    struct Attempt: Sendable {
+        var authorization: String?
+        var body: [UInt8]
+        var status: Int
+    }
+
+    let authority: OAuthTestAuthority
+    private let box = NIOLockedValueBox<[Attempt]>([])
+
+    init(authority: OAuthTestAuthority) { self.authority = authority }
+
+    var attempts: [Attempt] { box.withLockedValue { $0 } }
+    var unauthorizedCount: Int { attempts.filter { $0.status == 401 }.count }
+
+    func handle(_ request: ProxyRequest, context: RequestContext) async throws -> ProxyResponse {
+        let recorded = try await RecordedRequest(request)
+        let ok = authority.isAuthorized(recorded)
+        box.withLockedValue { $0.append(Attempt(authorization: recorded.header("Authorization"), body: recorded.body, status: ok ? 200 : 401)) }
+        let body = ok ? recorded.body : Array("expired\n".utf8)
+        return ProxyResponse(
+            status: ok ? .ok : .unauthorized,
+            headers: ["Content-Length": String(body.count)],
+            body: .bytes(ByteBuffer(bytes: body))
+        )
+    }
+}
+
+/// A store on a fresh state directory, talking to `authority` in process.
+struct OAuthFixture {
+    static let tokenURL = "https://auth.test/oauth/token"
+
+    let authority: OAuthTestAuthority
+    let stateDir: String
+    let clock: ManualClock
+    let events = RecordingAuthEvents()
+    let logs = AuthLogCapture()
+    var oauth: OAuth2Config
+
+    init(grant: OAuth2Config.Grant = .refreshToken, expiresIn: Int = 3600, method: OAuth2Config.ClientAuthMethod = .clientSecretBasic) throws {
+        authority = OAuthTestAuthority(expiresIn: expiresIn)
+        stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("gw-auth-\(UUID().uuidString)/state").path
+        clock = ManualClock()
+        oauth = OAuth2Config(
+            grant: grant,
+            tokenURL: Self.tokenURL,
+            clientID: Secret(source: .env("PAY_CLIENT_ID"), value: authority.clientID),
+            clientSecret: Secret(source: .file("/run/secrets/pay_client_secret"), value: authority.clientSecret!),
+            refreshToken: grant == .refreshToken ? Secret(source: .file("/run/secrets/pay_refresh_token"), value: authority.initialRefreshToken) : nil,
+            scope: "read write",
+            clientAuthMethod: method,
+            refreshBeforeExpiry: .seconds(60)
+        )
+    }
+
+    var route: TokenEndpointRoute {
+        TokenEndpointRoute(tokenURL: Self.tokenURL, config: GatewayConfig())!
+    }
+
+    func makeStore(timeout: Duration = .seconds(30), transport: (any ProxyHandler)? = nil) -> TokenStore {
+        TokenStore(
+            upstream: "payments", config: oauth, stateDir: stateDir, route: route,
+            transport: transport ?? authority.tokenEndpoint, clock: clock, events: events, timeout: timeout, logger: logs.logger
+        )
+    }
+
+    /// A config whose `payments` upstream uses this credential.
+    func gatewayConfig(clientAuth: ClientAuthMode = .replace) -> GatewayConfig {
+        var config = GatewayConfig()
+        config.stateDir = stateDir
+        config.upstreams = [
+            UpstreamConfig(name: "payments", hosts: [HostPattern("api.payments.test")!], auth: AuthConfig(kind: .oauth2(oauth), clientAuth: clientAuth))
+        ]
+        return config
+    }
+
+    func policy(_ store: TokenStore, clientAuth: ClientAuthMode = .replace) -> TokenRefreshPolicy {
+        TokenRefreshPolicy(config: gatewayConfig(clientAuth: clientAuth), stores: ["payments": store])
+    }
+
+    /// Every secret the test knows: configured ones and all tokens issued so far.
+    var secrets: [String] {
+        [authority.clientSecret!, authority.initialRefreshToken] + authority.issuedAccessTokens + authority.issuedRefreshTokens
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(atPath: (stateDir as NSString).deletingLastPathComponent)
+    }
+}
+
+func paymentsRequest(method: HTTPMethod = .GET, body: ProxyBody = .empty, headers: HTTPHeaders = [:], upstream: String? = "payments") -> ProxyRequest {
+    var all: HTTPHeaders = ["Host": "api.payments.test"]
+    all.add(contentsOf: headers)
+    return ProxyRequest(method: method, scheme: .https, host: "api.payments.test", port: 443, target: "/v1/charges", headers: all, body: body, upstreamName: upstream)
+}
+
+func testContext(_ logger: Logger = Logger(label: "test")) -> RequestContext {
+    RequestContext(id: "t", clientAddress: "127.0.0.1:1", logger: logger)
+}
+
+/// A streamed body whose chunks are handed out once.
+final class OnceBodySource: BodySource, Sendable {
+    private let chunks: NIOLockedValueBox<[ByteBuffer]>
+    init(_ bytes: [UInt8], chunk: Int = 16 * 1024) {
+        var list: [ByteBuffer] = []
+        var offset = 0
+        while offset < bytes.count {
+            let end = min(offset + chunk, bytes.count)
+            list.append(ByteBuffer(bytes: bytes[offset..<end]))
+            offset = end
+        }
+        chunks = NIOLockedValueBox(list)
+    }
+    func next() async throws -> ByteBuffer? {
+        chunks.withLockedValue { $0.isEmpty ? nil : $0.removeFirst() }
+    }
+    func cancel() {}
+}
+
+/// Polls `condition` (bounded) without sleeping on a fixed schedule guess.
+func eventually(_ timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return await condition()
+}

@@ -1,0 +1,144 @@
+import GatewayConfig
+import GatewayCore
+import GatewayPolicies
+import NIOHTTP1
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct RateLimitPolicyTests {
+    func policy(_ config: RateLimitConfig, clock: ManualClock, events: RecordingEvents = RecordingEvents(), registry: RateLimitRegistry = RateLimitRegistry()) -> RateLimitPolicy {
+        RateLimitPolicy(upstreams: [upstreamConfig(rateLimit: config)], registry: registry, events: events, clock: clock)
+    }
+
+    @Test func requestsOverTheRateWaitTheirTurnInOrder() async throws {
+        let clock = ManualClock()
+        let upstream = ScriptedUpstream([.status(200)])
+        let events = RecordingEvents()
+        let policy = policy(RateLimitConfig(requestsPerSecond: 1, burst: 1), clock: clock, events: events)
+        #expect(try await policy.handle(.test(), context: .test(), next: upstream).status == .ok)
+        let second = Task { try await policy.handle(.test(path: "/2"), context: .test(), next: upstream) }
+        await clock.waitForSleepers(1)  // the limiter's pump waits for the next token
+        let third = Task { try await policy.handle(.test(path: "/3"), context: .test(), next: upstream) }
+        while events.depths.last != 2 { await Task.yield() }
+        #expect(upstream.calls == 1)
+        clock.advance(by: .seconds(1))
+        _ = try await second.value
+        #expect(upstream.calls == 2)
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(1))
+        _ = try await third.value
+        #expect(upstream.calls == 3)
+        #expect(events.depths.last == 0)
+    }
+
+    @Test func queueOverflowGets429WithRetryAfter() async throws {
+        let clock = ManualClock()
+        let upstream = ScriptedUpstream([.status(200)])
+        let events = RecordingEvents()
+        let policy = policy(RateLimitConfig(requestsPerSecond: 0.5, burst: 1, maxQueue: 1), clock: clock, events: events)
+        _ = try await policy.handle(.test(), context: .test(), next: upstream)
+        let queued = Task { try await policy.handle(.test(), context: .test(), next: upstream) }
+        await clock.waitForSleepers(1)
+        let refused = try await policy.handle(.test(), context: .test(), next: upstream)
+        #expect(refused.status.code == 429)
+        #expect(refused.headers.first(name: "retry-after") == "4")
+        #expect(refused.headers.first(name: "x-gateway-error") == "local_rate_limit")
+        #expect(events.rateLimited == ["local"])
+        clock.advance(by: .seconds(2))
+        #expect(try await queued.value.status == .ok)
+        #expect(upstream.calls == 2)
+    }
+
+    @Test func aCancelledWaiterLeavesTheQueueAtOnce() async throws {
+        let clock = ManualClock()
+        let upstream = ScriptedUpstream([.status(200)])
+        let events = RecordingEvents()
+        let registry = RateLimitRegistry()
+        let policy = policy(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 2), clock: clock, events: events, registry: registry)
+        _ = try await policy.handle(.test(), context: .test(), next: upstream)
+        let leaving = Task { try await policy.handle(.test(path: "/leaving"), context: .test(), next: upstream) }
+        await clock.waitForSleepers(1)
+        let staying = Task { try await policy.handle(.test(path: "/staying"), context: .test(), next: upstream) }
+        while registry.queueDepth(upstream: "api") < 2 { await Task.yield() }
+        leaving.cancel()
+        await #expect(throws: CancellationError.self) { try await leaving.value }
+        #expect(registry.queueDepth(upstream: "api") == 1)
+        // The one behind moved up: it gets the very next token.
+        clock.advance(by: .seconds(1))
+        #expect(try await staying.value.status == .ok)
+        #expect(upstream.calls == 2)
+        #expect(registry.queueDepth(upstream: "api") == 0)
+    }
+
+    @Test func perEndpointBucketsAreIndependent() async throws {
+        let clock = ManualClock()
+        let upstream = ScriptedUpstream([.status(200)])
+        let policy = policy(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 0, perEndpoint: true), clock: clock)
+        #expect(try await policy.handle(.test(path: "/users/1"), context: .test(), next: upstream).status == .ok)
+        #expect(try await policy.handle(.test(path: "/orders"), context: .test(), next: upstream).status == .ok)
+        // /users/2 is the same endpoint as /users/1 (ids collapse).
+        #expect(try await policy.handle(.test(path: "/users/2"), context: .test(), next: upstream).status.code == 429)
+    }
+
+    @Test func upstreamRemainingZeroHoldsFurtherRequestsUntilTheReset() async throws {
+        let clock = ManualClock()
+        let upstream = ScriptedUpstream([.status(200, headers: [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "5")]), .status(200)])
+        let policy = policy(RateLimitConfig(requestsPerSecond: nil), clock: clock)
+        _ = try await policy.handle(.test(), context: .test(), next: upstream)
+        let held = Task { try await policy.handle(.test(), context: .test(), next: upstream) }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(4999))
+        #expect(upstream.calls == 1)
+        clock.advance(by: .milliseconds(1))
+        #expect(try await held.value.status == .ok)
+        #expect(upstream.calls == 2)
+    }
+
+    @Test func aHoldBeyondMaxWaitAnswers429Locally() async throws {
+        let clock = ManualClock()
+        let upstream = ScriptedUpstream([.status(429, headers: [("RateLimit", "limit=10, remaining=0, reset=30")]), .status(200)])
+        let events = RecordingEvents()
+        let policy = policy(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: clock, events: events)
+        #expect(try await policy.handle(.test(), context: .test(), next: upstream).status.code == 429)
+        let refused = try await policy.handle(.test(), context: .test(), next: upstream)
+        #expect(refused.status.code == 429)
+        #expect(refused.headers.first(name: "retry-after") == "30")
+        #expect(refused.headers.first(name: "x-gateway-error") == "local_rate_limit")
+        #expect(upstream.calls == 1)
+        #expect(events.rateLimited == ["upstream", "local"])
+        clock.advance(by: .seconds(30))
+        #expect(try await policy.handle(.test(), context: .test(), next: upstream).status == .ok)
+    }
+
+    @Test func honorUpstreamOffIgnoresTheHeaders() async throws {
+        let clock = ManualClock()
+        let upstream = ScriptedUpstream([.status(200, headers: [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "5")])])
+        let policy = policy(RateLimitConfig(requestsPerSecond: nil, honorUpstream: false), clock: clock)
+        _ = try await policy.handle(.test(), context: .test(), next: upstream)
+        _ = try await policy.handle(.test(), context: .test(), next: upstream)
+        #expect(upstream.calls == 2)
+    }
+
+    @Test func queueWaitDoesNotCountAgainstPerTryTimeout() async throws {
+        let clock = ManualClock()
+        let upstream = ScriptedUpstream([.status(200)])
+        var retry = quickRetry()
+        retry.perTryTimeout = .seconds(1)
+        let config = upstreamConfig(retry: retry, rateLimit: RateLimitConfig(requestsPerSecond: 0.25, burst: 1))
+        let registry = RateLimitRegistry()
+        let chain = PolicyChain(
+            policies: [
+                RetryPolicy(upstreams: [config], budgets: RetryBudgets(), clock: clock),
+                RateLimitPolicy(upstreams: [config], registry: registry, clock: clock),
+            ],
+            terminal: upstream
+        )
+        _ = try await chain.handle(.test(), context: .test())
+        let queued = Task { try await chain.handle(.test(), context: .test()) }
+        while registry.queueDepth(upstream: "api") < 1 { await Task.yield() }
+        await clock.waitForSleepers(1)  // the limiter's pump; the per-try timer is paused
+        clock.advance(by: .seconds(4))
+        #expect(try await queued.value.status == .ok)
+        #expect(upstream.calls == 2)
+    }
+}
