@@ -172,8 +172,9 @@ public enum PinInspector {
                             promise.succeed(.certificateVerified(VerificationMetadata(nil)))
                         }
                     )
-                    let waiter = HandshakeWaiter(promise: channel.eventLoop.makePromise())
-                    handshakeBox.withLockedValue { $0 = waiter.promise.futureResult }
+                    let handshake = channel.eventLoop.makePromise(of: Void.self)
+                    let waiter = TLSHandshakeObserver(promise: handshake)
+                    handshakeBox.withLockedValue { $0 = handshake.futureResult }
                     try channel.pipeline.syncOperations.addHandler(handler)
                     try channel.pipeline.syncOperations.addHandler(waiter)
                 }
@@ -261,36 +262,5 @@ public enum PinInspector {
 
     struct InspectionTimeout: Error, CustomStringConvertible {
         var description: String { "timed out waiting for the TLS handshake" }
-    }
-}
-
-/// Completes its promise when the TLS handshake completes or fails.
-final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler, Sendable {
-    typealias InboundIn = NIOAny
-    let promise: EventLoopPromise<Void>
-
-    init(promise: EventLoopPromise<Void>) {
-        self.promise = promise
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
-            promise.succeed(())
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        promise.fail(error)
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(ChannelError.eof)
-        context.fireChannelInactive()
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        promise.fail(ChannelError.ioOnClosedChannel)
     }
 }
