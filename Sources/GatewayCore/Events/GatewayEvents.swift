@@ -18,7 +18,7 @@ public protocol GatewayEvents: Sendable {
     /// hold until the upstream's rate-limit reset): a gauge.
     func queueDepth(upstream: String, depth: Int)
     /// A token refresh for `upstream` finished. `trigger` is a bounded label
-    /// (`expiry`: proactive, before the token expires; `unauthorized`: after a 401;
+    /// (`expiry`: proactive, before the token expires; `401`: after a 401 from the upstream;
     /// `startup`), `result` is `success` or `failure`.
     func tokenRefresh(upstream: String, trigger: String, result: String)
 }

@@ -5,23 +5,6 @@ public import Logging
 public import NIOCore
 import NIOHTTP1
 
-/// What a successful token endpoint call returned (RFC 6749 §5.1).
-public struct TokenResponse: Sendable, Equatable {
-    public var accessToken: String
-    /// Seconds the access token is valid, if the endpoint said.
-    public var expiresIn: Double?
-    /// A new (rotated) refresh token, if the endpoint sent one.
-    public var refreshToken: String?
-    public var tokenType: String?
-
-    public init(accessToken: String, expiresIn: Double? = nil, refreshToken: String? = nil, tokenType: String? = nil) {
-        self.accessToken = accessToken
-        self.expiresIn = expiresIn
-        self.refreshToken = refreshToken
-        self.tokenType = tokenType
-    }
-}
-
 /// Calls a token endpoint through the gateway's upstream pool (its TLS, pins and
 /// timeouts): a form-encoded POST with the grant, client authentication per
 /// `client_auth_method`, then the JSON answer parsed. Every failure becomes a

@@ -100,7 +100,7 @@ public actor TokenStore {
             return try await refresh(trigger)
         } catch {
             if let token = state.accessToken, !state.isExpired(now: clock.secondsSince1970) {
-                logger.warning("proactive token refresh failed; using the current token until it expires", metadata: ["upstream": "\(upstream)"])
+                logger.debug("token refresh failed; using the current token until it expires", metadata: ["upstream": "\(upstream)"])
                 return AccessToken(token)
             }
             throw error
