@@ -18,50 +18,54 @@ public enum PathNormalizer {
 
     /// The template for an origin-form target (`/users/42?x=1` → `/users/{id}`).
     public static func normalize(_ target: Substring) -> String {
-        var path = target
-        if let end = path.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
-            path = path[..<end]
-        }
+        var target = String(target)
+        return target.withUTF8 { normalize(path: pathPart(of: $0)) }
+    }
+
+    /// The path of an origin-form target's bytes: up to `?` or `#`.
+    static func pathPart(of target: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var end = 0
+        while end < target.count, target[end] != UInt8(ascii: "?"), target[end] != UInt8(ascii: "#") { end += 1 }
+        return UnsafeBufferPointer(rebasing: target[0..<end])
+    }
+
+    /// The template for a path without query (bytes of the request target).
+    static func normalize(path: UnsafeBufferPointer<UInt8>) -> String {
         if path.isEmpty { return "/" }
         // Fast path: nothing to collapse.
         var needsRewrite = false
         forEachSegment(of: path) { segment in
-            if isIdentifier(segment) { needsRewrite = true }
+            if !needsRewrite, isIdentifier(segment) { needsRewrite = true }
         }
-        guard needsRewrite else { return String(path) }
-        var result = ""
-        result.reserveCapacity(path.utf8.count)
+        guard needsRewrite else { return String(decoding: path, as: UTF8.self) }
+        var result: [UInt8] = []
+        result.reserveCapacity(path.count)
         var first = true
         forEachSegment(of: path) { segment in
-            if !first { result.append("/") }
+            if !first { result.append(UInt8(ascii: "/")) }
             first = false
             if isIdentifier(segment) {
-                result.append(placeholder)
+                result.append(contentsOf: placeholder.utf8)
             } else {
                 result.append(contentsOf: segment)
             }
         }
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// Calls `body` with each segment between slashes, including empty ones (a
     /// leading `/` gives an empty first segment, so joining with `/` restores it).
-    private static func forEachSegment(of path: Substring, _ body: (Substring) -> Void) {
-        var start = path.startIndex
-        var index = path.startIndex
-        while index < path.endIndex {
-            if path.utf8[index] == UInt8(ascii: "/") {
-                body(path[start..<index])
-                start = path.utf8.index(after: index)
-            }
-            index = path.utf8.index(after: index)
+    private static func forEachSegment(of path: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var start = 0
+        for index in 0..<path.count where path[index] == UInt8(ascii: "/") {
+            body(UnsafeBufferPointer(rebasing: path[start..<index]))
+            start = index + 1
         }
-        body(path[start..<path.endIndex])
+        body(UnsafeBufferPointer(rebasing: path[start..<path.count]))
     }
 
     /// Whether `segment` is an identifier rather than part of a route.
-    static func isIdentifier(_ segment: Substring) -> Bool {
-        let bytes = segment.utf8
+    static func isIdentifier(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = bytes.count
         if count == 0 { return false }
         if count > segmentMaximum { return true }
@@ -100,7 +104,7 @@ public enum PathNormalizer {
     }
 
     /// 8-4-4-4-12 hex digits.
-    private static func isUUID(_ bytes: Substring.UTF8View) -> Bool {
+    private static func isUUID(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var position = 0
         for byte in bytes {
             let isDash = byte == UInt8(ascii: "-")

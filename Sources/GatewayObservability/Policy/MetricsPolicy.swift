@@ -10,21 +10,16 @@ public import GatewayCore
 /// included. A streamed response body is wrapped so that the exchange is
 /// recorded when the body ends, fails, or the client goes away.
 public struct MetricsPolicy: GatewayPolicy {
-    private struct Template: Sendable {
-        var template: EndpointTemplate
-        var path: String
-    }
-
     private let metrics: GatewayMetrics
-    private let templates: [String: [Template]]
+    private let templates: [String: [CompiledTemplate]]
     private let maxEndpoints: Int
 
     public init(metrics: GatewayMetrics, config: GatewayConfig) {
         self.metrics = metrics
         metrics.addConfiguredUpstreams(config.upstreams.map(\.name))
-        var templates: [String: [Template]] = [:]
+        var templates: [String: [CompiledTemplate]] = [:]
         for upstream in config.upstreams where !upstream.endpoints.isEmpty && templates[upstream.name] == nil {
-            templates[upstream.name] = upstream.endpoints.map { Template(template: $0, path: $0.path) }
+            templates[upstream.name] = upstream.endpoints.map(CompiledTemplate.init)
         }
         self.templates = templates
         self.maxEndpoints = config.metrics.maxEndpointsPerUpstream
@@ -57,22 +52,25 @@ public struct MetricsPolicy: GatewayPolicy {
     }
 
     /// The endpoint: configured templates of the request's upstream first, then
-    /// automatic normalization; bounded by the registry.
+    /// automatic normalization; bounded by the registry. Works on the target's
+    /// bytes: this runs for every request.
     func recorder(for request: ProxyRequest) -> EndpointRecorder {
         let method = EndpointKey.methodLabel(request.method)
-        let path = request.path
-        if let name = request.upstreamName {
-            if let candidates = templates[name] {
+        let upstream = request.upstreamName
+        var target = request.target
+        let (endpoint, configured) = target.withUTF8 { bytes -> (String, Bool) in
+            let path = PathNormalizer.pathPart(of: bytes)
+            if let upstream, let candidates = templates[upstream] {
                 let methodName = request.method.rawValue
-                for candidate in candidates where candidate.template.matches(method: methodName, path: path) {
-                    return metrics.endpoint(upstream: name, method: method, endpoint: candidate.path, configured: true, maxEndpoints: maxEndpoints)
+                for candidate in candidates where candidate.matches(method: methodName, path: path) {
+                    return (candidate.path, true)
                 }
             }
-            return metrics.endpoint(upstream: name, method: method, endpoint: PathNormalizer.normalize(path), configured: false, maxEndpoints: maxEndpoints)
+            return (PathNormalizer.normalize(path: path), false)
         }
         return metrics.endpoint(
-            upstream: request.host.lowercased(), method: method, endpoint: PathNormalizer.normalize(path),
-            configured: false, maxEndpoints: maxEndpoints
+            upstream: upstream ?? request.host.lowercased(), method: method, endpoint: endpoint,
+            configured: configured, maxEndpoints: maxEndpoints
         )
     }
 }
