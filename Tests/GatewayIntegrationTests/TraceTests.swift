@@ -104,10 +104,11 @@ struct TraceTests {
             for leaked in [secret, clientSecret, "hunter2-pass"] { #expect(!show.stdoutString.contains(leaked)) }
         }
 
-        // Replay the through-gateway line (the gateway's real port) with sh.
+        // Replay the through-gateway line with sh: `-x` is the bound port, not the configured 0.
         let before = upstream.receivedRequests.count
         let original = try #require(upstream.receivedRequests.last)
-        let line = record.curl.replacingOccurrences(of: "-x 'http://127.0.0.1:0'", with: "-x '\(gateway.proxyURL)'")
+        let line = record.curl
+        #expect(line.hasPrefix("curl -x '\(gateway.proxyURL)' "), "\(line)")
         let replay = try await ProcessRunner.run("sh", ["-c", line + " -sS -o /dev/null"], environment: [
             "REDACTED_AUTHORIZATION": "Bearer other", "REDACTED_TOKEN": "t", "NO_PROXY": "", "no_proxy": "",
         ])

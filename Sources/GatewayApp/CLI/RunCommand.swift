@@ -22,21 +22,27 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let path = options.resolvedPath(environment: environment)
-        var config: GatewayConfig
-        do {
-            config = try ConfigLoader.load(path: path, environment: environment)
-            if debug { config.debug = true }
-        } catch {
-            FileHandle.standardError.write(Data("gateway: invalid config: \(error)\n".utf8))
-            throw ExitCode(2)
-        }
-        var level = config.logLevel
+        var cliLevel: Logger.Level?
         if let logLevel {
             guard let parsed = Logger.Level(rawValue: logLevel.lowercased()) else {
                 throw ValidationError("unknown log level '\(logLevel)'")
             }
-            level = parsed
+            cliLevel = parsed
         }
+        // CLI flags win over the file, at start and on every SIGHUP reload.
+        let overrides: @Sendable (inout GatewayConfig) -> Void = { [debug, cliLevel] config in
+            if debug { config.debug = true }
+            if let cliLevel { config.logLevel = cliLevel }
+        }
+        var config: GatewayConfig
+        do {
+            config = try ConfigLoader.load(path: path, environment: environment)
+            overrides(&config)
+        } catch {
+            FileHandle.standardError.write(Data("gateway: invalid config: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let level = config.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -48,7 +54,7 @@ struct RunCommand: AsyncParsableCommand {
         for warning in config.warnings {
             logger.warning("config: \(warning)")
         }
-        let app = GatewayApplication(config: config, configPath: path, logger: logger)
+        let app = GatewayApplication(config: config, configPath: path, logger: logger, overrides: overrides)
         do {
             try await app.run()
         } catch {

@@ -3,13 +3,14 @@ import Foundation
 import GatewayConfig
 import GatewayObservability
 
-/// `gateway trace list|show ID|curl ID [--direct]`: reads the debug trace file
-/// (`trace.file` of the config, or `--file`), newest rotated files included.
+/// `gateway trace list|show ID|curl ID [--direct]|replay ID [--direct]`: reads
+/// the debug trace file (`trace.file` of the config, or `--file`) and every
+/// rotated copy the writer keeps, oldest first.
 struct TraceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace",
-        abstract: "Inspect debug traces: list exchanges, show one, print its curl line.",
-        subcommands: [List.self, Show.self, Curl.self]
+        abstract: "Inspect debug traces: list exchanges, show one, print its curl line, replay it.",
+        subcommands: [List.self, Show.self, Curl.self, Replay.self]
     )
 
     struct Source: ParsableArguments {
@@ -25,14 +26,7 @@ struct TraceCommand: ParsableCommand {
                 let environment = ProcessInfo.processInfo.environment
                 path = try ConfigLoader.load(path: options.resolvedPath(environment: environment), environment: environment).trace.file
             }
-            var records: [TraceRecord] = []
-            for candidate in ([path + ".1", path]) {
-                guard let text = try? String(contentsOfFile: candidate, encoding: .utf8) else { continue }
-                for line in text.split(separator: "\n") {
-                    if let record = try? TraceRecord.decode(line: line) { records.append(record) }
-                }
-            }
-            return records
+            return TraceFiles.records(path)
         }
 
         func record(_ id: String) throws -> TraceRecord {

@@ -12,7 +12,9 @@ struct ConfigReloadService: Service {
     let liveConfig: LiveConfig
     let configPath: String?
     /// Builds the policy chain for a config (sharing the long-lived services).
-    let makeActive: @Sendable (GatewayConfig) -> ActiveConfig
+    let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig
+    /// Applied to each reloaded config: CLI overrides (`--debug`, `--log-level`) survive reloads.
+    let adjust: @Sendable (inout GatewayConfig) -> Void
     let logger: Logger
 
     func run() async throws {
@@ -29,12 +31,13 @@ struct ConfigReloadService: Service {
             return false
         }
         do {
-            let config = try ConfigLoader.load(path: configPath)
+            var config = try ConfigLoader.load(path: configPath)
+            adjust(&config)
             let old = liveConfig.current.config
             if config.listen != old.listen || config.limits != old.limits {
                 logger.warning("config reloaded: changes to listen and limits apply after a restart")
             }
-            liveConfig.replace(with: makeActive(config))
+            liveConfig.replace(with: try makeActive(config))
             logger.notice("config reloaded from \(configPath) (\(config.upstreams.count) upstream(s))")
             return true
         } catch {

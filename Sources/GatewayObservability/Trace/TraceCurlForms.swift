@@ -1,3 +1,4 @@
+import Foundation
 public import GatewayConfig
 public import GatewayCore
 public import NIOHTTP1
@@ -10,12 +11,14 @@ public struct TraceCurlForms: Sendable {
     public let proxyURL: String
     let upstreams: [String: UpstreamConfig]
     let proxyUser: (name: String, variable: String)?
+    /// The interception CA (absolute path): `--cacert` of intercepted https requests.
+    let interceptionCA: String
 
     public init(config: GatewayConfig, proxyURL: String? = nil) {
         redactor = TraceRedactor(config: config)
-        let listen = config.listen.proxy
-        let host = listen.host == "0.0.0.0" || listen.host == "::" ? "127.0.0.1" : listen.host
-        self.proxyURL = proxyURL ?? "http://\(host.contains(":") ? "[\(host)]" : host):\(listen.port)"
+        let ca = config.interception.caCert
+        interceptionCA = ca.hasPrefix("/") ? ca : FileManager.default.currentDirectoryPath + "/" + ca
+        self.proxyURL = proxyURL ?? TraceProxyAddress.url(host: config.listen.proxy.host, port: config.listen.proxy.port)
         var byName: [String: UpstreamConfig] = [:]
         for upstream in config.upstreams where byName[upstream.name] == nil { byName[upstream.name] = upstream }
         upstreams = byName
@@ -40,13 +43,17 @@ public struct TraceCurlForms: Sendable {
         removeOwnVia(from: &headers)
         var command = CurlCommand(
             method: request.method.rawValue,
-            url: redactor.url(prefix: "\(request.scheme.rawValue)://\(request.authority)", target: request.target),
+            url: redactor.url(prefix: request.clientURLPrefix, target: request.target),
             headers: fixLength(redactor.headers(headers), bodyLength: bodyLength),
             body: body,
             proxy: proxyURL
         )
         if let proxyUser {
             command.extraArguments = ["--proxy-user", ShellQuoting.word([.literal(proxyUser.name + ":"), .variable(proxyUser.variable)])]
+        }
+        if request.clientURLPrefix.hasPrefix("https://"), let name = request.upstreamName, upstreams[name]?.intercept == true {
+            // The gateway terminates this TLS with its own CA.
+            command.extraArguments += ["--cacert", ShellQuoting.word([.literal(interceptionCA)])]
         }
         return command
     }

@@ -21,10 +21,13 @@ public struct TracePolicy: GatewayPolicy {
     let writer: TraceWriter
     let forms: TraceCurlForms
     let logger: Logger?
+    /// The bound listener address for `-x` (port 0 resolved); the configured one until set.
+    let boundProxy: TraceProxyAddress?
 
-    public init(config: GatewayConfig, writer: TraceWriter, proxyURL: String? = nil, logger: Logger? = nil) {
+    public init(config: GatewayConfig, writer: TraceWriter, proxyURL: String? = nil, boundProxy: TraceProxyAddress? = nil, logger: Logger? = nil) {
         self.writer = writer
         self.forms = TraceCurlForms(config: config, proxyURL: proxyURL)
+        self.boundProxy = boundProxy
         self.logger = logger
     }
 
@@ -72,12 +75,15 @@ public struct TracePolicy: GatewayPolicy {
         let captured = pending.capture.bytes
         let redacted = captured.map { forms.redactor.body($0, contentType: request.headers.first(name: "content-type")) }
         let bodyPath = writer.bodyFilePath(id: context.id)
+        var bodyFile: (path: String, bytes: [UInt8])?
         let body = TraceCurlForms.body(redacted, length: pending.declaredLength) {
-            writer.submitBody(path: bodyPath, bytes: redacted ?? [])
+            bodyFile = (bodyPath, redacted ?? [])
             return bodyPath
         }
         let length = redacted.map(\.count)
-        let through = forms.throughGateway(request, body: body, bodyLength: length).line
+        var throughCommand = forms.throughGateway(request, body: body, bodyLength: length)
+        if let bound = boundProxy?.url { throughCommand.proxy = bound }
+        let through = throughCommand.line
         let direct = forms.direct(request, body: body, bodyLength: length).line
         let attempts = context.record.attempts.map { a in
             TraceRecord.Attempt(
@@ -101,7 +107,7 @@ public struct TracePolicy: GatewayPolicy {
             curl: through,
             curlDirect: direct
         )
-        writer.submit(record)
+        writer.submit(record, body: bodyFile)
         (logger ?? context.logger).notice("trace \(context.id): \(through)")
     }
 }
@@ -142,10 +148,10 @@ final class PendingTrace: Sendable {
 
 extension TracePolicy {
     /// The policy for `config` with its long-lived writer; warns when `trace.redact` is off.
-    public static func make(config: GatewayConfig, writers: TraceWriterRegistry, logger: Logger) -> TracePolicy {
+    public static func make(config: GatewayConfig, writers: TraceWriterRegistry, boundProxy: TraceProxyAddress? = nil, logger: Logger) -> TracePolicy {
         if !config.trace.redact {
             logger.warning("trace.redact is false: traces at \(config.trace.file) contain secrets; for local debugging only")
         }
-        return TracePolicy(config: config, writer: writers.writer(for: config.trace))
+        return TracePolicy(config: config, writer: writers.writer(for: config.trace), boundProxy: boundProxy)
     }
 }

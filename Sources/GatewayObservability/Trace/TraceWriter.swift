@@ -3,17 +3,20 @@ import NIOConcurrencyHelpers
 
 /// Appends trace lines (and body files) to a size-rotated JSON Lines file from
 /// its own task. `submit` never blocks nor waits: the queue is bounded and
-/// what does not fit is dropped and counted.
+/// what does not fit is dropped and counted. A record and its body file are
+/// one queue item (both written or both dropped); the body files of a trace
+/// file are deleted when rotation deletes that file (see ``TraceFiles``).
 public final class TraceWriter: Sendable {
     enum Item: Sendable {
-        case line([UInt8])
-        case bodyFile(path: String, bytes: [UInt8])
+        case line([UInt8], body: (path: String, bytes: [UInt8])?)
         case flush(@Sendable () -> Void)
     }
 
     public let file: String
     public let maxFileBytes: Int
     public let maxFiles: Int
+    /// The absolute directory of the trace file (body files are referenced by absolute path).
+    public let directory: String
     private let continuation: AsyncStream<Item>.Continuation
     private let stream: NIOLockedValueBox<AsyncStream<Item>?>
     private let counters = NIOLockedValueBox((dropped: 0, written: 0))
@@ -23,6 +26,9 @@ public final class TraceWriter: Sendable {
         self.file = file
         self.maxFileBytes = max(1024, maxFileBytes)
         self.maxFiles = max(1, maxFiles)
+        let parent = (file as NSString).deletingLastPathComponent
+        let absolute = parent.hasPrefix("/") ? parent : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(parent)
+        self.directory = (absolute as NSString).standardizingPath
         let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingOldest(max(1, bufferRecords)))
         self.continuation = continuation
         self.stream = NIOLockedValueBox(stream)
@@ -31,23 +37,23 @@ public final class TraceWriter: Sendable {
 
     deinit { continuation.finish() }
 
-    /// The directory of the trace file; body files go to `<dir>/bodies/`.
-    public var directory: String { (file as NSString).deletingLastPathComponent.isEmpty ? "." : (file as NSString).deletingLastPathComponent }
+    /// Body files go to `<directory>/bodies/`.
+    public var bodiesDirectory: String { "\(directory)/bodies" }
 
-    public func bodyFilePath(id: String) -> String { "\(directory)/bodies/\(id).bin" }
+    /// The absolute path of the body file of record `id`.
+    public func bodyFilePath(id: String) -> String { TraceFiles.bodyFile(id: id, bodiesDirectory: bodiesDirectory) }
 
     /// Records dropped because the queue was full.
     public var droppedCount: Int { counters.withLockedValue { $0.dropped } }
     /// Records appended to the file.
     public var writtenCount: Int { counters.withLockedValue { $0.written } }
 
-    /// Queues a line; false (and counted) when the queue is full.
+    /// Queues a line, with the body file its curl lines reference (written
+    /// first); false (and counted) when the queue is full: neither is written.
     @discardableResult
-    public func submit(_ record: TraceRecord) -> Bool { enqueue(.line(record.jsonLine())) }
-
-    /// Queues a body file write; false when the queue is full.
-    @discardableResult
-    public func submitBody(path: String, bytes: [UInt8]) -> Bool { enqueue(.bodyFile(path: path, bytes: bytes)) }
+    public func submit(_ record: TraceRecord, body: (path: String, bytes: [UInt8])? = nil) -> Bool {
+        enqueue(.line(record.jsonLine(), body: body))
+    }
 
     private func enqueue(_ item: Item) -> Bool {
         switch continuation.yield(item) {
@@ -70,15 +76,14 @@ public final class TraceWriter: Sendable {
     /// Starts the writer task (once).
     public func start() {
         guard let stream = stream.withLockedValue({ s -> AsyncStream<Item>? in defer { s = nil }; return s }) else { return }
-        let sink = FileSink(file: file, maxFileBytes: maxFileBytes, maxFiles: maxFiles)
+        let sink = FileSink(file: file, maxFileBytes: maxFileBytes, maxFiles: maxFiles, bodiesDirectory: bodiesDirectory)
         let counters = self.counters
         Task.detached {
             for await item in stream {
                 switch item {
-                case .line(let bytes):
+                case .line(let bytes, let body):
+                    if let body { FileSink.writeFile(path: body.path, bytes: body.bytes) }
                     if sink.append(bytes) { counters.withLockedValue { $0.written += 1 } }
-                case .bodyFile(let path, let bytes):
-                    FileSink.writeFile(path: path, bytes: bytes)
                 case .flush(let done):
                     done()
                 }
@@ -87,17 +92,20 @@ public final class TraceWriter: Sendable {
     }
 }
 
-/// The file side of ``TraceWriter``: append, rotate `file` → `file.1` → ... → `file.<maxFiles>`.
+/// The file side of ``TraceWriter``: append, rotate `file` → `file.1` → ... → `file.<maxFiles>`;
+/// the file rotated out takes its records' body files with it.
 final class FileSink: @unchecked Sendable {
     let file: String
     let maxFileBytes: Int
     let maxFiles: Int
+    let bodiesDirectory: String
     private var size: Int
 
-    init(file: String, maxFileBytes: Int, maxFiles: Int) {
+    init(file: String, maxFileBytes: Int, maxFiles: Int, bodiesDirectory: String) {
         self.file = file
         self.maxFileBytes = maxFileBytes
         self.maxFiles = maxFiles
+        self.bodiesDirectory = bodiesDirectory
         let attributes = try? FileManager.default.attributesOfItem(atPath: file)
         size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
     }
@@ -124,7 +132,11 @@ final class FileSink: @unchecked Sendable {
 
     private func rotate() {
         let fm = FileManager.default
-        try? fm.removeItem(atPath: "\(file).\(maxFiles)")
+        let oldest = "\(file).\(maxFiles)"
+        if fm.fileExists(atPath: oldest) {
+            TraceFiles.removeBodies(of: oldest, bodiesDirectory: bodiesDirectory)
+            try? fm.removeItem(atPath: oldest)
+        }
         if maxFiles > 1 {
             for index in stride(from: maxFiles - 1, through: 1, by: -1) where fm.fileExists(atPath: "\(file).\(index)") {
                 try? fm.moveItem(atPath: "\(file).\(index)", toPath: "\(file).\(index + 1)")
