@@ -10,7 +10,7 @@ public struct GatewayCommand: AsyncParsableCommand {
             The config file is --config, else $GATEWAY_CONFIG, else config/gateway.yaml.
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, CheckConfigCommand.self, PinsCommand.self, StatsCommand.self, TraceCommand.self],
+        subcommands: [RunCommand.self, CheckConfigCommand.self, PinsCommand.self, StatsCommand.self, TraceCommand.self, CACommand.self],
         defaultSubcommand: RunCommand.self
     )
 

@@ -23,12 +23,14 @@ public final class GatewayApplication: Sendable {
 
     /// - Parameters:
     ///   - handleSignals: trap SIGTERM/SIGINT (graceful drain) and SIGHUP (reload). Off in tests.
+    ///   - overrides: applied to every reloaded config (CLI flags such as `--debug`; `config` already has them).
     public init(
         config: GatewayConfig,
         configPath: String?,
         logger: Logger,
         handleSignals: Bool = true,
-        eventLoopGroup: MultiThreadedEventLoopGroup = .singleton
+        eventLoopGroup: MultiThreadedEventLoopGroup = .singleton,
+        overrides: @escaping @Sendable (inout GatewayConfig) -> Void = { _ in }
     ) {
         self.configPath = configPath
         self.logger = logger
@@ -45,10 +47,21 @@ public final class GatewayApplication: Sendable {
         )
         self.pool = pool
         let shared = GatewayServices(pool: pool, metrics: metrics, logger: logger)
-        let makeActive: @Sendable (GatewayConfig) -> ActiveConfig = { config in
-            ActiveConfig(config: config, handler: PolicyChainFactory.make(config: config, services: shared))
+        self.traceProxyAddress = shared.traceProxyAddress
+        let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig = { config in
+            let interceptor = try shared.interceptors.interceptor(for: config, events: metrics, logger: logger)
+            return ActiveConfig(config: config, handler: PolicyChainFactory.make(config: config, services: shared), interceptor: interceptor)
         }
-        let liveConfig = LiveConfig(makeActive(config))
+        let initial: ActiveConfig
+        do {
+            initial = try makeActive(config)
+            self.startupError = nil
+        } catch {
+            // Reported by run(), which then refuses to start.
+            initial = ActiveConfig(config: config, handler: PolicyChainFactory.make(config: config, services: shared))
+            self.startupError = "\(error)"
+        }
+        let liveConfig = LiveConfig(initial)
         self.liveConfig = liveConfig
         self.proxyServer = ProxyServer(liveConfig: liveConfig, eventLoopGroup: eventLoopGroup, logger: logger)
         let ready = proxyServer
@@ -63,7 +76,7 @@ public final class GatewayApplication: Sendable {
             .init(service: proxyServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: adminServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
         ]
-        let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, makeActive: makeActive, logger: logger)
+        let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, makeActive: makeActive, adjust: overrides, logger: logger)
         if handleSignals {
             services.append(.init(service: reloader))
         }
@@ -74,10 +87,20 @@ public final class GatewayApplication: Sendable {
     }
 
     private let reloader: ConfigReloadService
+    private let traceProxyAddress: TraceProxyAddress
+
+    /// Why the first config could not be applied (e.g. the interception CA); run() throws it.
+    private let startupError: String?
 
     /// Runs until shut down (signal or `shutdown()`); then closes upstream connections.
     public func run() async throws {
+        if let startupError { throw StartupError(description: startupError) }
         prepareTLS(for: liveConfig.current.config)
+        // Trace curl lines name the bound proxy address (port 0 resolved).
+        Task { [proxyServer, traceProxyAddress] in
+            guard let address = try? await proxyServer.listeningAddress(), let port = address.port else { return }
+            traceProxyAddress.set(host: address.ipAddress ?? "127.0.0.1", port: port)
+        }
         do {
             try await serviceGroup.run()
         } catch {
@@ -128,4 +151,9 @@ extension UpstreamPoolConfiguration {
         requestTimeout = pool.requestTimeout
         maxWaitForConnection = pool.connectTimeout
     }
+}
+
+/// The gateway cannot start with its config (the message says which file and what is wrong).
+public struct StartupError: Error, CustomStringConvertible {
+    public let description: String
 }

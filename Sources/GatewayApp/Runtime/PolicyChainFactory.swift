@@ -19,6 +19,10 @@ struct GatewayServices: Sendable {
     let rateLimits = RateLimitRegistry()
     /// Trace writers by file (queue, drop count, rotation); survive reloads.
     let traceWriters = TraceWriterRegistry()
+    /// The bound proxy address for the traces' `curl -x` line; set once the listener is bound.
+    let traceProxyAddress = TraceProxyAddress()
+    /// The interception CA and its leaf cache; survive reloads.
+    let interceptors = InterceptorRegistry()
 }
 
 /// The one place that defines the order of the policies.
@@ -31,7 +35,7 @@ enum PolicyChainFactory {
     static func make(config: GatewayConfig, services: GatewayServices) -> any ProxyHandler {
         var policies: [any GatewayPolicy] = []
         // Per client request.
-        if config.debug { policies.append(TracePolicy.make(config: config, writers: services.traceWriters, logger: services.logger)) }
+        if config.debug { policies.append(TracePolicy.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
         policies.append(MetricsPolicy(metrics: services.metrics, config: config))
         policies.append(RetryPolicy(upstreams: config.upstreams, budgets: services.retryBudgets, events: services.metrics))
         // Per upstream attempt.

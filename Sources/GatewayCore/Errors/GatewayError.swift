@@ -69,6 +69,8 @@ extension GatewayError {
         /// endpoint refused, failed or timed out): 401; `cause` names the token
         /// endpoint's `error` code (e.g. `invalid_grant`), never a secret.
         case tokenRefreshFailed = "token_refresh_failed"
+        /// The gateway could not make a certificate to intercept a `CONNECT` (502).
+        case interceptionFailed = "interception_failed"
 
         public var status: HTTPResponseStatus {
             switch self {
@@ -79,7 +81,7 @@ extension GatewayError {
             case .proxyAuthRequired: return .proxyAuthenticationRequired
             case .bodyTooLarge: return .payloadTooLarge
             case .dnsFailure, .connectFailed, .connectionReset, .upstreamProtocolError,
-                .tlsHandshakeFailed, .certificateInvalid, .pinMismatch:
+                .tlsHandshakeFailed, .certificateInvalid, .pinMismatch, .interceptionFailed:
                 return .badGateway
             case .connectTimeout, .requestTimeout: return .gatewayTimeout
             case .poolExhausted, .shuttingDown: return .serviceUnavailable

@@ -21,6 +21,13 @@ public protocol GatewayEvents: Sendable {
     /// (`expiry`: proactive, before the token expires; `401`: after a 401 from the upstream;
     /// `startup`), `result` is `success` or `failure`.
     func tokenRefresh(upstream: String, trigger: String, result: String)
+    /// A leaf certificate for an intercepted CONNECT was minted (`cached`: false)
+    /// or taken from the cache.
+    func interceptionLeaf(upstream: String, cached: Bool)
+    /// A client's TLS handshake with the gateway (interception) failed. `reason` is
+    /// a bounded label: `untrusted_ca` (the client refused the gateway's CA),
+    /// `closed` (it hung up during the handshake) or `protocol`.
+    func interceptionHandshakeFailure(upstream: String, reason: String)
 }
 
 extension GatewayEvents {
@@ -31,6 +38,8 @@ extension GatewayEvents {
     public func rateLimited(upstream: String, source: String) {}
     public func queueDepth(upstream: String, depth: Int) {}
     public func tokenRefresh(upstream: String, trigger: String, result: String) {}
+    public func interceptionLeaf(upstream: String, cached: Bool) {}
+    public func interceptionHandshakeFailure(upstream: String, reason: String) {}
 }
 
 /// Discards every event.

@@ -27,6 +27,10 @@ public struct ProxyRequest: Sendable {
     public var upstreamName: String?
     /// How to verify the upstream's certificate when `scheme` is https.
     public var tls: UpstreamTLSSettings
+    /// `scheme://authority` as the client asked for it, before an upstream's
+    /// `origin` rewrote it (`https://` inside an intercepted `CONNECT`); nil when
+    /// unchanged. Traces replay through the gateway with it.
+    public var clientOrigin: String?
 
     public init(
         method: HTTPMethod,
@@ -60,6 +64,9 @@ public struct ProxyRequest: Sendable {
 
     /// The absolute URL of the request, e.g. `http://example.com:8081/path?q=1`.
     public var url: String { "\(scheme.rawValue)://\(authority)\(target)" }
+
+    /// `scheme://authority` the client used (``clientOrigin``, else the request's own).
+    public var clientURLPrefix: String { clientOrigin ?? "\(scheme.rawValue)://\(authority)" }
 
     /// The path without the query string.
     public var path: Substring {

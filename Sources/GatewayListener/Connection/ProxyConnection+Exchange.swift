@@ -9,8 +9,9 @@ extension ProxyConnection {
     static let drainLimit = 64 * 1024
 
     /// One request/response exchange (or a tunnel). Reads the request's body parts
-    /// from `iterator`; returns it for the next request, or `.close`.
-    func exchange(head: HTTPRequestHead, iterator: Inbound.AsyncIterator, outbound: Outbound) async -> Next {
+    /// from `iterator`; returns it for the next request, or `.close`. `origin` is
+    /// set inside an intercepted `CONNECT`: every request goes to it over TLS.
+    func exchange(head: HTTPRequestHead, iterator: Inbound.AsyncIterator, outbound: Outbound, origin: InterceptedOrigin? = nil) async -> Next {
         let active = liveConfig.current
         let config = active.config
         let started = ContinuousClock.now
@@ -34,8 +35,8 @@ extension ProxyConnection {
             return .close
         }
 
-        // 2. Proxy authentication.
-        if let auth = config.proxyAuth {
+        // 2. Proxy authentication (inside an intercepted tunnel, the CONNECT was authenticated).
+        if origin == nil, let auth = config.proxyAuth {
             let authenticator = ProxyAuthenticator(config: auth)
             if !authenticator.isAuthorized(head.headers) {
                 let keepAlive = framing == .none && clientWantsKeepAlive
@@ -47,13 +48,18 @@ extension ProxyConnection {
         }
 
         // 3. Where to.
-        switch target {
+        switch origin.map({ $0.resolve(target) }) ?? target {
         case .origin:
             let error = GatewayError(.unsupportedTarget, "this is a proxy: send absolute-form requests (curl -x http://HOST:PORT http://example.com/); metrics and health are on the admin port")
             await refuse(error, head: head, started: started, logger: logger, outbound: outbound)
             return .close
         case .authority(let host, let port):
-            return await tunnel(head: head, host: host, port: port, config: config, started: started, logger: logger, outbound: outbound)
+            guard origin == nil else {
+                let error = GatewayError(.unsupportedTarget, "CONNECT inside an intercepted tunnel is not supported")
+                await refuse(error, head: head, started: started, logger: logger, outbound: outbound)
+                return .close
+            }
+            return await tunnel(head: head, host: host, port: port, iterator: iterator, active: active, started: started, logger: logger, outbound: outbound)
         case .absolute(let scheme, let host, let port, let path):
             guard config.access.isAllowed(host: host) else {
                 let error = GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: "\(host):\(port)")

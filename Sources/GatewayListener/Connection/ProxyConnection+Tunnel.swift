@@ -7,15 +7,18 @@ import NIOHTTP1
 extension ProxyConnection {
     /// `CONNECT host:port`: checks the port and host, connects, answers 200 and
     /// splices the two sockets. The connection is not used for HTTP afterwards.
+    /// A host of an upstream with `intercept: true` is intercepted instead.
     func tunnel(
         head: HTTPRequestHead,
         host: String,
         port: Int,
-        config: GatewayConfig,
+        iterator: Inbound.AsyncIterator,
+        active: ActiveConfig,
         started: ContinuousClock.Instant,
         logger: Logger,
         outbound: Outbound
     ) async -> Next {
+        let config = active.config
         let upstream = "\(host):\(port)"
         guard config.access.connectPorts.contains(port) else {
             let error = GatewayError(.portNotAllowed, "CONNECT to port \(port) is not allowed (allowed: \(config.access.connectPorts.map(String.init).joined(separator: ", ")))", upstream: upstream)
@@ -26,6 +29,12 @@ extension ProxyConnection {
             let error = GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: upstream)
             await refuse(error, head: head, started: started, logger: logger, outbound: outbound)
             return .close
+        }
+        if let interceptor = active.interceptor, let upstreamConfig = config.upstream(forHost: host), upstreamConfig.intercept {
+            return await intercept(
+                head: head, host: host, port: port, upstream: upstreamConfig.name, interceptor: interceptor,
+                iterator: iterator, started: started, logger: logger, outbound: outbound
+            )
         }
         let tunnel = ConnectTunnel(host: host, port: port, connectTimeout: .nanoseconds(Int64(config.pool.connectTimeout.seconds * 1e9)))
         let peer: any Channel

@@ -12,7 +12,7 @@ struct ProxyConnection: Sendable {
     typealias Outbound = NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
 
     let asyncChannel: ProxyChannelSetup.ClientChannel
-    let httpHandlers: ProxyChannelSetup.HTTPHandlers
+    private(set) var httpHandlers: ProxyChannelSetup.HTTPHandlers
     let liveConfig: LiveConfig
     let tracker: ConnectionTracker
     let trackingID: Int
@@ -22,6 +22,9 @@ struct ProxyConnection: Sendable {
     /// What to do with the connection after an exchange.
     enum Next {
         case readNext(Inbound.AsyncIterator)
+        /// The connection now carries TLS the gateway terminates (an intercepted
+        /// `CONNECT`): read the requests inside, all meant for `origin`.
+        case intercepted(Inbound.AsyncIterator, InterceptedOrigin, ProxyChannelSetup.HTTPHandlers)
         case close
     }
 
@@ -35,7 +38,9 @@ struct ProxyConnection: Sendable {
         let signal = httpHandlers.signal
         do {
             try await asyncChannel.executeThenClose { inbound, outbound in
+                var connection = self
                 var iterator = inbound.makeAsyncIterator()
+                var origin: InterceptedOrigin?
                 while true {
                     guard tracker.setIdle(trackingID, true) else { return }
                     let part: HTTPServerRequestPart?
@@ -47,15 +52,31 @@ struct ProxyConnection: Sendable {
                     }
                     guard case .head(let head) = part else { return }
                     _ = tracker.setIdle(trackingID, false)
-                    let next = await exchange(head: head, iterator: iterator, outbound: outbound)
+                    let next = await connection.exchange(head: head, iterator: iterator, outbound: outbound, origin: origin)
                     signal.exchangeFinished()
-                    guard case .readNext(let nextIterator) = next, !tracker.isDraining else { return }
-                    iterator = nextIterator
+                    guard !tracker.isDraining else { return }
+                    switch next {
+                    case .readNext(let nextIterator):
+                        iterator = nextIterator
+                    case .intercepted(let nextIterator, let interceptedOrigin, let handlers):
+                        iterator = nextIterator
+                        origin = interceptedOrigin
+                        connection = connection.with(httpHandlers: handlers)
+                    case .close:
+                        return
+                    }
                 }
             }
         } catch {
             logger.debug("client connection ended", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The same connection after its pipeline changed (interception).
+    func with(httpHandlers: ProxyChannelSetup.HTTPHandlers) -> ProxyConnection {
+        var copy = self
+        copy.httpHandlers = httpHandlers
+        return copy
     }
 
     /// The parser refused the head (or it timed out): say why, then close.

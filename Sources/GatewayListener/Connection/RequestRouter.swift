@@ -22,8 +22,11 @@ struct RequestRouter {
         var scheme = scheme
         var host = host
         var port = port
+        var clientOrigin: String?
         let upstream = config.upstream(forHost: host)
         if let origin = upstream?.origin {
+            let clientHost = host.contains(":") ? "[\(host)]" : host
+            clientOrigin = "\(scheme.rawValue)://\(port == scheme.defaultPort ? clientHost : "\(clientHost):\(port)")"
             scheme = origin.scheme
             host = origin.host
             port = origin.port
@@ -40,6 +43,7 @@ struct RequestRouter {
             upstreamName: upstream?.name,
             tls: upstream?.tls ?? .standard
         )
+        request.clientOrigin = clientOrigin
         var headers = head.headers
         HopByHopHeaders.removeAll(from: &headers)
         headers.remove(name: "expect")

@@ -25,23 +25,17 @@ struct ProxyChannelSetup {
         let observer: RequestHeadObserver
         /// Made on the event loop (NIOLoopBound requires it), used from the connection task.
         let signal: ExchangeSignal
+        let maxHeadBytes: Int
     }
 
     func configure(_ channel: any Channel) throws -> (ClientChannel, HTTPHandlers) {
         channel.eventLoop.assertInEventLoop()
-        var limits = NIOHTTPDecoderLimitConfiguration()
-        limits.maxHeaderListSize = maxHeadBytes
-        limits.maxHeaderFieldSize = maxHeadBytes
-        limits.maxHeaderFieldCount = 256
-
         var encoderConfiguration = HTTPResponseEncoder.Configuration()
         encoderConfiguration.automaticallySetFramingHeaders = false
 
         let timeouts = HeadTimeoutHandler(headerTimeout: headerTimeout, idleTimeout: idleTimeout)
         let encoder = HTTPResponseEncoder(configuration: encoderConfiguration)
-        let decoder = ByteToMessageHandler(
-            HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .drop, limitConfiguration: limits)
-        )
+        let decoder = Self.makeDecoder(maxHeadBytes: maxHeadBytes)
         let observer = RequestHeadObserver(timeouts: timeouts)
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(timeouts)
@@ -53,7 +47,19 @@ struct ProxyChannelSetup {
             configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8))
         )
         let signal = ExchangeSignal(timeouts: timeouts, eventLoop: channel.eventLoop)
-        return (asyncChannel, HTTPHandlers(timeouts: timeouts, encoder: encoder, decoder: decoder, observer: observer, signal: signal))
+        return (asyncChannel, HTTPHandlers(timeouts: timeouts, encoder: encoder, decoder: decoder, observer: observer, signal: signal, maxHeadBytes: maxHeadBytes))
+    }
+
+    /// The request decoder with the head limits; bytes after a `CONNECT` are kept
+    /// for whoever takes the connection over (a tunnel, or interception's TLS).
+    static func makeDecoder(maxHeadBytes: Int) -> ByteToMessageHandler<HTTPRequestDecoder> {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderListSize = maxHeadBytes
+        limits.maxHeaderFieldSize = maxHeadBytes
+        limits.maxHeaderFieldCount = 256
+        return ByteToMessageHandler(
+            HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .drop, limitConfiguration: limits)
+        )
     }
 }
 

@@ -7,10 +7,13 @@ import NIOConcurrencyHelpers
 public struct ActiveConfig: Sendable {
     public let config: GatewayConfig
     public let handler: any ProxyHandler
+    /// Terminates TLS for `CONNECT`s to upstreams with `intercept: true`; nil when none intercepts.
+    public let interceptor: TLSInterceptor?
 
-    public init(config: GatewayConfig, handler: any ProxyHandler) {
+    public init(config: GatewayConfig, handler: any ProxyHandler, interceptor: TLSInterceptor? = nil) {
         self.config = config
         self.handler = handler
+        self.interceptor = interceptor
     }
 }
 

@@ -81,6 +81,14 @@ public struct MetricFamily: Sendable, Hashable {
         name: "gateway_pin_failures_total", kind: .counter,
         help: "Upstream TLS connections whose certificate chain matched no configured pin",
         labelNames: ["upstream", "mode"])
+    public static let interceptionCertificates = MetricFamily(
+        name: "gateway_interception_certificates_total", kind: .counter,
+        help: "Leaf certificates for intercepted CONNECTs: result minted (a new leaf) or cached",
+        labelNames: ["upstream", "result"])
+    public static let interceptionHandshakeFailures = MetricFamily(
+        name: "gateway_interception_handshake_failures_total", kind: .counter,
+        help: "Client TLS handshakes with the gateway that failed on intercepted CONNECTs; reason untrusted_ca means the client does not trust the gateway's CA",
+        labelNames: ["upstream", "reason"])
     public static let upstreamConnections = MetricFamily(
         name: "gateway_upstream_connections_open", kind: .gauge,
         help: "Open upstream connections",
@@ -98,6 +106,7 @@ public struct MetricFamily: Sendable, Hashable {
     public static let all: [MetricFamily] = [
         requests, requestErrors, requestDuration, upstreamAttempts, upstreamPhase,
         retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
+        interceptionCertificates, interceptionHandshakeFailures,
         upstreamConnections, clientConnections, buildInfo,
     ]
 }

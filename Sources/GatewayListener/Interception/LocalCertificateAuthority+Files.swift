@@ -1,0 +1,107 @@
+public import Foundation
+import X509
+
+/// Why the local CA could not be loaded or created: names the file and what is wrong.
+public struct CertificateAuthorityError: Error, Sendable, CustomStringConvertible {
+    public let path: String
+    public let problem: String
+
+    public var description: String { "interception CA: \(path): \(problem)" }
+}
+
+extension LocalCertificateAuthority {
+    /// Loads the CA from `certPath` and `keyPath`, or creates both when neither
+    /// exists (key written with mode 0600, its directory 0700 when created).
+    /// Refuses a key readable or writable by group or others, and a half-present pair.
+    public static func loadOrCreate(certPath: String, keyPath: String) throws -> (authority: LocalCertificateAuthority, created: Bool) {
+        let files = FileManager.default
+        switch (files.fileExists(atPath: certPath), files.fileExists(atPath: keyPath)) {
+        case (true, true):
+            return (try load(certPath: certPath, keyPath: keyPath), false)
+        case (false, false):
+            let authority = try generate()
+            try authority.write(certPath: certPath, keyPath: keyPath)
+            return (authority, true)
+        case (true, false):
+            throw CertificateAuthorityError(path: keyPath, problem: "missing, but the CA certificate \(certPath) exists; restore the key, or remove both files to make a new CA")
+        case (false, true):
+            throw CertificateAuthorityError(path: certPath, problem: "missing, but the CA key \(keyPath) exists; restore the certificate, or remove both files to make a new CA")
+        }
+    }
+
+    /// Loads an existing CA; the key file must be private to its owner.
+    public static func load(certPath: String, keyPath: String) throws -> LocalCertificateAuthority {
+        try checkPrivate(keyPath)
+        let certificate: Certificate
+        let key: Certificate.PrivateKey
+        do {
+            certificate = try Certificate(pemEncoded: String(contentsOfFile: certPath, encoding: .utf8))
+        } catch {
+            throw CertificateAuthorityError(path: certPath, problem: "not a PEM certificate (\(error))")
+        }
+        do {
+            key = try Certificate.PrivateKey(pemEncoded: String(contentsOfFile: keyPath, encoding: .utf8))
+        } catch {
+            throw CertificateAuthorityError(path: keyPath, problem: "not a PEM private key")
+        }
+        guard key.publicKey == certificate.publicKey else {
+            throw CertificateAuthorityError(path: keyPath, problem: "does not match the CA certificate \(certPath)")
+        }
+        return LocalCertificateAuthority(certificate: certificate, privateKey: key)
+    }
+
+    /// Refuses a key file that group or others may read or write.
+    static func checkPrivate(_ keyPath: String) throws {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: keyPath)
+        } catch {
+            throw CertificateAuthorityError(path: keyPath, problem: "cannot be read (\(error.localizedDescription))")
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+        if mode & 0o077 != 0 {
+            throw CertificateAuthorityError(
+                path: keyPath,
+                problem: "the CA private key is accessible by other users (mode \(String(mode & 0o777, radix: 8))); run `chmod 600 \(keyPath)`"
+            )
+        }
+    }
+
+    /// Writes the certificate (0644) and the key (0600, created with that mode, so
+    /// it is never readable by others, not even briefly).
+    func write(certPath: String, keyPath: String) throws {
+        let files = FileManager.default
+        for path in [certPath, keyPath] {
+            let directory = (path as NSString).deletingLastPathComponent
+            guard !directory.isEmpty, !files.fileExists(atPath: directory) else { continue }
+            do {
+                try files.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw CertificateAuthorityError(path: directory, problem: "cannot create the directory (\(error.localizedDescription))")
+            }
+        }
+        let keyPEM = try privateKey.serializeAsPEM().pemString + "\n"
+        try Self.writeNew(keyPath, Array(keyPEM.utf8), mode: 0o600)
+        try Self.writeNew(certPath, Array(certificatePEM.utf8), mode: 0o644)
+    }
+
+    /// Creates `path` exclusively with `mode` and writes `bytes`.
+    private static func writeNew(_ path: String, _ bytes: [UInt8], mode: mode_t) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            throw CertificateAuthorityError(path: path, problem: "cannot create (\(String(cString: strerror(errno))))")
+        }
+        defer { close(fd) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+            guard written > 0 else {
+                throw CertificateAuthorityError(path: path, problem: "cannot write (\(String(cString: strerror(errno))))")
+            }
+            offset += written
+        }
+        guard fsync(fd) == 0 else {
+            throw CertificateAuthorityError(path: path, problem: "cannot sync (\(String(cString: strerror(errno))))")
+        }
+    }
+}
