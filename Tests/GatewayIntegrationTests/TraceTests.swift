@@ -124,4 +124,35 @@ struct TraceTests {
         #expect(replayedBody?["password"] == TraceRedactor.bodyPlaceholder)
         try await gateway.stop()
     }
+
+    /// An upstream with `origin`: the through-gateway line keeps the URL the client
+    /// used (so replaying it matches the upstream again and gets its credential);
+    /// the direct line has the origin's.
+    @Test func throughGatewayLineKeepsTheClientsURLForAnOriginUpstream() async throws {
+        let upstream = try await TestUpstream.start()
+        defer { Task { try? await upstream.shutdown() } }
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let secret = "origin-upstream-token-42"
+        let gateway = try await GatewayHarness.start { config in
+            config.debug = true
+            config.trace = TraceConfig(file: "\(dir)/trace.jsonl")
+            config.upstreams = [UpstreamConfig(
+                name: "api", hosts: [HostPattern("api.test")!],
+                origin: UpstreamOrigin(scheme: .http, host: "127.0.0.1", port: upstream.port),
+                auth: AuthConfig(kind: .bearer(token: Secret(source: .env("API_TOKEN"), value: secret)))
+            )]
+        }
+        defer { Task { try? await gateway.stop() } }
+        let result = try await gateway.curl(["-o", "/dev/null", "http://api.test/echo/o?x=1"])
+        #expect(result.status == 0, "\(result.stderrString)")
+        let record = try #require(try await Self.readRecords("\(dir)/trace.jsonl", count: 1).first)
+        #expect(record.curl.contains("'http://api.test/echo/o?x=1'"), "\(record.curl)")
+        #expect(record.curlDirect.contains("'http://127.0.0.1:\(upstream.port)/echo/o?x=1'"), "\(record.curlDirect)")
+
+        let replay = try await ProcessRunner.run("sh", ["-c", record.curl + " -sS -o /dev/null"], environment: ["NO_PROXY": "", "no_proxy": ""])
+        #expect(replay.status == 0, "\(replay.stderrString)")
+        #expect(upstream.receivedRequests.count == 2)
+        #expect(upstream.receivedRequests.last?.header("Authorization") == "Bearer \(secret)", "the replay matched the upstream again")
+    }
 }
