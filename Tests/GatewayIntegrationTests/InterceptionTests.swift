@@ -97,6 +97,30 @@ struct InterceptionTests {
         #expect(f.upstream.receivedRequests.last?.headers.contains { $0[0].lowercased() == "authorization" && $0[1] == "Bearer \(Self.token.value)" } == true)
     }
 
+    /// The leaf names the SNI when the client sends one that differs from its
+    /// CONNECT host, and the CONNECT host (an IP address SAN) when it sends none.
+    @Test func leafNamesTheSNIOrTheConnectHost() async throws {
+        let f = try await fixture()
+        let gateway = try await GatewayHarness.start { config in
+            configure(f)(&config)
+            config.upstreams[0].hosts = [HostPattern("localhost")!, HostPattern("127.0.0.1")!]
+        }
+        defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
+
+        let sni = try await ProcessRunner.run("openssl", [
+            "s_client", "-proxy", "127.0.0.1:\(gateway.proxyPort)", "-connect", "localhost:\(f.upstream.port)",
+            "-servername", "other.test", "-CAfile", f.caPath, "-verify_hostname", "other.test", "-verify_return_error", "-brief",
+        ], stdin: Array("Q\n".utf8), timeout: .seconds(20))
+        let sniOutput = sni.stdoutString + sni.stderrString
+        #expect(sniOutput.contains("Verification: OK"), "\(sniOutput)")
+        #expect(sniOutput.contains("other.test"), "\(sniOutput)")
+
+        // curl sends no SNI for an IP address: the leaf carries an IP SAN for the CONNECT host.
+        let ip = try await gateway.curl(["--cacert", f.caPath, "https://127.0.0.1:\(f.upstream.port)/echo"])
+        #expect(ip.status == 0, "\(ip.stderrString)")
+        #expect(try ip.json(EchoReply.self).values("Authorization") == ["Bearer \(Self.token.value)"])
+    }
+
     @Test func hostsNotInterceptedKeepTheUpstreamsOwnCertificate() async throws {
         let f = try await fixture()
         let gateway = try await GatewayHarness.start(configure(f, intercept: false))
