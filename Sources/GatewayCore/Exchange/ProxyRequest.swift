@@ -58,7 +58,7 @@ public struct ProxyRequest: Sendable {
 
     /// `host` or `host:port` when the port is not the scheme's default, as for a `Host` header.
     public var authority: String {
-        let h = host.contains(":") ? "[\(host)]" : host
+        let h = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return port == scheme.defaultPort ? h : "\(h):\(port)"
     }
 

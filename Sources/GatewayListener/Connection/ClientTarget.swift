@@ -52,7 +52,7 @@ enum ClientTarget: Equatable, Sendable {
 
     /// `host`, `host:port`, `[v6]`, `[v6]:port`. No userinfo. Host lowercased.
     static func parseAuthority(_ authority: Substring, defaultPort: Int?) -> (String, Int)? {
-        guard !authority.isEmpty, !authority.contains("@") else { return nil }
+        guard !authority.isEmpty, !authority.utf8.contains(UInt8(ascii: "@")) else { return nil }
         var host: Substring
         var portText: Substring?
         if authority.hasPrefix("[") {

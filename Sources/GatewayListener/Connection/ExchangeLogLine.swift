@@ -4,10 +4,11 @@ import Logging
 /// The one info line per exchange: method, target without query values, status,
 /// duration, bytes. Never a header value, never a query value.
 enum ExchangeLogLine {
+    /// `method` and `url` are only formatted when the line is logged (not at warning level).
     static func log(
         _ logger: Logger,
-        method: String,
-        url: String,
+        method: @autoclosure () -> String,
+        url: @autoclosure () -> String,
         status: Int,
         started: ContinuousClock.Instant,
         bytesIn: Int,
@@ -25,7 +26,7 @@ enum ExchangeLogLine {
         ]
         if let upstream { metadata["upstream"] = "\(upstream)" }
         if let error { metadata["error"] = "\(error.rawValue)" }
-        logger.info("\(method) \(withoutQueryValues(url)) \(status)", metadata: metadata)
+        logger.info("\(method()) \(withoutQueryValues(url())) \(status)", metadata: metadata)
     }
 
     /// `https://h/p?token=abc&x=1` → `https://h/p?token=&x=`.

@@ -55,17 +55,56 @@ extension ProxyConnection {
         case .stream(let source):
             var written = 0
             do {
-                try await outbound.write(.head(head))
-                while let chunk = try await source.next() {
+                // What the source already holds goes out with the head (and the end) in
+                // one write and one flush: for a small response, the whole of it.
+                var parts: [HTTPServerResponsePart] = [.head(head)]
+                while true {
+                    let ready = Self.takeReady(from: source, into: &parts, written: &written)
+                    if case .success(true) = ready { parts.append(.end(nil)) }
+                    try await outbound.write(contentsOf: parts)
+                    switch ready {
+                    case .success(true): return written
+                    case .success(false): break
+                    case .failure(let error): throw error
+                    }
+                    guard let chunk = try await source.next() else {
+                        try await outbound.write(.end(nil))
+                        return written
+                    }
                     written += chunk.readableBytes
-                    try await outbound.write(.body(.byteBuffer(chunk)))
+                    parts = [.body(.byteBuffer(chunk))]
                 }
-                try await outbound.write(.end(nil))
             } catch {
                 source.cancel()
                 throw error
             }
-            return written
         }
+    }
+
+    /// Most bytes batched into one write from chunks a source already holds.
+    static let readyBatchLimit = 256 * 1024
+
+    /// Moves the chunks `source` holds already into `parts`, without waiting.
+    /// `true` at the end of the body; a failure is returned to be thrown once
+    /// `parts` are written (the client sees the same truncated response as before).
+    private static func takeReady(from source: any BodySource, into parts: inout [HTTPServerResponsePart], written: inout Int) -> Result<Bool, any Error> {
+        var batched = 0
+        while batched < readyBatchLimit {
+            do {
+                switch try source.nextIfReady() {
+                case .chunk(let chunk):
+                    batched += chunk.readableBytes
+                    written += chunk.readableBytes
+                    parts.append(.body(.byteBuffer(chunk)))
+                case .end:
+                    return .success(true)
+                case .notReady:
+                    return .success(false)
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
+        return .success(false)
     }
 }

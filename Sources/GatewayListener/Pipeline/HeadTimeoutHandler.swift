@@ -20,8 +20,15 @@ final class HeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let idleTimeout: TimeAmount
     private var awaitingHead = true
     private var inFlight = 0
-    private var headerTimer: Scheduled<Void>?
-    private var idleTimer: Scheduled<Void>?
+    /// When the head being read must be complete (set by its first byte).
+    private var headerDeadline: NIODeadline?
+    /// When a connection that has sent nothing since its last exchange is closed.
+    private var idleDeadline: NIODeadline?
+    /// One timer for both deadlines, due no later than the earliest. It is not
+    /// cancelled when a deadline goes away: when it fires it re-arms for what is
+    /// left, so a keep-alive request costs no timer scheduled and cancelled.
+    private var timer: Scheduled<Void>?
+    private var timerDeadline = NIODeadline.distantFuture
     private var context: ChannelHandlerContext?
 
     init(headerTimeout: TimeAmount, idleTimeout: TimeAmount) {
@@ -50,13 +57,11 @@ final class HeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if awaitingHead && headerTimer == nil {
-            idleTimer?.cancel()
-            idleTimer = nil
-            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-            headerTimer = context.eventLoop.scheduleTask(in: headerTimeout) {
-                loopBoundSelf.value.headerTimedOut()
-            }
+        if awaitingHead && headerDeadline == nil {
+            idleDeadline = nil
+            let deadline = NIODeadline.now() + headerTimeout
+            headerDeadline = deadline
+            ensureTimer(by: deadline)
         }
         context.fireChannelRead(data)
     }
@@ -65,7 +70,8 @@ final class HeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func headReceived() {
         awaitingHead = false
         inFlight += 1
-        cancelTimers()
+        headerDeadline = nil
+        idleDeadline = nil
     }
 
     /// Called when the response to a request was fully written: wait for the next head.
@@ -76,31 +82,50 @@ final class HeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
         armIdle()
     }
 
-    private func headerTimedOut() {
-        headerTimer = nil
-        guard awaitingHead, let context else { return }
-        context.fireErrorCaught(GatewayError(.headTimeout, "the request head did not arrive within \(headerTimeout.nanoseconds / 1_000_000) ms"))
+    private func armIdle() {
+        guard context != nil, idleDeadline == nil else { return }
+        let now = NIODeadline.now()
+        let deadline = now + idleTimeout
+        idleDeadline = deadline
+        // Due within a header timeout: the next request's first byte (usually soon)
+        // then finds a timer early enough for its head and schedules none.
+        ensureTimer(by: min(deadline, now + headerTimeout))
     }
 
-    private func armIdle() {
-        guard let context, idleTimer == nil else { return }
+    /// Makes sure a timer fires no later than `deadline`.
+    private func ensureTimer(by deadline: NIODeadline) {
+        guard let context else { return }
+        if timer != nil && timerDeadline <= deadline { return }
+        timer?.cancel()
+        timerDeadline = deadline
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-        idleTimer = context.eventLoop.scheduleTask(in: idleTimeout) {
-            loopBoundSelf.value.idleTimedOut()
+        timer = context.eventLoop.scheduleTask(deadline: deadline) {
+            loopBoundSelf.value.timerFired()
         }
     }
 
-    private func idleTimedOut() {
-        idleTimer = nil
-        guard awaitingHead, headerTimer == nil, let context else { return }
-        context.close(promise: nil)
+    private func timerFired() {
+        timer = nil
+        timerDeadline = .distantFuture
+        guard awaitingHead, let context else { return }
+        let now = NIODeadline.now()
+        if let deadline = headerDeadline {
+            guard now >= deadline else { return ensureTimer(by: deadline) }
+            headerDeadline = nil
+            context.fireErrorCaught(GatewayError(.headTimeout, "the request head did not arrive within \(headerTimeout.nanoseconds / 1_000_000) ms"))
+        } else if let deadline = idleDeadline {
+            guard now >= deadline else { return ensureTimer(by: deadline) }
+            idleDeadline = nil
+            context.close(promise: nil)
+        }
     }
 
     private func cancelTimers() {
-        headerTimer?.cancel()
-        headerTimer = nil
-        idleTimer?.cancel()
-        idleTimer = nil
+        timer?.cancel()
+        timer = nil
+        timerDeadline = .distantFuture
+        headerDeadline = nil
+        idleDeadline = nil
     }
 }
 

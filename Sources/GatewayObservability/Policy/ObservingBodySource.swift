@@ -26,6 +26,17 @@ final class ObservingBodySource: BodySource {
         }
     }
 
+    func nextIfReady() throws -> ReadyChunk {
+        do {
+            let ready = try inner.nextIfReady()
+            if case .end = ready { finish(errorCode: nil) }
+            return ready
+        } catch {
+            finish(errorCode: (error as? GatewayError)?.code ?? .connectionReset)
+            throw error
+        }
+    }
+
     func cancel() {
         inner.cancel()
         finish(errorCode: nil)

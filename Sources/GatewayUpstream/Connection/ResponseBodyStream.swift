@@ -149,6 +149,21 @@ final class ResponseBodyStream: Sendable {
         }
     }
 
+    /// A buffered chunk or the end, without waiting; `.notReady` when `next()` would wait.
+    func nextIfReady() throws -> ReadyChunk {
+        switch takeBuffered() {
+        case .chunk(let chunk, let signal):
+            if signal { onDemand() }
+            return .chunk(chunk)
+        case .end:
+            return .end
+        case .fail(let error):
+            throw error
+        case .suspend:
+            return .notReady
+        }
+    }
+
     /// The consumer reads no more. Before the end of the body, the connection is closed (`onCancel`).
     func cancel() {
         let (waiter, closeConnection): (CheckedContinuation<ByteBuffer?, any Error>?, Bool) = state.withLockedValue { s in

@@ -29,9 +29,15 @@ extension UpstreamConnection {
 
         let writer = RequestBodyWriter(source: source)
         let handler = self.handler
-        let started = try await eventLoop.submit {
-            try handler.value.start(head: head, body: requestBody, recorder: recorder, abortRequestBody: writer.abort)
-        }.get()
+        let started: (id: Int, head: EventLoopFuture<UpstreamResponseHead>)
+        if eventLoop.inEventLoop {
+            // The usual case (the pool prefers a connection on the caller's loop): no hop.
+            started = try handler.value.start(head: head, body: requestBody, recorder: recorder, abortRequestBody: writer.abort)
+        } else {
+            started = try await eventLoop.submit {
+                try handler.value.start(head: head, body: requestBody, recorder: recorder, abortRequestBody: writer.abort)
+            }.get()
+        }
 
         if let source {
             let exchangeID = started.id

@@ -19,17 +19,28 @@ extension UpstreamExchangeHandler {
     }
 
     /// Arms the timer when the exchange starts waiting on the upstream, disarms it otherwise.
+    ///
+    /// Disarming leaves a scheduled timer pending (it finds nothing to time when it
+    /// fires), and arming reuses a pending one (it re-arms itself for the later
+    /// deadline): no timer is cancelled and scheduled again for every exchange.
     func updateTimer() {
         guard isWaitingOnUpstream else {
-            cancelTimer()
+            timerArmed = false
             return
         }
-        guard timer == nil else { return }
+        guard !timerArmed else { return }
+        timerArmed = true
         lastProgress = .now()
-        schedule(at: lastProgress + requestTimeout)
+        if timer == nil { schedule(at: lastProgress + requestTimeout) }
+    }
+
+    /// Disarms the timer, leaving it pending (see `updateTimer`).
+    func disarmTimer() {
+        timerArmed = false
     }
 
     func cancelTimer() {
+        timerArmed = false
         timer?.cancel()
         timer = nil
     }
@@ -43,7 +54,7 @@ extension UpstreamExchangeHandler {
 
     private func timerFired() {
         timer = nil
-        guard isWaitingOnUpstream else { return }
+        guard timerArmed, isWaitingOnUpstream else { return }
         let deadline = lastProgress + requestTimeout
         guard NIODeadline.now() >= deadline else {
             schedule(at: deadline)

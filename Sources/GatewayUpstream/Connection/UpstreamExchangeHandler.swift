@@ -67,6 +67,8 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     private(set) var isClosed = false
     var lastProgress = NIODeadline.now()
     var timer: Scheduled<Void>?
+    /// The exchange is waiting on the upstream and `timer` (or its re-arm) times it.
+    var timerArmed = false
 
     init(
         upstream: String,
@@ -218,7 +220,11 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func finish(reusable: Bool) {
         guard let ended = exchange else { return }
         exchange = nil
-        cancelTimer()
+        if reusable {
+            disarmTimer()  // stays scheduled for the next exchange on this connection
+        } else {
+            cancelTimer()
+        }
         if reusable {
             resumeHeldRead()
         } else {
@@ -251,5 +257,6 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func markClosed() {
         isClosed = true
+        if exchange == nil { cancelTimer() }
     }
 }

@@ -2,9 +2,10 @@
 extension PoolStateMachine {
     /// A request wants a connection for `key`. Served at once from the idle list,
     /// else queued (FIFO) with a timeout, opening a connection if the key has room.
-    mutating func request(_ waiter: WaiterID, key: Key) -> [Action] {
+    /// `affinity` (the caller's event loop) picks an idle connection on the same loop when there is one.
+    mutating func request(_ waiter: WaiterID, key: Key, affinity: Int? = nil) -> [Action] {
         guard !isShuttingDown else { return [.failWaiter(waiter, .shuttingDown)] }
-        if let id = leaseIdle(for: key) {
+        if let id = leaseIdle(for: key, affinity: affinity) {
             return [.cancelIdleTimer(id), .useConnection(id, waiter: waiter, reused: true)]
         }
         enqueue(waiter, key: key)
@@ -12,9 +13,10 @@ extension PoolStateMachine {
     }
 
     /// A connection attempt succeeded (connect, TLS and pipeline ready).
-    mutating func connectionEstablished(_ id: ConnectionID) -> [Action] {
+    mutating func connectionEstablished(_ id: ConnectionID, affinity: Int? = nil) -> [Action] {
         guard let connection = connections[id], connection.state == .connecting else { return [] }
         let key = connection.key
+        connections[id]?.affinity = affinity
         keys[key]?.connecting -= 1
         if isShuttingDown {
             connections[id] = nil

@@ -55,6 +55,8 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
         var state: ConnectionState
         /// Bumped each time the connection turns idle, so a stale idle timer is recognised.
         var idleGeneration = 0
+        /// Where the connection runs (its event loop); requests from there prefer it.
+        var affinity: Int?
     }
 
     struct KeyState: Sendable {
@@ -180,8 +182,17 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
         keys[key, default: KeyState()].waiters.append(waiter)
     }
 
-    mutating func leaseIdle(for key: Key) -> ConnectionID? {
-        guard var keyState = keys[key], let id = keyState.idle.popLast() else { return nil }
+    /// The most recently used idle connection, preferring one with `affinity`
+    /// (same event loop as the request: no thread hop) over a more recent one.
+    mutating func leaseIdle(for key: Key, affinity: Int? = nil) -> ConnectionID? {
+        guard var keyState = keys[key], !keyState.idle.isEmpty else { return nil }
+        var index = keyState.idle.count - 1
+        if let affinity, connections[keyState.idle[index]]?.affinity != affinity,
+            let match = keyState.idle.lastIndex(where: { connections[$0]?.affinity == affinity })
+        {
+            index = match
+        }
+        let id = keyState.idle.remove(at: index)
         keyState.inUse += 1
         keys[key] = keyState
         connections[id]?.state = .inUse

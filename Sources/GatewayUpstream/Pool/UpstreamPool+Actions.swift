@@ -51,17 +51,26 @@ extension UpstreamPool {
             case .cancelWaiterTimeout(let waiterID):
                 if let timer = s.waiterTimers.removeValue(forKey: waiterID) { effects.append(.cancelTimer(timer)) }
             case .closeConnection(let id):
-                if let timer = s.idleTimers.removeValue(forKey: id) { effects.append(.cancelTimer(timer)) }
+                if let timer = s.idleTimers.removeValue(forKey: id) { effects.append(.cancelTimer(timer.scheduled)) }
                 if let connection = s.connections.removeValue(forKey: id) { effects.append(.close(connection)) }
             case .scheduleIdleTimer(let id, let generation):
                 guard let connection = s.connections[id] else { continue }
-                if let old = s.idleTimers.removeValue(forKey: id) { effects.append(.cancelTimer(old)) }
-                let timeout = TimeAmount(configuration.idleTimeout)
-                s.idleTimers[id] = connection.eventLoop.scheduleTask(in: timeout) { [weak self] in
-                    self?.run { $0.machine.idleTimeoutFired(id, generation: generation) }
+                let deadline = NIODeadline.now() + TimeAmount(configuration.idleTimeout)
+                if s.idleTimers[id] != nil {
+                    // Still pending, due no later than `deadline`: it re-arms itself then.
+                    s.idleTimers[id]?.generation = generation
+                    s.idleTimers[id]?.deadline = deadline
+                } else {
+                    let scheduled = scheduleIdleCheck(id, on: connection.eventLoop, at: deadline)
+                    s.idleTimers[id] = IdleTimer(scheduled: scheduled, generation: generation, deadline: deadline)
                 }
             case .cancelIdleTimer(let id):
-                if let timer = s.idleTimers.removeValue(forKey: id) { effects.append(.cancelTimer(timer)) }
+                if s.connections[id] != nil {
+                    // Leased: the pending timer finds no idle period when it fires.
+                    s.idleTimers[id]?.generation = nil
+                } else if let timer = s.idleTimers.removeValue(forKey: id) {
+                    effects.append(.cancelTimer(timer.scheduled))
+                }
             case .shutdownCompleted:
                 s.shutdownComplete = true
                 effects.append(.completeShutdown(s.shutdownWaiters))
@@ -69,6 +78,29 @@ extension UpstreamPool {
             }
         }
         return effects
+    }
+
+    private func scheduleIdleCheck(_ id: Int, on eventLoop: any EventLoop, at deadline: NIODeadline) -> Scheduled<Void> {
+        eventLoop.scheduleTask(deadline: deadline) { [weak self] in
+            self?.idleTimerFired(id)
+        }
+    }
+
+    /// Closes the connection if it is still idle since the deadline; re-arms if it was used meanwhile.
+    private func idleTimerFired(_ id: Int) {
+        run { s in
+            guard let timer = s.idleTimers[id] else { return [] }
+            guard let generation = timer.generation else {
+                s.idleTimers[id] = nil  // in use: its next idle period schedules a new timer
+                return []
+            }
+            if NIODeadline.now() < timer.deadline, let connection = s.connections[id] {
+                s.idleTimers[id]?.scheduled = scheduleIdleCheck(id, on: connection.eventLoop, at: timer.deadline)
+                return []
+            }
+            s.idleTimers[id] = nil
+            return s.machine.idleTimeoutFired(id, generation: generation)
+        }
     }
 
     private func error(for reason: PoolStateMachine<UpstreamKey>.Failure, key: UpstreamKey, connectError: (any Error)?) -> any Error {
@@ -132,7 +164,7 @@ extension UpstreamPool {
         logger.debug("upstream connection opened", metadata: ["upstream": "\(key)", "connection": "\(connection.id)"])
         run { s in
             s.connections[connection.id] = connection
-            return s.machine.connectionEstablished(connection.id)
+            return s.machine.connectionEstablished(connection.id, affinity: Self.affinity(of: connection.eventLoop))
         }
         connection.closeFuture.whenComplete { [weak self] _ in
             guard let self else { return }

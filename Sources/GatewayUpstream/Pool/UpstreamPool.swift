@@ -2,6 +2,7 @@ public import GatewayCore
 public import Logging
 public import NIOCore
 import NIOConcurrencyHelpers
+import NIOPosix
 
 /// The gateway's HTTP/1.1 client: keep-alive connections per scheme + host + port
 /// + TLS settings, at most `maxConnectionsPerKey` each, FIFO waiters beyond that,
@@ -22,13 +23,23 @@ public final class UpstreamPool: ProxyHandler, Sendable {
         let upstreamName: String?
     }
 
+    /// A connection's idle timer, kept across exchanges: turning idle again only
+    /// moves `deadline` (no timer cancelled and scheduled per request); a timer that
+    /// fires early re-arms itself for the deadline.
+    struct IdleTimer {
+        var scheduled: Scheduled<Void>
+        /// The idle period it watches; nil while the connection is in use.
+        var generation: Int?
+        var deadline: NIODeadline
+    }
+
     struct State {
         var machine: PoolStateMachine<UpstreamKey>
         var nextWaiterID = 0
         var waiters: [Int: Waiter] = [:]
         var connections: [Int: UpstreamConnection] = [:]
         var waiterTimers: [Int: Scheduled<Void>] = [:]
-        var idleTimers: [Int: Scheduled<Void>] = [:]
+        var idleTimers: [Int: IdleTimer] = [:]
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
         var shutdownComplete = false
     }
@@ -134,8 +145,15 @@ public final class UpstreamPool: ProxyHandler, Sendable {
         state.withLockedValue { $0.machine.waiterCount }
     }
 
+    /// The pool's name for an event loop: a request prefers an idle connection on its own loop.
+    static func affinity(of eventLoop: any EventLoop) -> Int {
+        Int(bitPattern: UInt(bitPattern: ObjectIdentifier(eventLoop)))
+    }
+
     /// Waits for a connection for `key`: an idle one, a new one, or one released by another request.
     func acquire(_ key: UpstreamKey, upstreamName: String?) async throws -> Lease {
+        // The calling task runs on its client connection's event loop (see `EventLoopTaskExecutor`).
+        let affinity = MultiThreadedEventLoopGroup.currentEventLoop.map(Self.affinity(of:))
         let waiterID = state.withLockedValue { s -> Int in
             s.nextWaiterID += 1
             return s.nextWaiterID
@@ -144,7 +162,7 @@ public final class UpstreamPool: ProxyHandler, Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, any Error>) in
                 run { s in
                     s.waiters[waiterID] = Waiter(continuation: continuation, key: key, upstreamName: upstreamName)
-                    var actions = s.machine.request(waiterID, key: key)
+                    var actions = s.machine.request(waiterID, key: key, affinity: affinity)
                     if Task.isCancelled {
                         actions += s.machine.waiterCancelled(waiterID)
                     }

@@ -50,6 +50,20 @@ struct PoolStateMachineTests {
         #expect(machine.request(3, key: "a") == [.cancelIdleTimer(second), .useConnection(second, waiter: 3, reused: true)])
     }
 
+    @Test func idleConnectionOnTheCallersEventLoopIsPreferred() {
+        var machine = Machine(maxConnectionsPerKey: 4)
+        // Connection 0 on loop 7, connection 1 (more recent) on loop 8.
+        _ = machine.request(1, key: "a")
+        _ = machine.connectionEstablished(0, affinity: 7)
+        _ = machine.request(2, key: "a")
+        _ = machine.connectionEstablished(1, affinity: 8)
+        _ = machine.connectionReleased(0, reusable: true)
+        _ = machine.connectionReleased(1, reusable: true)
+        #expect(machine.request(3, key: "a", affinity: 7) == [.cancelIdleTimer(0), .useConnection(0, waiter: 3, reused: true)])
+        // No connection on loop 9: the most recent idle one.
+        #expect(machine.request(4, key: "a", affinity: 9) == [.cancelIdleTimer(1), .useConnection(1, waiter: 4, reused: true)])
+    }
+
     @Test func unreusableReleaseClosesTheConnection() {
         var machine = Machine(maxConnectionsPerKey: 4)
         let id = establishInUse(&machine, waiter: 1)
