@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GatewayConfig
 import Logging
+import NIOPosix
 
 /// `gateway run`: start the proxy and admin listeners.
 struct RunCommand: AsyncParsableCommand {
@@ -54,7 +55,12 @@ struct RunCommand: AsyncParsableCommand {
         for warning in config.warnings {
             logger.warning("config: \(warning)")
         }
-        let app = GatewayApplication(config: config, configPath: path, logger: logger, overrides: overrides)
+        let loops = EventLoopCount.forThisProcess()
+        logger.info("running \(loops) event loop(s)")
+        let app = GatewayApplication(
+            config: config, configPath: path, logger: logger,
+            eventLoopGroup: MultiThreadedEventLoopGroup(numberOfThreads: loops), overrides: overrides
+        )
         do {
             try await app.run()
         } catch {

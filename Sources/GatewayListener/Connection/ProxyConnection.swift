@@ -30,8 +30,11 @@ struct ProxyConnection: Sendable {
 
     var channel: any Channel { asyncChannel.channel }
 
-    var clientAddress: String {
-        channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+    /// `ip:port` of the client (computed once per connection).
+    let clientAddress: String
+
+    static func describe(_ address: SocketAddress?) -> String {
+        address.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
     }
 
     func run() async {

@@ -96,7 +96,8 @@ public final class ProxyServer: Service, Sendable {
             tracker: tracker,
             trackingID: id,
             logger: logger,
-            requestIDs: requestIDs
+            requestIDs: requestIDs,
+            clientAddress: ProxyConnection.describe(channel.remoteAddress)
         )
         // The connection's async code runs on its channel's event loop (see
         // EventLoopTaskExecutor). A client that goes away cancels its in-flight
