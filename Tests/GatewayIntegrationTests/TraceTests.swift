@@ -89,6 +89,7 @@ struct TraceTests {
         #expect(record.method == "POST")
         #expect(record.attempts.count == 1)
         #expect(record.upstream == "echo")
+        #expect(record.responseBytes == result.stdout.count, "bytes to the client are counted, however the body was written")
         #expect(record.curlDirect.contains(#""Authorization: Bearer ${ECHO_TOKEN}""#), "\(record.curlDirect)")
         let fileText = try String(contentsOfFile: "\(dir)/trace.jsonl", encoding: .utf8)
         for leaked in [secret, clientSecret, "hunter2-pass"] {

@@ -77,6 +77,21 @@ final class CountingBodySource: BodySource {
         }
     }
 
+    func nextIfReady() throws -> ReadyChunk {
+        do {
+            let ready = try inner.nextIfReady()
+            switch ready {
+            case .chunk(let chunk): state.withLockedValue { $0.count += chunk.readableBytes }
+            case .end: finish(nil)
+            case .notReady: break
+            }
+            return ready
+        } catch {
+            finish((error as? GatewayError)?.code.rawValue ?? "connection_reset")
+            throw error
+        }
+    }
+
     func cancel() {
         inner.cancel()
         finish(nil)
