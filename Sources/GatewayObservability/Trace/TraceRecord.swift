@@ -78,10 +78,21 @@ public struct TraceRecord: Sendable, Codable, Equatable {
         try JSONDecoder().decode(TraceRecord.self, from: Data(line.utf8))
     }
 
+    /// `2026-11-21T23:59:35.123Z`: ISO 8601, UTC, milliseconds. Formatted by hand:
+    /// a Foundation date formatter per record cost a fifth of a traced request's CPU (ICU).
     static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
+        // Whole microseconds first, so 35.123 (stored as 35.12299...) stays .123.
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let totalMillis = micros >= 0 ? micros / 1000 : (micros - 999) / 1000
+        var seconds = time_t(totalMillis >= 0 ? totalMillis / 1000 : (totalMillis - 999) / 1000)
+        let millis = Int(totalMillis - Int64(seconds) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
     }
 }
