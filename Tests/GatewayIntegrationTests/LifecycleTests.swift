@@ -97,6 +97,23 @@ struct LifecycleTests {
         #expect(await gateway.waitForExit() == 0)
     }
 
+    /// An idle keep-alive connection on the admin port (a metrics scraper) does
+    /// not hold up SIGTERM: the gateway drains and exits.
+    @Test func sigtermExitsWhileAnAdminClientHoldsAKeepAliveConnection() async throws {
+        let path = try temporaryFile(config())
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let gateway = try GatewayProcess(arguments: ["run", "--config", path])
+        let admin = try #require(await gateway.listeningPort("admin"), "\(gateway.log)")
+        let scraper = try await RawTCPClient.connect(host: "127.0.0.1", port: admin)
+        try await scraper.send("GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n")
+        let reply = try await scraper.receive(timeout: .seconds(5))
+        #expect(String(decoding: reply, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+
+        gateway.signal(SIGTERM)
+        #expect(await gateway.waitForExit(timeout: .seconds(10)) == 0, "\(gateway.log)")
+        #expect(await scraper.waitForClose(timeout: .seconds(5)))
+    }
+
     @Test func inProcessGracefulShutdownFinishesTheInFlightRequest() async throws {
         let upstream = try await TestUpstream.start()
         defer { Task { try? await upstream.shutdown() } }

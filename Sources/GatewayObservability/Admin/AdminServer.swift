@@ -67,7 +67,9 @@ public final class AdminServer: Service, Sendable {
             var method = "GET"
             var path = "/"
             var keepAlive = true
-            for try await part in inbound {
+            // Keep-alive clients (a Prometheus scraper) must not hold up a shutdown:
+            // the loop ends at the next request boundary once it starts.
+            for try await part in inbound.cancelOnGracefulShutdown() {
                 switch part {
                 case .head(let head):
                     method = "\(head.method)"
