@@ -136,12 +136,14 @@ struct MetricsTests {
         #expect(delay.errorPct == 0)
         #expect(delay.retries == 0)
         // p50 is the 10th value (100 ms), p95 the 19th (190 ms), p99 and max the 20th (200 ms),
-        // each plus the gateway's and the upstream's own overhead (generous upper
-        // bounds: other suites load both cores while this runs).
-        #expect(delay.p50Ms >= 99 && delay.p50Ms < 400, "\(delay)")
-        #expect(delay.p95Ms >= 188 && delay.p95Ms < 600, "\(delay)")
-        #expect(delay.p99Ms >= 198 && delay.p99Ms < 800, "\(delay)")
-        #expect(delay.maxMs >= 200 && delay.maxMs < 1000, "\(delay)")
+        // each plus the gateway's and the upstream's own overhead. Lower bounds pin the
+        // ranks; upper bounds only catch unit mistakes, as other suites may load both
+        // cores while this runs; the spread shows p50 is not taken from the top.
+        #expect(delay.p50Ms >= 99 && delay.p50Ms < 2000, "\(delay)")
+        #expect(delay.p95Ms >= 188 && delay.p95Ms < 3000, "\(delay)")
+        #expect(delay.p99Ms >= 198 && delay.p99Ms < 4000, "\(delay)")
+        #expect(delay.maxMs >= 200 && delay.maxMs < 5000, "\(delay)")
+        #expect(delay.maxMs - delay.p50Ms >= 50, "\(delay)")
         #expect(delay.p50Ms <= delay.p95Ms && delay.p95Ms <= delay.p99Ms && delay.p99Ms <= delay.maxMs)
         #expect(report.endpoints.first == delay, "sorted by p95, slowest first")
         #expect(report.endpoints.contains { $0.endpoint == "/users/{id}" && $0.count == 1 })

@@ -149,6 +149,7 @@ struct OAuthTests {
         defer { Task { try? await gateway.stop(); await f.shutdown() } }
         f.authority.setMode(mode)
         f.authority.holdTokenCalls()
+        nonisolated(unsafe) var released = ContinuousClock.now
         let results = try await withThrowingTaskGroup(of: ProcessResult.self) { group in
             for i in 0..<10 {
                 group.addTask { try await gateway.curl(["-i", "http://api.payments.test/custom/p/\(i)"]) }
@@ -157,6 +158,7 @@ struct OAuthTests {
             // its failure get the same failure from the backoff, without a call.
             #expect(await pollUntil(.seconds(30)) { f.authority.heldTokenCallCount == 1 })
             f.authority.releaseTokenCalls()
+            released = ContinuousClock.now
             var all: [ProcessResult] = []
             for try await result in group { all.append(result) }
             return all
@@ -171,11 +173,15 @@ struct OAuthTests {
             for secret in f.secrets { #expect(!response.bodyText.contains(secret)) }
         }
         #expect(f.protected.receivedRequests.isEmpty, "nothing reached the upstream without a token")
-        // Backoff: fail fast, no new call.
+        // Backoff (1 s after the first failure): fail fast, no new call. Checked only
+        // when the machine got the request out within it; the backoff itself is
+        // unit-tested with a manual clock (TokenStoreTests).
         f.authority.setMode(.normal)
         let again = try await gateway.curl(["-o", "/dev/null", "-w", "%{http_code}", "http://api.payments.test/custom/again"])
-        #expect(again.stdoutString == "401")
-        #expect(f.authority.tokenCallCount == 1)
+        if ContinuousClock.now - released < .milliseconds(900) {
+            #expect(again.stdoutString == "401")
+            #expect(f.authority.tokenCallCount == 1)
+        }
         let metrics = try await Self.metrics(gateway)
         #expect(metrics.contains(#"gateway_token_refreshes_total{upstream="payments",trigger="startup",result="failure"} 1"#), "\(metrics)")
         for secret in f.secrets { #expect(!gateway.logs.text.contains(secret)) }
