@@ -21,7 +21,15 @@ final class InterceptorRegistry: Sendable {
     /// `CertificateAuthorityError` when the CA cannot be loaded or created.
     func interceptor(for config: GatewayConfig, events: any GatewayEvents, logger: Logger) throws -> TLSInterceptor? {
         guard config.upstreams.contains(where: \.intercept) else { return nil }
-        let settings = config.interception
+        let interceptor = try interceptor(for: config.interception, events: events, logger: logger)
+        // SNI may only ask for a leaf of a host this config intercepts and allows.
+        interceptor.allowSNI { host in
+            config.upstream(forHost: host)?.intercept == true && config.access.isAllowed(host: host)
+        }
+        return interceptor
+    }
+
+    private func interceptor(for settings: InterceptionConfig, events: any GatewayEvents, logger: Logger) throws -> TLSInterceptor {
         let key = Key(certPath: settings.caCert, keyPath: settings.caKey, cacheSize: settings.leafCacheSize)
         return try current.withLockedValue { current in
             if let current, current.key == key { return current.interceptor }

@@ -31,7 +31,7 @@ extension LocalCertificateAuthority {
 
     /// Loads an existing CA; the key file must be private to its owner.
     public static func load(certPath: String, keyPath: String) throws -> LocalCertificateAuthority {
-        try checkPrivate(keyPath)
+        let keyPEM = try readPrivateKeyFile(keyPath)
         let certificate: Certificate
         let key: Certificate.PrivateKey
         do {
@@ -40,31 +40,61 @@ extension LocalCertificateAuthority {
             throw CertificateAuthorityError(path: certPath, problem: "not a PEM certificate (\(error))")
         }
         do {
-            key = try Certificate.PrivateKey(pemEncoded: String(contentsOfFile: keyPath, encoding: .utf8))
+            key = try Certificate.PrivateKey(pemEncoded: keyPEM)
         } catch {
             throw CertificateAuthorityError(path: keyPath, problem: "not a PEM private key")
         }
         guard key.publicKey == certificate.publicKey else {
             throw CertificateAuthorityError(path: keyPath, problem: "does not match the CA certificate \(certPath)")
         }
+        guard case .some(.some(let constraints)) = try? certificate.extensions.basicConstraints,
+              case .isCertificateAuthority = constraints else {
+            throw CertificateAuthorityError(path: certPath, problem: "not a CA certificate (basicConstraints CA:TRUE is missing)")
+        }
+        guard certificate.notValidAfter > Date().addingTimeInterval(LocalCertificateAuthority.leafValidity) else {
+            throw CertificateAuthorityError(
+                path: certPath,
+                problem: "the CA expires \(certificate.notValidAfter) (within the \(Int(LocalCertificateAuthority.leafValidity / 86400)) days a leaf lasts); remove both CA files to make a new one, and trust the new one in your clients"
+            )
+        }
         return LocalCertificateAuthority(certificate: certificate, privateKey: key)
     }
 
-    /// Refuses a key file that group or others may read or write.
-    static func checkPrivate(_ keyPath: String) throws {
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: keyPath)
-        } catch {
-            throw CertificateAuthorityError(path: keyPath, problem: "cannot be read (\(error.localizedDescription))")
+    /// Reads the key file through one descriptor, refusing it when group or others
+    /// may read or write it, or when another user owns it (checked with `fstat` on
+    /// that descriptor: what is checked is what is read; symlinks are followed).
+    static func readPrivateKeyFile(_ keyPath: String) throws -> String {
+        let fd = open(keyPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CertificateAuthorityError(path: keyPath, problem: "cannot be read (\(String(cString: strerror(errno))))")
         }
-        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw CertificateAuthorityError(path: keyPath, problem: "cannot be read (\(String(cString: strerror(errno))))")
+        }
+        let mode = Int(info.st_mode) & 0o777
         if mode & 0o077 != 0 {
             throw CertificateAuthorityError(
                 path: keyPath,
-                problem: "the CA private key is accessible by other users (mode \(String(mode & 0o777, radix: 8))); run `chmod 600 \(keyPath)`"
+                problem: "the CA private key is accessible by other users (mode \(String(mode, radix: 8))); run `chmod 600 \(keyPath)`"
             )
         }
+        if info.st_uid != geteuid() {
+            throw CertificateAuthorityError(
+                path: keyPath, problem: "the CA private key belongs to uid \(info.st_uid), not to this user (uid \(geteuid()))")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            guard count > 0 else {
+                throw CertificateAuthorityError(path: keyPath, problem: "cannot be read (\(String(cString: strerror(errno))))")
+            }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Writes the certificate (0644) and the key (0600, created with that mode, so

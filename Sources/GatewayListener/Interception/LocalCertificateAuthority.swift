@@ -30,7 +30,7 @@ public struct LocalCertificateAuthority: Sendable {
         let host = ProcessInfo.processInfo.hostName
         let subject = try DistinguishedName {
             OrganizationName("Gateway local CA")
-            CommonName("Gateway interception CA (\(host))")
+            CommonName("Gateway interception CA (\(host.prefix(32)))")
         }
         let extensions = try Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
@@ -69,7 +69,7 @@ public struct LocalCertificateAuthority: Sendable {
             Critical(KeyUsage(digitalSignature: true))
             try ExtendedKeyUsage([.serverAuth])
             SubjectAlternativeNames([name])
-            AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: certificate.publicKey).keyIdentifier)
+            AuthorityKeyIdentifier(keyIdentifier: issuerKeyIdentifier)
         }
         // Never valid beyond the CA itself.
         let notValidAfter = min(now.addingTimeInterval(Self.leafValidity), certificate.notValidAfter)
@@ -85,6 +85,13 @@ public struct LocalCertificateAuthority: Sendable {
             extensions: extensions,
             issuerPrivateKey: privateKey
         )
+    }
+
+    /// The CA's own subject key identifier (what a verifier matches the leaf's
+    /// authority key identifier against), or the SHA-1 of its key when it has none.
+    var issuerKeyIdentifier: ArraySlice<UInt8> {
+        (try? certificate.extensions.subjectKeyIdentifier)??.keyIdentifier
+            ?? SubjectKeyIdentifier(hash: certificate.publicKey).keyIdentifier
     }
 
     /// The CA certificate in DER.

@@ -9,8 +9,10 @@ import X509
 
 /// Terminates TLS of intercepted `CONNECT`s: a server `NIOSSLContext` per host,
 /// presenting a leaf minted by the local CA (cached, LRU), ALPN `http/1.1` only.
-/// A client whose SNI names another host than its `CONNECT` gets a leaf for the
-/// SNI name. One leaf key serves every leaf (made at start, never written).
+/// A client whose SNI names another host the config intercepts than its
+/// `CONNECT` gets a leaf for the SNI name; any other SNI gets the CONNECT host's
+/// leaf. Leaves are minted again half way through their validity. One leaf key
+/// serves every leaf (made at start, never written).
 ///
 /// Long-lived: made once per CA and kept across config reloads.
 public final class TLSInterceptor: Sendable {
@@ -18,10 +20,21 @@ public final class TLSInterceptor: Sendable {
     /// Where the CA certificate is (for `curl --cacert` lines and messages).
     public let certificatePath: String
     private let minter: LeafMinter
-    private let contexts: LRUCache<String, NIOSSLContext>
+    private let contexts: LRUCache<String, CachedContext>
     private let events: any GatewayEvents
     private let logger: Logger
     private let reportedUntrusted = NIOLockedValueBox(Set<String>())
+    /// Which names a client's SNI may ask a leaf for: hosts the current config
+    /// intercepts (set on every config apply; contexts outlive reloads).
+    private let sniAllowed = NIOLockedValueBox<@Sendable (String) -> Bool>({ _ in false })
+
+    /// Hosts remembered for "logged once per host" (a wildcard upstream must not grow it forever).
+    static let maxReportedHosts = 1024
+
+    private struct CachedContext: Sendable {
+        let context: NIOSSLContext
+        let renewAfter: Date
+    }
 
     public init(
         authority: LocalCertificateAuthority,
@@ -41,12 +54,18 @@ public final class TLSInterceptor: Sendable {
     /// Leaf certificates minted so far (cache misses).
     public var mintedCount: Int { minter.mintedCount }
 
-    /// The server context for a `CONNECT` to `host`, minting its leaf on a miss.
+    /// Sets which SNI names may get a leaf of their own (the hosts the config intercepts).
+    public func allowSNI(_ isIntercepted: @escaping @Sendable (String) -> Bool) {
+        sniAllowed.withLockedValue { $0 = isIntercepted }
+    }
+
+    /// The server context for a `CONNECT` to `host`, minting its leaf on a miss
+    /// (or when the cached leaf is past half its validity).
     func serverContext(forHost host: String, upstream: String) throws -> NIOSSLContext {
         let key = host.lowercased()
-        if let context = contexts.value(for: key) {
+        if let cached = contexts.value(for: key), cached.renewAfter > Date() {
             events.interceptionLeaf(upstream: upstream, cached: true)
-            return context
+            return cached.context
         }
         let started = ContinuousClock.now
         let identity = try minter.identity(for: key)
@@ -56,10 +75,17 @@ public final class TLSInterceptor: Sendable {
         )
         configuration.applicationProtocols = ["http/1.1"]
         configuration.minimumTLSVersion = .tlsv12
+        // A server needs no close_notify back: do not let a client that never
+        // answers one hold a closing connection (and a shutdown) for 5 s.
+        configuration.shutdownTimeout = .milliseconds(250)
         let minter = self.minter
+        let sniAllowed = self.sniAllowed
         configuration.sslContextCallback = { values, promise in
-            // SNI naming another host than the CONNECT: present a leaf for that name.
-            guard let sni = values.serverHostname?.lowercased(), sni != key else {
+            // SNI naming another intercepted host than the CONNECT: present a leaf
+            // for that name. Any other name gets the CONNECT host's leaf: the
+            // gateway never vouches for a host it was not configured to intercept.
+            guard let sni = values.serverHostname?.lowercased(), sni != key,
+                  sniAllowed.withLockedValue({ $0 })(sni) else {
                 promise.succeed(.noChanges)
                 return
             }
@@ -73,7 +99,7 @@ public final class TLSInterceptor: Sendable {
             }
         }
         let context = try NIOSSLContext(configuration: configuration)
-        contexts.insert(context, for: key)
+        contexts.insert(CachedContext(context: context, renewAfter: identity.renewAfter), for: key)
         events.interceptionLeaf(upstream: upstream, cached: false)
         logger.debug(
             "minted an interception certificate",
@@ -91,48 +117,14 @@ public final class TLSInterceptor: Sendable {
             logger.debug("intercepted TLS handshake failed", metadata: ["host": "\(host)", "reason": "\(reason)", "error": "\(error)"])
             return
         }
-        let first = reportedUntrusted.withLockedValue { $0.insert(host.lowercased()).inserted }
+        let first = reportedUntrusted.withLockedValue {
+            $0.count < Self.maxReportedHosts && $0.insert(host.lowercased()).inserted
+        }
         guard first else { return }
         let fingerprint = (try? authority.fingerprint) ?? "?"
         logger.warning(
             "a client refused the gateway's interception CA for \(host): it does not trust it. Export it with `gateway ca export` and add it to the client's trust store (logged once per host)",
             metadata: ["host": "\(host)", "ca": "\(certificatePath)", "ca_sha256": "\(fingerprint)"]
         )
-    }
-}
-
-/// Mints leaf identities (leaf + CA certificate) and keeps them (LRU).
-final class LeafMinter: Sendable {
-    struct Identity: Sendable {
-        let chain: [NIOSSLCertificate]
-    }
-
-    let authority: LocalCertificateAuthority
-    let leafKey: Certificate.PrivateKey
-    let nioLeafKey: NIOSSLPrivateKey
-    private let nioCA: NIOSSLCertificate
-    private let identities: LRUCache<String, Identity>
-    private let minted = NIOLockedValueBox(0)
-
-    init(authority: LocalCertificateAuthority, cacheSize: Int) throws {
-        self.authority = authority
-        let leafKey = Certificate.PrivateKey(P256.Signing.PrivateKey())
-        self.leafKey = leafKey
-        self.nioLeafKey = try NIOSSLPrivateKey(bytes: Array(leafKey.serializeAsPEM().pemString.utf8), format: .pem)
-        self.nioCA = try NIOSSLCertificate(bytes: authority.certificateDER, format: .der)
-        self.identities = LRUCache(capacity: cacheSize)
-    }
-
-    var mintedCount: Int { minted.withLockedValue { $0 } }
-
-    func identity(for serverName: String) throws -> Identity {
-        if let identity = identities.value(for: serverName) { return identity }
-        let leaf = try authority.mintLeaf(for: serverName, leafKey: leafKey)
-        var serializer = DER.Serializer()
-        try serializer.serialize(leaf)
-        let identity = Identity(chain: [try NIOSSLCertificate(bytes: serializer.serializedBytes, format: .der), nioCA])
-        identities.insert(identity, for: serverName)
-        minted.withLockedValue { $0 += 1 }
-        return identity
     }
 }
