@@ -217,6 +217,22 @@ struct InterceptionTests {
         #expect(throws: CertificateAuthorityError.self) { try LocalCertificateAuthority.loadOrCreate(certPath: cert, keyPath: key) }
     }
 
+    /// `gateway ca init` and a gateway starting at the same moment agree on one CA.
+    @Test func concurrentCreationsAgreeOnOneCA() async throws {
+        let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-ca-race")
+        let cert = "\(dir)/state/ca.pem", key = "\(dir)/state/ca-key.pem"
+        let results = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<8 {
+                group.addTask { try? LocalCertificateAuthority.loadOrCreate(certPath: cert, keyPath: key).authority.fingerprint }
+            }
+            var all: [String?] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(results.allSatisfy { $0 != nil }, "none failed")
+        #expect(Set(results.compactMap { $0 }).count == 1, "one CA")
+    }
+
     @Test func caCommandsInitAndExport() async throws {
         let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-ca-cli")
         let configPath = "\(dir)/gateway.yaml"

@@ -13,7 +13,19 @@ extension LocalCertificateAuthority {
     /// Loads the CA from `certPath` and `keyPath`, or creates both when neither
     /// exists (key written with mode 0600, its directory 0700 when created).
     /// Refuses a key readable or writable by group or others, and a half-present pair.
+    /// An exclusive `flock` on `<ca_key>.lock` covers the check and the creation, so
+    /// a `gateway ca init` and a `gateway run` starting together agree on one CA.
     public static func loadOrCreate(certPath: String, keyPath: String) throws -> (authority: LocalCertificateAuthority, created: Bool) {
+        try createDirectories(for: [certPath, keyPath])
+        let lockPath = keyPath + ".lock"
+        let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else {
+            throw CertificateAuthorityError(path: lockPath, problem: "cannot create (\(String(cString: strerror(errno))))")
+        }
+        defer { close(lock) }  // releases the lock
+        guard flock(lock, LOCK_EX) == 0 else {
+            throw CertificateAuthorityError(path: lockPath, problem: "cannot lock (\(String(cString: strerror(errno))))")
+        }
         let files = FileManager.default
         switch (files.fileExists(atPath: certPath), files.fileExists(atPath: keyPath)) {
         case (true, true):
@@ -100,8 +112,16 @@ extension LocalCertificateAuthority {
     /// Writes the certificate (0644) and the key (0600, created with that mode, so
     /// it is never readable by others, not even briefly).
     func write(certPath: String, keyPath: String) throws {
+        try Self.createDirectories(for: [certPath, keyPath])
+        let keyPEM = try privateKey.serializeAsPEM().pemString + "\n"
+        try Self.writeNew(keyPath, Array(keyPEM.utf8), mode: 0o600)
+        try Self.writeNew(certPath, Array(certificatePEM.utf8), mode: 0o644)
+    }
+
+    /// The directories of `paths`, made 0700 when missing.
+    static func createDirectories(for paths: [String]) throws {
         let files = FileManager.default
-        for path in [certPath, keyPath] {
+        for path in paths {
             let directory = (path as NSString).deletingLastPathComponent
             guard !directory.isEmpty, !files.fileExists(atPath: directory) else { continue }
             do {
@@ -110,9 +130,6 @@ extension LocalCertificateAuthority {
                 throw CertificateAuthorityError(path: directory, problem: "cannot create the directory (\(error.localizedDescription))")
             }
         }
-        let keyPEM = try privateKey.serializeAsPEM().pemString + "\n"
-        try Self.writeNew(keyPath, Array(keyPEM.utf8), mode: 0o600)
-        try Self.writeNew(certPath, Array(certificatePEM.utf8), mode: 0o644)
     }
 
     /// Creates `path` exclusively with `mode` and writes `bytes`.
