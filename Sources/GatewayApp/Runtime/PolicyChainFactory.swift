@@ -41,8 +41,6 @@ enum PolicyChainFactory {
         // Per upstream attempt.
         policies.append(RateLimitPolicy(upstreams: config.upstreams, registry: services.rateLimits, events: services.metrics))
         policies += AuthPolicies.make(config: config, tokenStores: services.tokenStores, transport: services.pool, events: services.metrics, logger: services.logger)
-        _ = config
-        policies.reserveCapacity(6)
         return PolicyChain(policies: policies, terminal: services.pool)
     }
 }

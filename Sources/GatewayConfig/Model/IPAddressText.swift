@@ -7,7 +7,13 @@ import Musl
 #endif
 
 /// Text-level checks of host names and IP addresses, without any resolution.
-enum IPAddressText {
+public enum IPAddressText {
+    /// The 4 or 16 bytes of an IPv4 or IPv6 address (brackets allowed), nil for a name.
+    public static func bytes(_ host: String) -> [UInt8]? {
+        if host.hasPrefix("["), host.hasSuffix("]") { return ipv6Bytes(String(host.dropFirst().dropLast())) }
+        return ipv4Bytes(host) ?? ipv6Bytes(host)
+    }
+
     /// The 4 bytes of a dotted-quad IPv4 address (`127.0.0.1`), nil otherwise.
     static func ipv4Bytes(_ text: String) -> [UInt8]? {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)

@@ -45,11 +45,7 @@ extension ProxyConnection {
             return .close
         }
         do {
-            let established = HTTPResponseHead(
-                version: head.version,
-                status: .custom(code: 200, reasonPhrase: "Connection Established")
-            )
-            try await outbound.write(contentsOf: [.head(established), .end(nil)])
+            try await outbound.write(contentsOf: Self.connectionEstablished(version: head.version))
             let outcome = try await tunnel.splice(client: channel, httpHandlers: httpHandlers, peer: peer)
             logger.info(
                 "CONNECT \(upstream) 200",
@@ -64,5 +60,12 @@ extension ProxyConnection {
             logger.debug("tunnel ended with an error", metadata: ["error": "\(error)"])
         }
         return .close
+    }
+}
+
+extension ProxyConnection {
+    /// `200 Connection Established`, the answer to an accepted `CONNECT`.
+    static func connectionEstablished(version: HTTPVersion) -> [HTTPServerResponsePart] {
+        [.head(HTTPResponseHead(version: version, status: .custom(code: 200, reasonPhrase: "Connection Established"))), .end(nil)]
     }
 }

@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+import GatewayConfig
 import SwiftASN1
 public import X509
 
@@ -55,7 +56,7 @@ public struct LocalCertificateAuthority: Sendable {
     /// A leaf for `serverName` (a DNS name or an IP address) with `leafKey`'s public key.
     public func mintLeaf(for serverName: String, leafKey: Certificate.PrivateKey, now: Date = Date()) throws -> Certificate {
         let name: GeneralName
-        if let address = IPAddressBytes.parse(serverName) {
+        if let address = IPAddressText.bytes(serverName) {
             name = .ipAddress(ASN1OctetString(contentBytes: address[...]))
         } else {
             name = .dnsName(serverName)
@@ -115,22 +116,5 @@ public struct LocalCertificateAuthority: Sendable {
                 return byte < 16 ? "0" + hex : hex
             }.joined(separator: ":")
         }
-    }
-}
-
-/// IP address text to the bytes an `iPAddress` SAN holds.
-enum IPAddressBytes {
-    static func parse(_ text: String) -> [UInt8]? {
-        var host = text
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { Array($0) }
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, host, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { Array($0) }
-        }
-        return nil
     }
 }

@@ -50,10 +50,9 @@ extension ProxyConnection {
             await refuse(failure, head: head, started: started, logger: logger, outbound: outbound)
             return .close
         }
-        let established = HTTPResponseHead(version: head.version, status: .custom(code: 200, reasonPhrase: "Connection Established"))
         let handlers: ProxyChannelSetup.HTTPHandlers
         do {
-            try await outbound.write(contentsOf: [.head(established), .end(nil)])
+            try await outbound.write(contentsOf: Self.connectionEstablished(version: head.version))
             handlers = try await InterceptionPipeline.install(
                 on: channel,
                 httpHandlers: httpHandlers,

@@ -22,6 +22,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     private let tokenRefreshes: LabeledHandles<Counter>
     private let rateLimitedRequests: LabeledHandles<Counter>
     private let queued: LabeledHandles<Gauge>
+    let interceptionCertificates: LabeledHandles<Counter>
+    let interceptionHandshakeFailures: LabeledHandles<Counter>
 
     /// - Parameters:
     ///   - statsWindow: the sliding window of `/stats` (`metrics.stats_window`).
@@ -55,6 +57,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
         self.tokenRefreshes = LabeledHandles { factory.counter(.tokenRefreshes, $0) }
         self.rateLimitedRequests = LabeledHandles { factory.counter(.rateLimited, $0) }
         self.queued = LabeledHandles { factory.gauge(.queuedRequests, $0) }
+        self.interceptionCertificates = LabeledHandles { factory.counter(.interceptionCertificates, $0) }
+        self.interceptionHandshakeFailures = LabeledHandles { factory.counter(.interceptionHandshakeFailures, $0) }
     }
 
     /// The exposition text for `/metrics`: every family, with HELP and TYPE even before its first sample.

@@ -12,14 +12,14 @@ final class BodyCapture: Sendable {
     func append(_ chunk: ByteBuffer, limit: Int) {
         state.withLockedValue { s in
             guard !s.overflow else { return }
-            var bytes = s.bytes ?? []
-            if bytes.count + chunk.readableBytes > limit {
+            if (s.bytes?.count ?? 0) + chunk.readableBytes > limit {
                 s.overflow = true
                 s.bytes = nil
                 return
             }
-            bytes.append(contentsOf: chunk.readableBytesView)
-            s.bytes = bytes
+            // In place: taking a copy out of the box would copy all captured bytes per chunk.
+            if s.bytes == nil { s.bytes = [] }
+            s.bytes!.append(contentsOf: chunk.readableBytesView)
         }
     }
 
@@ -34,7 +34,6 @@ final class TeeBodySource: BodySource {
     private let inner: any BodySource
     private let capture: BodyCapture
     private let limit: Int
-    private let complete = NIOLockedValueBox(false)
 
     init(_ inner: any BodySource, capture: BodyCapture, limit: Int) {
         self.inner = inner

@@ -121,7 +121,7 @@ public struct RetryPolicy: GatewayPolicy {
                 return try outcome.get()
             }
             guard budgets.tryRetry(upstream: name, percent: config.budgetPercent, minPerSecond: config.budgetMinPerSecond, now: clock.now) else {
-                context.logger.info("not retrying: retry budget exhausted", metadata: ["upstream": "\(name)", "reason": "\(reason)"])
+                context.logger.debug("not retrying: retry budget exhausted", metadata: ["upstream": "\(name)", "reason": "\(reason)"])
                 return try outcome.get()
             }
             if case .success(let response) = outcome { response.body.discard() }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayConfig
 import GatewayCore
 import SwiftASN1
 public import X509
@@ -118,10 +119,7 @@ enum HostLiteral {
     }
 
     static func isIPAddress(_ host: String) -> Bool {
-        let host = bare(host)
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+        IPAddressText.bytes(bare(host)) != nil
     }
 
     static func format(ipBytes: [UInt8]) -> String {
