@@ -69,6 +69,24 @@ struct EndpointRegistryTests {
         #expect(metrics.upstreamLabel("host99.example") == "other")
     }
 
+    /// Random hosts times random paths: the unconfigured hosts share one endpoint
+    /// budget, so the series stay bounded by hosts + endpoints, not their product.
+    @Test func unconfiguredHostsShareOneEndpointBudget() {
+        let metrics = GatewayMetrics(maxHostUpstreams: 20)
+        var config = GatewayConfig()
+        config.metrics.maxEndpointsPerUpstream = 30
+        let policy = MetricsPolicy(metrics: metrics, config: config)
+        for i in 0..<2_000 {
+            let target = "/\(randomSegment())/\(randomSegment())"
+            let request = ProxyRequest(method: .GET, scheme: .http, host: "h\(i % 40).example", port: 80, target: target, headers: [:])
+            _ = policy.recorder(for: request)
+        }
+        let recorders = metrics.endpoints.all
+        let named = recorders.filter { $0.key.endpoint != EndpointKey.overflow }
+        #expect(named.count == 30, "one budget of 30 automatic endpoints for all unconfigured hosts")
+        #expect(recorders.count <= 30 + 21, "plus at most one `other` endpoint per host label (20 hosts + other)")
+    }
+
     @Test func extensionMethodsAreOneLabel() {
         #expect(EndpointKey.methodLabel(.RAW(value: "BREW")) == "OTHER")
         #expect(EndpointKey.methodLabel(.PATCH) == "PATCH")

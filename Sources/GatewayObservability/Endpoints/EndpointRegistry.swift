@@ -2,9 +2,10 @@ import NIOConcurrencyHelpers
 
 /// The endpoints seen so far and their recorders, with the bounds that keep
 /// label sets finite whatever clients send:
-/// - at most `maxEndpoints` automatically named endpoints per upstream (the
-///   caller passes the configured bound), further ones are `other`; configured
-///   templates are bounded by the config and always get their own series;
+/// - at most `maxEndpoints` automatically named endpoints per configured upstream,
+///   and as many for all unconfigured hosts together (the caller passes the
+///   configured bound), further ones are `other`; configured templates are
+///   bounded by the config and always get their own series;
 /// - at most `maxHostUpstreams` unconfigured hosts as `upstream` labels, further
 ///   ones are `other`; configured upstream names are always themselves.
 ///
@@ -13,6 +14,8 @@ import NIOConcurrencyHelpers
 /// bound many times).
 final class EndpointRegistry: Sendable {
     static let defaultMaxHostUpstreams = 100
+    /// The key of the endpoint budget all unconfigured hosts share (not a valid host).
+    static let unconfiguredHostsBudget = "<unconfigured hosts>"
 
     private struct State {
         var recorders: [EndpointKey: EndpointRecorder] = [:]
@@ -49,12 +52,15 @@ final class EndpointRegistry: Sendable {
             admitted.upstream = Self.admitUpstream(upstream, in: &s, max: maxHostUpstreams)
             if admitted != key, let known = s.recorders[admitted] { return known }
             if !configured {
-                let used = s.automaticEndpoints[admitted.upstream, default: 0]
+                // Unconfigured hosts share one budget: many hosts times many paths
+                // must not multiply the series (and their histograms).
+                let budget = s.configuredUpstreams.contains(admitted.upstream) ? admitted.upstream : Self.unconfiguredHostsBudget
+                let used = s.automaticEndpoints[budget, default: 0]
                 if used >= maxEndpoints {
                     admitted.endpoint = EndpointKey.overflow
                     if let known = s.recorders[admitted] { return known }
                 } else {
-                    s.automaticEndpoints[admitted.upstream] = used + 1
+                    s.automaticEndpoints[budget] = used + 1
                 }
             }
             let recorder = makeRecorder(admitted)
