@@ -2,8 +2,9 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// Appends trace lines (and body files) to a size-rotated JSON Lines file from
-/// its own task. `submit` never blocks nor waits: the queue is bounded and
-/// what does not fit is dropped and counted. A record and its body file are
+/// its own task. `submit` never blocks nor waits: the queue is bounded in
+/// records and in bytes (lines plus body files), and what does not fit is
+/// dropped and counted. A record and its body file are
 /// one queue item (both written or both dropped); the body files of a trace
 /// file are deleted when rotation deletes that file (see ``TraceFiles``).
 public final class TraceWriter: Sendable {
@@ -19,11 +20,19 @@ public final class TraceWriter: Sendable {
     public let directory: String
     private let continuation: AsyncStream<Item>.Continuation
     private let stream: NIOLockedValueBox<AsyncStream<Item>?>
-    private let counters = NIOLockedValueBox((dropped: 0, written: 0))
+    private let counters = NIOLockedValueBox((dropped: 0, written: 0, queuedBytes: 0))
+    /// Most bytes waiting in the queue (records of up to 8 MiB bodies would
+    /// otherwise add up to gigabytes behind a slow disk).
+    public let maxQueuedBytes: Int
+    public static let defaultMaxQueuedBytes = 64 << 20
 
     /// - Parameter start: start the writer task now (tests pass false to fill the queue first).
-    public init(file: String, maxFileBytes: Int, maxFiles: Int, bufferRecords: Int, start: Bool = true) {
+    public init(
+        file: String, maxFileBytes: Int, maxFiles: Int, bufferRecords: Int,
+        maxQueuedBytes: Int = TraceWriter.defaultMaxQueuedBytes, start: Bool = true
+    ) {
         self.file = file
+        self.maxQueuedBytes = maxQueuedBytes
         self.maxFileBytes = max(1024, maxFileBytes)
         self.maxFiles = max(1, maxFiles)
         let parent = (file as NSString).deletingLastPathComponent
@@ -52,16 +61,22 @@ public final class TraceWriter: Sendable {
     /// first); false (and counted) when the queue is full: neither is written.
     @discardableResult
     public func submit(_ record: TraceRecord, body: (path: String, bytes: [UInt8])? = nil) -> Bool {
-        enqueue(.line(record.jsonLine(), body: body))
-    }
-
-    private func enqueue(_ item: Item) -> Bool {
-        switch continuation.yield(item) {
+        let line = record.jsonLine()
+        let size = line.count + (body?.bytes.count ?? 0)
+        let reserved = counters.withLockedValue { c -> Bool in
+            guard c.queuedBytes + size <= maxQueuedBytes else {
+                c.dropped += 1
+                return false
+            }
+            c.queuedBytes += size
+            return true
+        }
+        guard reserved else { return false }
+        switch continuation.yield(.line(line, body: body)) {
         case .enqueued: return true
-        case .dropped, .terminated:
-            counters.withLockedValue { $0.dropped += 1 }
+        default:
+            counters.withLockedValue { $0.dropped += 1; $0.queuedBytes -= size }
             return false
-        @unknown default: return false
         }
     }
 
@@ -83,7 +98,11 @@ public final class TraceWriter: Sendable {
                 switch item {
                 case .line(let bytes, let body):
                     if let body { FileSink.writeFile(path: body.path, bytes: body.bytes) }
-                    if sink.append(bytes) { counters.withLockedValue { $0.written += 1 } }
+                    let written = sink.append(bytes)
+                    counters.withLockedValue { c in
+                        c.queuedBytes -= bytes.count + (body?.bytes.count ?? 0)
+                        if written { c.written += 1 }
+                    }
                 case .flush(let done):
                     done()
                 }

@@ -32,6 +32,25 @@ struct TraceWriterTests {
         #expect(writer.writtenCount == 4)
     }
 
+    /// Large bodies fill the byte budget before the record count: the rest is dropped and counted.
+    @Test func queuedBytesAreBounded() async throws {
+        let (dir, file) = try Self.tempFile()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let writer = TraceWriter(file: file, maxFileBytes: 1 << 20, maxFiles: 2, bufferRecords: 100, maxQueuedBytes: 10_000, start: false)
+        var accepted = 0
+        for i in 0..<10 where writer.submit(Self.record("r\(i)"), body: (writer.bodyFilePath(id: "r\(i)"), Array(repeating: 7, count: 4_000))) {
+            accepted += 1
+        }
+        #expect(accepted == 2)
+        #expect(writer.droppedCount == 8)
+        writer.start()
+        await writer.flush()
+        // Written items give their bytes back to the budget.
+        #expect(writer.submit(Self.record("later"), body: (writer.bodyFilePath(id: "later"), Array(repeating: 7, count: 4_000))))
+        await writer.flush()
+        #expect(writer.writtenCount == 3)
+    }
+
     @Test func rotatesBySizeKeepingMaxFiles() async throws {
         let (dir, file) = try Self.tempFile()
         defer { try? FileManager.default.removeItem(atPath: dir) }
