@@ -2,7 +2,12 @@ extension OAuth2Config {
     /// `token_url` split into where to connect and the request target
     /// (`/oauth/token?x=1`); nil when it is not an absolute http(s) URL.
     public var tokenEndpoint: (origin: UpstreamOrigin, target: String)? {
-        guard case .success(let endpoint) = OAuth2Config.parseTokenURL(tokenURL) else { return nil }
+        OAuth2Config.tokenEndpoint(of: tokenURL)
+    }
+
+    /// `text` as a token URL (the one parse config validation uses too).
+    public static func tokenEndpoint(of text: String) -> (origin: UpstreamOrigin, target: String)? {
+        guard case .success(let endpoint) = parseTokenURL(text) else { return nil }
         return endpoint
     }
 

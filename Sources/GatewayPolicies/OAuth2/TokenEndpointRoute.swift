@@ -27,16 +27,10 @@ public struct TokenEndpointRoute: Sendable, Equatable {
     /// Parses `tokenURL` and applies the matching upstream of `config`, if any.
     /// Nil when the URL is not an absolute http(s) URL with a host.
     public init?(tokenURL: String, config: GatewayConfig) {
-        guard let components = URLComponents(string: tokenURL),
-            let schemeText = components.scheme?.lowercased(),
-            let scheme = UpstreamScheme(rawValue: schemeText),
-            var host = components.host, !host.isEmpty,
-            components.user == nil, components.password == nil
-        else { return nil }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        if let query = components.percentEncodedQuery { target += "?" + query }
-        self.init(scheme: scheme, host: host, port: components.port ?? scheme.defaultPort, target: target)
+        // The same parse as config validation: a URL the config accepts is routable.
+        guard let (origin, target) = OAuth2Config.tokenEndpoint(of: tokenURL) else { return nil }
+        let host = origin.host
+        self.init(scheme: origin.scheme, host: host, port: origin.port, target: target)
         if let upstream = config.upstream(forHost: host) {
             upstreamName = upstream.name
             tls = upstream.tls
