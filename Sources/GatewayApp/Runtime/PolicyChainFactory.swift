@@ -37,9 +37,12 @@ enum PolicyChainFactory {
         // Per client request.
         if config.debug { policies.append(TracePolicy.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
         policies.append(MetricsPolicy(metrics: services.metrics, config: config))
-        policies.append(RetryPolicy(upstreams: config.upstreams, budgets: services.retryBudgets, events: services.metrics))
+        // Policies no upstream configures are left out: nothing to do per request.
+        let retry = RetryPolicy(upstreams: config.upstreams, budgets: services.retryBudgets, events: services.metrics)
+        if !retry.isEmpty { policies.append(retry) }
         // Per upstream attempt.
-        policies.append(RateLimitPolicy(upstreams: config.upstreams, registry: services.rateLimits, events: services.metrics))
+        let rateLimit = RateLimitPolicy(upstreams: config.upstreams, registry: services.rateLimits, events: services.metrics)
+        if !rateLimit.isEmpty { policies.append(rateLimit) }
         policies += AuthPolicies.make(config: config, tokenStores: services.tokenStores, transport: services.pool, events: services.metrics, logger: services.logger)
         return PolicyChain(policies: policies, terminal: services.pool)
     }

@@ -28,6 +28,9 @@ public struct RateLimitPolicy: GatewayPolicy {
     }
 
     let rules: [String: Rules]
+
+    /// True when no upstream configures this policy (the chain can leave it out).
+    public var isEmpty: Bool { rules.isEmpty }
     let registry: RateLimitRegistry
     let events: any GatewayEvents
     let clock: any PolicyClock

@@ -32,6 +32,9 @@ public struct RetryPolicy: GatewayPolicy {
     }
 
     let rules: [String: Rules]
+
+    /// True when no upstream configures this policy (the chain can leave it out).
+    public var isEmpty: Bool { rules.isEmpty }
     let budgets: RetryBudgets
     let events: any GatewayEvents
     let clock: any PolicyClock
