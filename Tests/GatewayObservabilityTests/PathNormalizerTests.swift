@@ -25,6 +25,12 @@ struct PathNormalizerTests {
         ("/user-preferences-and-settings", "/user-preferences-and-settings"),
         ("/files/" + String(repeating: "a", count: 65), "/files/{id}"),
         ("/a//b", "/a//b"),
+        // Tokens with `:` or `.` are identifiers (secrets never become labels); short or
+        // digit-free dotted names stay routes.
+        ("/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe", "/{id}/getMe"),
+        ("/keys/sk_live.4eC39HqLyjWDarjtT1zdp7dc", "/keys/{id}"),
+        ("/v1.2/users", "/v1.2/users"),
+        ("/com.example.settings.profile", "/com.example.settings.profile"),
         ("/repos/apple/swift/issues/1234/comments", "/repos/apple/swift/issues/{id}/comments"),
     ])
     func normalizes(_ input: String, _ expected: String) {

@@ -90,7 +90,10 @@ public enum PathNormalizer {
             case UInt8(ascii: "-"):
                 dashes += 1
                 base64 += 1
-            case UInt8(ascii: "_"), UInt8(ascii: "+"), UInt8(ascii: "="), UInt8(ascii: "~"):
+            case UInt8(ascii: "_"), UInt8(ascii: "+"), UInt8(ascii: "="), UInt8(ascii: "~"),
+                UInt8(ascii: ":"), UInt8(ascii: "."):
+                // `:` and `.` too: tokens such as `123456:AAH...` or `sk.4eC3...` in a path
+                // must become `{id}`, never a metric label.
                 base64 += 1
             default:
                 break
