@@ -39,6 +39,17 @@ public enum HopByHopHeaders {
 
     @inlinable
     public static func isAlwaysHopByHop(_ name: String) -> Bool {
+        // Most names are rejected by their length alone (no hop-by-hop name is 3-6,
+        // 8, 9 or over 19 bytes long); the rest by their first letter.
+        switch name.utf8.count {
+        case 2, 7, 10, 16, 17, 18, 19: break
+        default: return false
+        }
+        guard let first = name.utf8.first else { return false }
+        switch first | 0x20 {
+        case UInt8(ascii: "c"), UInt8(ascii: "p"), UInt8(ascii: "k"), UInt8(ascii: "t"), UInt8(ascii: "u"): break
+        default: return false
+        }
         for candidate in names where equalsIgnoringCase(name, candidate) { return true }
         return false
     }

@@ -75,7 +75,12 @@ struct ExchangeSignal: Sendable {
     }
 
     func exchangeFinished() {
-        let timeouts = self.timeouts
-        eventLoop.execute { timeouts.value.exchangeFinished() }
+        if eventLoop.inEventLoop {
+            // The usual case: the connection task runs on its channel's loop.
+            timeouts.value.exchangeFinished()
+        } else {
+            let timeouts = self.timeouts
+            eventLoop.execute { timeouts.value.exchangeFinished() }
+        }
     }
 }

@@ -119,15 +119,18 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             abortRequestBody: abortRequestBody,
             headPromise: promise
         )
-        write(.head(head), exchangeID: id)
+        // Only the last write of a batch is observed: writes complete in order, and
+        // a failed write fails every write queued after it.
         switch body {
         case .none:
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
             write(.end(nil), exchangeID: id)
         case .bytes(let buffer):
-            write(.body(.byteBuffer(buffer)), exchangeID: id)
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             write(.end(nil), exchangeID: id)
         case .streamed:
-            break
+            write(.head(head), exchangeID: id)
         }
         context.flush()
         return (id, promise.futureResult)
@@ -139,9 +142,12 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let context, exchange?.id == exchangeID, exchange?.requestComplete == false else {
             return failedWrite()
         }
-        var future = write(.body(.byteBuffer(chunk)), exchangeID: exchangeID)
+        let future: EventLoopFuture<Void>
         if isLast {
+            context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
             future = write(.end(nil), exchangeID: exchangeID)
+        } else {
+            future = write(.body(.byteBuffer(chunk)), exchangeID: exchangeID)
         }
         context.flush()
         return future
