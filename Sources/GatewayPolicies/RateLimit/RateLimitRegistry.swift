@@ -10,9 +10,12 @@ import NIOConcurrencyHelpers
 /// changed rate, burst, queue or wait makes a new one (waiters of the old one
 /// are still served by it). Per-endpoint limiters are bounded: beyond
 /// ``maxLimiters``, idle ones (nobody waiting, bucket full) are forgotten, and
-/// if none is idle the request shares its upstream's limiter.
+/// if none is idle the request shares its upstream's limiter. Looking for idle
+/// limiters scans them all, under the lock: it happens at most once per
+/// ``sweepInterval``, so a flood of new endpoints costs one scan, not one each.
 public final class RateLimitRegistry: Sendable {
     public static let maxLimiters = 4096
+    public static let sweepInterval: Duration = .seconds(1)
 
     struct LimiterKey: Hashable {
         var upstream: String
@@ -23,6 +26,7 @@ public final class RateLimitRegistry: Sendable {
         var limiters: [LimiterKey: RateLimiter] = [:]
         var holds: [String: ContinuousClock.Instant] = [:]
         var depths: [String: Int] = [:]
+        var lastSweep: ContinuousClock.Instant?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -44,7 +48,10 @@ public final class RateLimitRegistry: Sendable {
             var key = LimiterKey(upstream: upstream, endpoint: endpoint)
             if let existing = s.limiters[key], existing.parameters == parameters { return existing }
             if s.limiters[key] == nil, s.limiters.count >= Self.maxLimiters {
-                s.limiters = s.limiters.filter { !$0.value.isIdle(now: now) }
+                if s.lastSweep.map({ now - $0 >= Self.sweepInterval }) ?? true {
+                    s.lastSweep = now
+                    s.limiters = s.limiters.filter { !$0.value.isIdle(now: now) }
+                }
                 if s.limiters.count >= Self.maxLimiters { key.endpoint = nil }
                 if let existing = s.limiters[key], existing.parameters == parameters { return existing }
             }
