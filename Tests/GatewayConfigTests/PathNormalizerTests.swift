@@ -1,5 +1,5 @@
 import Testing
-@testable import GatewayObservability
+@testable import GatewayConfig
 
 @Suite(.timeLimit(.minutes(1)))
 struct PathNormalizerTests {

@@ -80,6 +80,16 @@ struct RateLimitPolicyTests {
         #expect(try await policy.handle(.test(path: "/users/2"), context: .test(), next: upstream).status.code == 429)
     }
 
+    @Test func perEndpointKeysAreTheMetricsEndpointTemplates() throws {
+        // Same rules as the metrics labels: tokens, UUIDs and long hex become {id}; query dropped.
+        #expect(RateLimitEndpoint.key(method: "GET", path: "/files/dGhpcyBpcyBhIHRva2Vu0x?x=1", templates: []) == "GET /files/{id}")
+        #expect(RateLimitEndpoint.key(method: "GET", path: "/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/send", templates: []) == "GET /{id}/send")
+        #expect(RateLimitEndpoint.key(method: "PUT", path: "/users/42/avatar", templates: []) == "PUT /users/{id}/avatar")
+        #expect(RateLimitEndpoint.key(method: "GET", path: "/users/me", templates: []) == "GET /users/me")
+        let template = try #require(EndpointTemplate("GET /v1/{org}/repos"))
+        #expect(RateLimitEndpoint.key(method: "GET", path: "/v1/acme/repos", templates: [template]) == "GET /v1/{org}/repos")
+    }
+
     @Test func upstreamRemainingZeroHoldsFurtherRequestsUntilTheReset() async throws {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(200, headers: [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "5")]), .status(200)])

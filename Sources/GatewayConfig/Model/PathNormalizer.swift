@@ -1,4 +1,4 @@
-/// Automatic endpoint templates: collapses path segments that look like
+/// Automatic endpoint templates (metrics labels and per-endpoint rate limits): collapses path segments that look like
 /// identifiers into `{id}` so that `/users/42` and `/users/43` are one endpoint.
 ///
 /// A segment becomes `{id}` when it is
@@ -23,14 +23,14 @@ public enum PathNormalizer {
     }
 
     /// The path of an origin-form target's bytes: up to `?` or `#`.
-    static func pathPart(of target: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+    public static func pathPart(of target: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         var end = 0
         while end < target.count, target[end] != UInt8(ascii: "?"), target[end] != UInt8(ascii: "#") { end += 1 }
         return UnsafeBufferPointer(rebasing: target[0..<end])
     }
 
     /// The template for a path without query (bytes of the request target).
-    static func normalize(path: UnsafeBufferPointer<UInt8>) -> String {
+    public static func normalize(path: UnsafeBufferPointer<UInt8>) -> String {
         if path.isEmpty { return "/" }
         // Fast path: nothing to collapse.
         var needsRewrite = false

@@ -62,7 +62,7 @@ public struct RateLimitPolicy: GatewayPolicy {
         }
         if let rate = config.requestsPerSecond, rate > 0 {
             let endpoint = config.perEndpoint
-                ? EndpointKey.key(method: request.method.rawValue, path: request.path, templates: rules.endpoints) : nil
+                ? RateLimitEndpoint.key(method: request.method.rawValue, path: request.path, templates: rules.endpoints) : nil
             let parameters = RateLimiter.Parameters(requestsPerSecond: rate, burst: config.burst, maxQueue: config.maxQueue, maxWait: config.maxWait)
             let limiter = registry.limiter(upstream: name, endpoint: endpoint, parameters: parameters, clock: clock, events: events)
             let admission = try await AttemptTimer.paused { try await limiter.acquire() }
