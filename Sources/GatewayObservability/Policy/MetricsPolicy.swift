@@ -34,7 +34,7 @@ public struct MetricsPolicy: GatewayPolicy {
                 statusClass: StatusClass(status: Int(response.status.code))
             )
             if case .stream(let source) = response.body.storage {
-                response.body.storage = .stream(ObservingBodySource(source, exchange: exchange))
+                response.body.storage = .stream(ObservingBodySource(source) { _, code in exchange.finish(errorCode: code) })
             } else {
                 exchange.finish()
             }

@@ -2,26 +2,33 @@ import GatewayCore
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// Passes a response body through and records the exchange once, when the body
-/// ends (the status the client saw), fails (`error` with the failure's code),
-/// or is cancelled (the client went away, or the body was discarded: the status
-/// the client saw, up to that moment).
+/// Passes a response body through, counting its bytes, and calls `done` exactly
+/// once: when the body ends (no error), fails (the failure's code), or is
+/// cancelled or dropped unread (the client went away, or the body was
+/// discarded: no error, the bytes up to that moment). Metrics record the
+/// exchange there, traces write their record.
 final class ObservingBodySource: BodySource {
-    private let inner: any BodySource
-    private let exchange: NIOLockedValueBox<PendingExchange?>
+    typealias Done = @Sendable (_ bytes: Int, _ errorCode: GatewayError.Code?) -> Void
 
-    init(_ inner: any BodySource, exchange: PendingExchange) {
+    private let inner: any BodySource
+    private let state: NIOLockedValueBox<(bytes: Int, done: Done?)>
+
+    init(_ inner: any BodySource, done: @escaping Done) {
         self.inner = inner
-        self.exchange = NIOLockedValueBox(exchange)
+        self.state = NIOLockedValueBox((0, done))
     }
 
     func next() async throws -> ByteBuffer? {
         do {
             let chunk = try await inner.next()
-            if chunk == nil { finish(errorCode: nil) }
+            if let chunk {
+                state.withLockedValue { $0.bytes += chunk.readableBytes }
+            } else {
+                finish(errorCode: nil)
+            }
             return chunk
         } catch {
-            finish(errorCode: (error as? GatewayError)?.code ?? .connectionReset)
+            finish(errorCode: Self.code(of: error))
             throw error
         }
     }
@@ -29,10 +36,14 @@ final class ObservingBodySource: BodySource {
     func nextIfReady() throws -> ReadyChunk {
         do {
             let ready = try inner.nextIfReady()
-            if case .end = ready { finish(errorCode: nil) }
+            switch ready {
+            case .chunk(let chunk): state.withLockedValue { $0.bytes += chunk.readableBytes }
+            case .end: finish(errorCode: nil)
+            case .notReady: break
+            }
             return ready
         } catch {
-            finish(errorCode: (error as? GatewayError)?.code ?? .connectionReset)
+            finish(errorCode: Self.code(of: error))
             throw error
         }
     }
@@ -42,16 +53,20 @@ final class ObservingBodySource: BodySource {
         finish(errorCode: nil)
     }
 
+    private static func code(of error: any Error) -> GatewayError.Code {
+        (error as? GatewayError)?.code ?? .connectionReset
+    }
+
     private func finish(errorCode: GatewayError.Code?) {
-        guard let pending = exchange.withLockedValue({ e -> PendingExchange? in
-            defer { e = nil }
-            return e
-        }) else { return }
-        pending.finish(errorCode: errorCode)
+        let (bytes, done) = state.withLockedValue { s -> (Int, Done?) in
+            defer { s.done = nil }
+            return (s.bytes, s.done)
+        }
+        done?(bytes, errorCode)
     }
 
     deinit {
-        // Dropped without being read to the end nor cancelled: record what is known.
+        // Dropped without being read to the end nor cancelled: report what is known.
         finish(errorCode: nil)
     }
 }

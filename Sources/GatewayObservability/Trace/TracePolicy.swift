@@ -55,7 +55,7 @@ public struct TracePolicy: GatewayPolicy {
             var response = try await next.handle(request, context: context)
             pending.status = Int(response.status.code)
             if case .stream(let source) = response.body.storage {
-                response.body.storage = .stream(CountingBodySource(source) { bytes, error in pending.finish(responseBytes: bytes, error: error) })
+                response.body.storage = .stream(ObservingBodySource(source) { bytes, code in pending.finish(responseBytes: bytes, error: code?.rawValue) })
             } else {
                 let count: Int = if case .bytes(let b) = response.body.storage { b.readableBytes } else { 0 }
                 pending.finish(responseBytes: count, error: nil)
