@@ -150,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayCoreTests",
-            dependencies: ["GatewayCore"],
+            dependencies: ["GatewayCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

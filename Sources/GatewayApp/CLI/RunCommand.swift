@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatewayConfig
+import GatewayCore
 import Logging
 import NIOPosix
 
@@ -45,7 +46,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let level = config.logLevel
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = GatewayLogHandler(label: label)
             handler.logLevel = level
             return handler
         }
