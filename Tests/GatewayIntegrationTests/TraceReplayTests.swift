@@ -98,8 +98,13 @@ struct TraceReplayTests {
         let gone = try await Self.gatewayCLI(["trace", "replay", "gone", "--file", file])
         #expect(gone.status != 0)
         #expect(gone.stderrString.contains("no longer exists"), "\(gone.stderrString)")
+        // Failures at run time are not usage mistakes: exit 1, no usage text.
+        #expect(gone.status == 1)
+        #expect(!gone.stderrString.contains("Usage:"), "\(gone.stderrString)")
         let missing = try await Self.gatewayCLI(["trace", "replay", "nope", "--file", file])
-        #expect(missing.status != 0)
+        #expect(missing.status == 1)
+        #expect(missing.stderrString.contains("no trace record with id nope"), "\(missing.stderrString)")
+        #expect(!missing.stderrString.contains("Usage:"), "\(missing.stderrString)")
     }
 
     /// `list`, `show` and `curl` read every rotated file, oldest first.

@@ -10,12 +10,14 @@ struct CheckConfigCommand: ParsableCommand {
         discussion: "Exits 0 when the file is valid, 2 with the file, key path and problem when it is not."
     )
 
-    @Argument(help: "The config file (default: $GATEWAY_CONFIG or config/gateway.yaml).")
+    @Argument(help: "The config file (default: --config, else $GATEWAY_CONFIG, else config/gateway.yaml).")
     var file: String?
+
+    @OptionGroup var options: ConfigOptions
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        let path = file ?? ConfigOptions().resolvedPath(environment: environment)
+        let path = file ?? options.resolvedPath(environment: environment)
         do {
             let config = try ConfigLoader.load(path: path, environment: environment)
             print(config.redactedYAML(), terminator: "")

@@ -28,3 +28,13 @@ struct ConfigOptions: ParsableArguments {
         return "config/gateway.yaml"
     }
 }
+
+/// A command that could not do its work (not a usage mistake): printed as
+/// `Error: message` and exit status 1, without the usage text.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

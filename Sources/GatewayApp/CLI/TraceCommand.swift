@@ -24,14 +24,14 @@ struct TraceCommand: ParsableCommand {
                 path = file
             } else {
                 let environment = ProcessInfo.processInfo.environment
-                path = try ConfigLoader.load(path: options.resolvedPath(environment: environment), environment: environment).trace.file
+                path = try ConfigLoader.load(path: options.resolvedPath(environment: environment), environment: environment, secrets: .skip).trace.file
             }
             return TraceFiles.records(path)
         }
 
         func record(_ id: String) throws -> TraceRecord {
             guard let record = try records().last(where: { $0.id == id }) else {
-                throw ValidationError("no trace record with id \(id)")
+                throw CommandFailure("no trace record with id \(id)")
             }
             return record
         }

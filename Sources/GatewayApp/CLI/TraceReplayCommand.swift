@@ -52,11 +52,11 @@ extension TraceCommand {
         /// Refuses a line whose body was not captured or whose body file is gone.
         static func checkBody(_ line: String) throws {
             if line.contains("'@<body not captured") {
-                throw ValidationError("the request body was not captured (streamed and too large), so the request cannot be replayed")
+                throw CommandFailure("the request body was not captured (streamed and too large), so the request cannot be replayed")
             }
             guard let path = bodyFile(in: line) else { return }
             guard FileManager.default.fileExists(atPath: path) else {
-                throw ValidationError("body file \(path) no longer exists (body files are deleted when their trace file rotates out)")
+                throw CommandFailure("body file \(path) no longer exists (body files are deleted when their trace file rotates out)")
             }
         }
 
