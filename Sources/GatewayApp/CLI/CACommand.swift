@@ -19,7 +19,7 @@ struct CACommand: ParsableCommand {
             let environment = ProcessInfo.processInfo.environment
             let config: GatewayConfig
             do {
-                config = try ConfigLoader.load(path: options.resolvedPath(environment: environment), environment: environment)
+                config = try ConfigLoader.load(path: options.resolvedPath(environment: environment), environment: environment, secrets: .skip)
             } catch {
                 FileHandle.standardError.write(Data("gateway: invalid config: \(error)\n".utf8))
                 throw ExitCode(2)

@@ -7,6 +7,7 @@ struct DecodeContext {
     var file: String
     var environment: [String: String]
     var baseDirectory: URL
+    var secrets: SecretLoading = .resolve
 
     func error(_ keyPath: String, _ message: String) -> ConfigError {
         ConfigError(file: file, keyPath: keyPath, message: message)

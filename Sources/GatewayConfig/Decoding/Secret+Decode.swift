@@ -5,6 +5,9 @@ import Foundation
 /// `<base>_env`, `<base>_file` or `<base>`; errors name the variable or file,
 /// never the value.
 extension Secret {
+    /// The value of a secret not read (``SecretLoading/skip``).
+    static let unresolvedPlaceholder = "unresolved"
+
     /// The three keys of a secret: `<base>_env`, `<base>_file`, `<base>`.
     static func keys(_ base: String) -> [String] {
         ["\(base)_env", "\(base)_file", base]
@@ -28,6 +31,11 @@ extension Secret {
             throw owner.error("exactly one of \(keys.joined(separator: ", ")) is required; found \(present.joined(separator: " and "))")
         }
         guard !node.isNull else { throw node.error("must not be empty") }
+        if owner.context.secrets == .skip, present[0] != keys[2] {
+            let name = try node.nonEmptyString()
+            let source: SecretSource = present[0] == keys[0] ? .env(name) : .file(owner.context.resolvePath(name))
+            return Secret(source: source, value: Secret.unresolvedPlaceholder)
+        }
         switch present[0] {
         case keys[0]:
             let name = try node.nonEmptyString()

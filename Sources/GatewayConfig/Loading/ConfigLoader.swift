@@ -10,7 +10,8 @@ public enum ConfigLoader {
     /// Loads the file at `path`. A missing or unreadable file is a `ConfigError` naming it.
     public static func load(
         path: String,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        secrets: SecretLoading = .resolve
     ) throws(ConfigError) -> GatewayConfig {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -26,14 +27,14 @@ public enum ConfigLoader {
         guard let yaml = String(data: data, encoding: .utf8) else {
             throw ConfigError(file: path, keyPath: "", message: "config file is not UTF-8 text")
         }
-        return try parse(yaml: yaml, file: path, environment: environment)
+        return try parse(yaml: yaml, file: path, environment: environment, secrets: secrets)
     }
 
     /// Parses YAML text; `file` labels errors and anchors relative paths
     /// (its directory, or the working directory when it has none).
-    public static func parse(yaml: String, file: String, environment: [String: String]) throws(ConfigError) -> GatewayConfig {
+    public static func parse(yaml: String, file: String, environment: [String: String], secrets: SecretLoading = .resolve) throws(ConfigError) -> GatewayConfig {
         let baseDirectory = URL(fileURLWithPath: file).deletingLastPathComponent()
-        let context = DecodeContext(file: file, environment: environment, baseDirectory: baseDirectory)
+        let context = DecodeContext(file: file, environment: environment, baseDirectory: baseDirectory, secrets: secrets)
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
