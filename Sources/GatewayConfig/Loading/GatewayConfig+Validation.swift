@@ -12,6 +12,11 @@ extension GatewayConfig {
                 throw fail(key, "port must be an integer from 0 to 65535, got \(address.port)")
             }
         }
+        if listen.proxy.port != 0, listen.proxy.port == listen.admin.port,
+            listen.proxy.host == listen.admin.host || listen.proxy.isWildcard || listen.admin.isWildcard
+        {
+            throw fail("listen.admin", "\(listen.admin) is also the proxy's address (listen.proxy): give the admin listener another port")
+        }
         try validateSafety(fail)
         try validateAccess(fail)
         if let proxyAuth { try GatewayConfig.validate(proxyAuth, fail) }

@@ -36,6 +36,13 @@ public struct BindAddress: Sendable, Equatable, CustomStringConvertible {
         return false
     }
 
+    /// Every address of the machine (`0.0.0.0` or `::`).
+    public var isWildcard: Bool {
+        if let v4 = IPAddressText.ipv4Bytes(host) { return v4 == [0, 0, 0, 0] }
+        if let v6 = IPAddressText.ipv6Bytes(host) { return v6 == [UInt8](repeating: 0, count: 16) }
+        return false
+    }
+
     /// The parse with a reason for failure, for error messages.
     static func parse(_ text: String) -> Result<BindAddress, BindAddressProblem> {
         let hostPart: Substring

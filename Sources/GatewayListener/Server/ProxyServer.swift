@@ -51,12 +51,13 @@ public final class ProxyServer: Service, Sendable {
                     }
                 }
         } catch {
-            bound.fail(error)
-            throw error
+            let failure = ListenFailure(listener: "proxy", address: "\(config.listen.proxy)", cause: error)
+            bound.fail(failure)
+            throw failure
         }
         let address = server.channel.localAddress!
         bound.succeed(address)
-        logger.notice("proxy listening on \(address)", metadata: ["address": "\(address)"])
+        logger.notice("proxy listening on \(address.displayText)", metadata: ["address": "\(address.displayText)"])
 
         let drainTimeout = limits.drainTimeout
         try await withGracefulShutdownHandler {

@@ -1,4 +1,5 @@
 public import Logging
+import GatewayConfig
 import GatewayCore
 public import NIOCore
 import NIOHTTP1
@@ -43,12 +44,13 @@ public final class AdminServer: Service, Sendable {
                     }
                 }
         } catch {
-            bound.fail(error)
-            throw error
+            let failure = ListenFailure(listener: "admin", address: BindAddress(host: host, port: port).description, cause: error)
+            bound.fail(failure)
+            throw failure
         }
         let address = server.channel.localAddress!
         bound.succeed(address)
-        logger.notice("admin listening on \(address) (/ page, /stats, /metrics, /healthz, /readyz)")
+        logger.notice("admin listening on \(address.displayText) (/ page, /stats, /metrics, /healthz, /readyz)")
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in

@@ -45,11 +45,11 @@ final class GatewayProcess: Sendable {
         return false
     }
 
-    /// The port from a line like `proxy listening on [IPv4]127.0.0.1/127.0.0.1:PORT`.
+    /// The port from a line like `proxy listening on 127.0.0.1:PORT`.
     func listeningPort(_ listener: String) async -> Int? {
         guard await waitForLog("\(listener) listening on") else { return nil }
         for line in log.split(separator: "\n") where line.contains("\(listener) listening on") {
-            // `... listening on [IPv4]127.0.0.1/127.0.0.1:PORT ...`: the digits after the last ':' of that word.
+            // `... listening on 127.0.0.1:PORT ...`: the digits after the last colon of that word.
             guard let on = line.range(of: "listening on ") else { continue }
             let address = line[on.upperBound...].prefix { $0 != " " }
             if let colon = address.lastIndex(of: ":") {
