@@ -16,7 +16,7 @@ public struct GatewayError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
         self.upstream = upstream
-        self.cause = cause.map { String(describing: $0) }
+        self.cause = cause.map(GatewayError.describe)
     }
 
     public init(_ code: Code, _ message: String, upstream: String? = nil, causeDescription: String?) {

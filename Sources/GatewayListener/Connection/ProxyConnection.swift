@@ -113,7 +113,7 @@ struct ProxyConnection: Sendable {
         case .invalidHeaderToken:
             return GatewayError(.badRequest, "invalid header (bad character, or obsolete line folding)")
         default:
-            return GatewayError(.badRequest, "malformed request: \(error)")
+            return GatewayError(.badRequest, "malformed request: \(GatewayError.describe(error))")
         }
     }
 }
