@@ -91,9 +91,15 @@ struct InterceptionTests {
         #expect(record.curl.contains("'\(f.url)/echo?n=3'"), "\(record.curl)")
         #expect(record.curl.contains("--cacert '\(f.caPath)'"), "\(record.curl)")
         #expect(!record.curl.contains(Self.token.value))
+        // The direct form trusts what the gateway trusted upstream (its tls.ca_file).
+        #expect(record.curlDirect.contains("--cacert '\(f.paths.caBundle)'"), "\(record.curlDirect)")
+        var direct = ProcessInfo.processInfo.environment
+        direct["API_TOKEN"] = Self.token.value
+        let directReplay = try await ProcessRunner.run("/bin/sh", ["-c", record.curlDirect + " -sS -o /dev/null -w '%{http_code}'"], environment: direct, timeout: .seconds(30))
+        #expect(directReplay.stdoutString == "200", "\(directReplay.stderrString) \(record.curlDirect)")
         let replay = try await ProcessRunner.run("/bin/sh", ["-c", record.curl + " -sS -o /dev/null -w '%{http_code}'"], environment: ["NO_PROXY": "", "no_proxy": ""], timeout: .seconds(30))
         #expect(replay.stdoutString == "200", "\(replay.stderrString)")
-        #expect(f.upstream.receivedRequests.count == 4)
+        #expect(f.upstream.receivedRequests.count == 5)
         #expect(f.upstream.receivedRequests.last?.headers.contains { $0[0].lowercased() == "authorization" && $0[1] == "Bearer \(Self.token.value)" } == true)
     }
 

@@ -66,15 +66,22 @@ public struct TraceCurlForms: Sendable {
             headers: fixLength(redactor.headers(request.headers), bodyLength: bodyLength),
             body: body
         )
+        if request.scheme == .https {
+            // The upstream's own trust settings, so a direct replay verifies as the gateway did.
+            if let caFile = request.tls.caFile {
+                command.extraArguments += ["--cacert", ShellQuoting.word([.literal(caFile)])]
+            }
+            if request.tls.insecureSkipVerify { command.extraArguments += ["--insecure"] }
+        }
         if let name = request.upstreamName, let upstream = upstreams[name], let auth = upstream.auth {
             applyCredential(auth, upstream: upstream.name, to: &command)
         }
         return command
     }
 
-    /// Mirrors the auth policies: `replace` drops the client's `Authorization`
-    /// (and the configured header) and sets the credential; `keep` leaves a
-    /// request that carries its own.
+    /// Mirrors the auth policies: `replace` puts the credential in its slot
+    /// (`Authorization`, its header or its query parameter) over whatever the
+    /// client had there; `keep` leaves a request that fills the slot itself.
     private func applyCredential(_ auth: AuthConfig, upstream: String, to command: inout CurlCommand) {
         func variable(_ secret: Secret, _ key: String) -> String { TraceRedactor.variableName(for: secret, upstream: upstream, key: key) }
         var header: (name: String, value: [ShellQuoting.Part])?
@@ -88,10 +95,18 @@ public struct TraceCurlForms: Sendable {
         case .oauth2:
             header = ("Authorization", [.literal("Bearer "), .variable(ShellQuoting.sanitizedVariableName("\(upstream)_ACCESS_TOKEN".uppercased()))])
         }
-        let hasOwn = command.headers.contains { $0.name.lowercased() == "authorization" }
-            || (header.map { h in command.headers.contains { $0.name.lowercased() == h.name.lowercased() } } ?? false)
+        // The credential's slot: Authorization (bearer, basic, oauth2), its header, or its query parameter.
+        let slot = user != nil ? "authorization" : header?.name.lowercased()
+        let hasOwn: Bool
+        if let slot {
+            hasOwn = command.headers.contains { $0.name.lowercased() == slot }
+        } else if let (parameter, _) = queryParameter {
+            hasOwn = command.url.contains { if case .literal(let s) = $0 { s.contains("?\(parameter)=") || s.contains("&\(parameter)=") } else { false } }
+        } else {
+            hasOwn = false
+        }
         if auth.clientAuth == .keep, hasOwn { return }
-        command.headers.removeAll { $0.name.lowercased() == "authorization" }
+        if user != nil { command.headers.removeAll { $0.name.lowercased() == "authorization" } }
         if let header {
             let name = header.name.lowercased()
             if let index = command.headers.firstIndex(where: { $0.name.lowercased() == name }) {
