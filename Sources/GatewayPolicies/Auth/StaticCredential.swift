@@ -6,12 +6,13 @@ import NIOHTTP1
 /// A `bearer`, `header`, `basic` or `query` credential, rendered once from
 /// config, and how it is put on a request.
 ///
-/// `client_auth: replace` (the default): the client's own `Authorization` (and,
-/// for `header`, the configured header; for `query`, the configured parameter)
-/// is removed and the configured credential set: the gateway owns this
-/// upstream's credentials. `client_auth: keep`: a request that carries its own
-/// credential (`Authorization`, or the configured header or parameter) is left
-/// untouched; one without gets the configured credential.
+/// The credential fills one slot: `Authorization` (bearer, basic), the
+/// configured header, or the configured query parameter. `client_auth: replace`
+/// (the default): whatever the client put in that slot is replaced, the gateway
+/// owns this upstream's credential there; everything else the client sent stays
+/// (an API key header next to the user's own `Authorization` reaches the
+/// upstream as both). `client_auth: keep`: a request that fills the slot itself
+/// is left untouched; one that does not gets the configured credential.
 public struct StaticCredential: Sendable {
     enum Placement: Sendable {
         case header(name: String, value: String)
@@ -43,7 +44,6 @@ public struct StaticCredential: Sendable {
     /// Adds the credential to `request` (see the type's documentation).
     public func apply(to request: inout ProxyRequest) {
         if clientAuth == .keep, clientSentCredential(request) { return }
-        request.headers.remove(name: "Authorization")
         switch placement {
         case .header(let name, let value):
             request.headers.replaceOrAdd(name: name, value: value)
@@ -53,7 +53,6 @@ public struct StaticCredential: Sendable {
     }
 
     func clientSentCredential(_ request: ProxyRequest) -> Bool {
-        if request.headers.contains(name: "Authorization") { return true }
         switch placement {
         case .header(let name, _):
             return request.headers.contains(name: name)
