@@ -38,10 +38,70 @@ struct LifecycleTests {
         let good = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config", goodPath])
         #expect(good.status == 0, "\(good.stderrString)")
         #expect(good.stdoutString.contains("listen"))
+        // The file may also come from --config or $GATEWAY_CONFIG (as in the Docker image).
+        let viaOption = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config", "--config", goodPath])
+        #expect(viaOption.status == 0, "\(viaOption.stderrString)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["GATEWAY_CONFIG"] = path
+        let viaEnvironment = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config"], environment: environment)
+        #expect(viaEnvironment.status == 2)
+        #expect(viaEnvironment.stderrString.contains("upstreams[0].tls.pins[0]"))
 
         let run = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["run", "--config", path], timeout: .seconds(20))
         #expect(run.status != 0)
         #expect(run.stderrString.contains("upstreams[0].tls.pins[0]"))
+    }
+
+    /// `trace` and `ca` need paths from the config, not its secrets: they work from a
+    /// shell that does not hold the gateway's tokens; `check-config` still insists.
+    @Test func offlineCommandsDoNotNeedTheSecrets() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gw-offline-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let withSecrets = config() + """
+            state_dir: \(dir)
+            trace:
+              file: \(dir)/trace.jsonl
+            upstreams:
+              - name: api
+                hosts: [api.test]
+                auth: { type: bearer, token_env: GATEWAY_TEST_UNSET_TOKEN }
+
+            """
+        let path = try temporaryFile(withSecrets)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["GATEWAY_TEST_UNSET_TOKEN"] = nil
+
+        let list = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["trace", "list", "--config", path], environment: environment)
+        #expect(list.status == 0, "\(list.stderrString)")
+        let export = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["ca", "export", "--config", path], environment: environment)
+        #expect(export.status == 0, "\(export.stderrString)")
+        #expect(export.stdoutString.contains("BEGIN CERTIFICATE"))
+        let check = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config", path], environment: environment)
+        #expect(check.status == 2)
+        #expect(check.stderrString.contains("GATEWAY_TEST_UNSET_TOKEN is not set"), "\(check.stderrString)")
+    }
+
+    @Test func aTakenPortNamesTheListenerAndTheAddress() async throws {
+        let holder = try await TestUpstream.start()
+        defer { Task { try? await holder.shutdown() } }
+        let taken = config().replacingOccurrences(of: "proxy: 127.0.0.1:0", with: "proxy: 127.0.0.1:\(holder.port)")
+        let path = try temporaryFile(taken)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let run = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["run", "--config", path], timeout: .seconds(20))
+        #expect(run.status != 0)
+        #expect(run.stderrString.contains("cannot listen for the proxy on 127.0.0.1:\(holder.port): the address is already in use"), "\(run.stderrString)")
+
+        // Both listeners on one address is caught before starting.
+        let same = config()
+            .replacingOccurrences(of: "proxy: 127.0.0.1:0", with: "proxy: 127.0.0.1:28077")
+            .replacingOccurrences(of: "admin: 127.0.0.1:0", with: "admin: 127.0.0.1:28077")
+        let samePath = try temporaryFile(same)
+        defer { try? FileManager.default.removeItem(atPath: samePath) }
+        let check = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config", samePath])
+        #expect(check.status == 2)
+        #expect(check.stderrString.contains("listen.admin"), "\(check.stderrString)")
     }
 
     @Test func sighupReloadsAndAnInvalidFileKeepsTheOldConfig() async throws {
