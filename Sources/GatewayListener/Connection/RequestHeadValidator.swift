@@ -39,8 +39,12 @@ enum RequestHeadValidator {
     }
 
     /// Header names must be tokens and values free of control characters (the
-    /// parser checks most of this; a proxy checks again before forwarding).
+    /// parser checks most of this; a proxy checks again before forwarding), and
+    /// `Host` appears once, and in every HTTP/1.1 request but a `CONNECT`
+    /// (RFC 9112 §3.2: two Host lines are how requests get routed differently
+    /// by two hops).
     static func checkHeaders(of head: HTTPRequestHead) throws(GatewayError) {
+        var hosts = 0
         for (name, value) in head.headers {
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
                 throw GatewayError(.badRequest, "invalid character in a header name")
@@ -48,6 +52,13 @@ enum RequestHeadValidator {
             guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
                 throw GatewayError(.badRequest, "invalid character in the value of header \(name)")
             }
+            if name.utf8.count == 4, HopByHopHeaders.equalsIgnoringCase(name, "host") { hosts += 1 }
+        }
+        if hosts > 1 {
+            throw GatewayError(.badRequest, "more than one Host header")
+        }
+        if hosts == 0, head.version == .http1_1, head.method != .CONNECT {
+            throw GatewayError(.badRequest, "an HTTP/1.1 request needs a Host header")
         }
     }
 
