@@ -53,7 +53,13 @@ public struct TokenRefreshPolicy: GatewayPolicy {
         let prepared = try await ReplayableBody.prepare(request.body, limit: replayLimit)
         request.body = prepared.body
 
-        let token = try await binding.store.accessToken()
+        let token: AccessToken
+        do {
+            token = try await binding.store.accessToken()
+        } catch var error as GatewayError {
+            error.upstream = request.authority  // host:port, as in every gateway error
+            throw error
+        }
         request.headers.replaceOrAdd(name: "Authorization", value: token.authorizationValue)
         let response = try await next.handle(request, context: context)
         guard response.status == .unauthorized, prepared.replayable else { return response }
@@ -63,6 +69,8 @@ public struct TokenRefreshPolicy: GatewayPolicy {
             fresh = try await binding.store.accessToken(replacing: token)
         } catch {
             await Self.release(response)
+            guard var error = error as? GatewayError else { throw error }
+            error.upstream = request.authority
             throw error
         }
         guard let fresh, fresh != token else { return response }

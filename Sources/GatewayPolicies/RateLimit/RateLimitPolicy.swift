@@ -57,7 +57,7 @@ public struct RateLimitPolicy: GatewayPolicy {
             return try await next.handle(request, context: context)
         }
         let config = rules.config
-        if config.honorUpstream, let refusal = try await waitForUpstreamHold(name, config: config) {
+        if config.honorUpstream, let refusal = try await waitForUpstreamHold(name, authority: request.authority, config: config) {
             return refusal
         }
         if let rate = config.requestsPerSecond, rate > 0 {
@@ -68,7 +68,7 @@ public struct RateLimitPolicy: GatewayPolicy {
             let admission = try await AttemptTimer.paused { try await limiter.acquire() }
             if case .rejected(let retryAfter) = admission {
                 context.logger.debug("local rate limit", metadata: ["upstream": "\(name)", "retry_after": "\(retryAfter)"])
-                return refuse(name, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted")
+                return refuse(name, authority: request.authority, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted")
             }
         }
         let response = try await next.handle(request, context: context)
@@ -77,11 +77,11 @@ public struct RateLimitPolicy: GatewayPolicy {
     }
 
     /// Waits while the upstream asked for a pause; a 429 response if that is too long.
-    private func waitForUpstreamHold(_ name: String, config: RateLimitConfig) async throws -> ProxyResponse? {
+    private func waitForUpstreamHold(_ name: String, authority: String, config: RateLimitConfig) async throws -> ProxyResponse? {
         while let until = registry.hold(upstream: name, now: clock.now) {
             let wait = until - clock.now
             guard wait <= config.maxWait, registry.queueDepth(upstream: name) < config.maxQueue else {
-                return refuse(name, wait: wait, why: "the upstream asked for a pause until its rate limit resets")
+                return refuse(name, authority: authority, wait: wait, why: "the upstream asked for a pause until its rate limit resets")
             }
             registry.adjustDepth(upstream: name, by: 1, events: events)
             defer { registry.adjustDepth(upstream: name, by: -1, events: events) }
@@ -91,9 +91,10 @@ public struct RateLimitPolicy: GatewayPolicy {
     }
 
     /// The local 429: `Retry-After` in whole seconds (rounded up), `X-Gateway-Error: local_rate_limit`.
-    private func refuse(_ name: String, wait: Duration, why: String) -> ProxyResponse {
+    /// `authority` (`host:port`) is the error body's `upstream`, as in every gateway error.
+    private func refuse(_ name: String, authority: String, wait: Duration, why: String) -> ProxyResponse {
         events.rateLimited(upstream: name, source: "local")
-        let error = GatewayError(.localRateLimit, "too many requests: \(why)", upstream: name)
+        let error = GatewayError(.localRateLimit, "too many requests: \(why)", upstream: authority)
         return error.response(extraHeaders: ["Retry-After": RetryAfter.headerValue(for: wait)])
     }
 

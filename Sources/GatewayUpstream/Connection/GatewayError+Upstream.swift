@@ -38,7 +38,7 @@ extension GatewayError {
     /// certificate) when it gave one, else a generic handshake failure.
     static func tlsFailure(_ error: any Error, report: TLSVerificationReport, upstream: String) -> GatewayError {
         if var failure = report.failure {
-            if failure.upstream == nil { failure.upstream = upstream }
+            failure.upstream = upstream  // host:port, as in every gateway error (the verifier knows only the host)
             return failure
         }
         if var gatewayError = error as? GatewayError {
