@@ -108,7 +108,9 @@ public struct PinInspection: Sendable {
         if !pins.isEmpty {
             let name = upstreamName ?? host
             lines.append("")
-            lines.append("# Paste into the gateway config (first pin: \(certificates.count > 1 ? "intermediate" : "leaf"); second: backup).")
+            let secondIndex = certificates.count > 2 ? 2 : 0
+            let second = pins.count > 1 ? "; second, as backup: \(pinRole(at: secondIndex))" : ""
+            lines.append("# Paste into the gateway config (first pin: \(pinRole(at: certificates.count > 1 ? 1 : 0))\(second)).")
             lines.append("upstreams:")
             lines.append("  - name: \(Self.yamlScalar(name))")
             lines.append("    hosts: [\(Self.yamlScalar(host))]")
@@ -116,10 +118,20 @@ public struct PinInspection: Sendable {
             lines.append("      pins: [\(pins.map(\.description).joined(separator: ", "))]")
             lines.append("      pin_mode: enforce")
             if let caFile {
-                lines.append("      ca_file: \(Self.yamlScalar(caFile))")
+                // Absolute: the config resolves a relative ca_file against its own directory, not this one.
+                let absolute = caFile.hasPrefix("/") ? caFile : FileManager.default.currentDirectoryPath + "/" + caFile
+                lines.append("      ca_file: \(Self.yamlScalar(absolute))")
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// What the certificate at `index` is, for the snippet's comment.
+    func pinRole(at index: Int) -> String {
+        guard index > 0, index < certificates.count else { return "leaf" }
+        let certificate = certificates[index]
+        let isRoot = !certificate.isFromServer || certificate.subject == certificate.issuer
+        return isRoot ? "root" : "intermediate"
     }
 
     /// Quotes a scalar when plain YAML would misread it.

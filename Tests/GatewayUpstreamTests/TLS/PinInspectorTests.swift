@@ -42,6 +42,7 @@ struct PinInspectorTests {
                   pin_mode: enforce
             """
         #expect(text.contains(snippet), "\(text)")
+        #expect(text.contains("(first pin: intermediate; second, as backup: root)"), "\(text)")
     }
 
     @Test("an untrusted chain is still listed, marked unverified", arguments: PeerKind.available)
@@ -63,6 +64,7 @@ struct PinInspectorTests {
         let text = inspection.render(upstreamName: nil)
         #expect(text.contains("NOT verified"))
         #expect(text.contains("  - name: localhost\n    hosts: [localhost]\n"))
+        #expect(text.contains("(first pin: intermediate; second, as backup: leaf)"), "\(text)")
     }
 
     @Test("a closed port fails with connect_failed")
