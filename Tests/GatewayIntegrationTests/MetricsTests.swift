@@ -155,6 +155,16 @@ struct MetricsTests {
         #expect(lines.contains { $0.hasPrefix("UPSTREAM") && $0.contains("P95") && $0.contains("RETRIES") })
         #expect(lines.contains { $0.hasPrefix("api") && $0.contains("/delay/{id}") && $0.contains(" 20 ") })
 
+        // Without --admin, the address comes from the config's listen.admin (its secrets unread).
+        let adminPort = try #require(gateway.adminURL.split(separator: ":").last.flatMap { Int($0) })
+        let configPath = FileManager.default.temporaryDirectory.appendingPathComponent("gw-stats-\(UUID().uuidString).yaml").path
+        try "listen:\n  proxy: 127.0.0.1:0\n  admin: 127.0.0.1:\(adminPort)\nupstreams:\n  - name: api\n    hosts: [api.test]\n    auth: { type: bearer, token_env: GATEWAY_TEST_UNSET_TOKEN }\n"
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: configPath) }
+        let viaConfig = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["stats", "--config", configPath, "--sort", "count"])
+        #expect(viaConfig.status == 0, "\(viaConfig.stderrString)")
+        #expect(viaConfig.stdoutString.contains("2 endpoints, 21 requests, sorted by count"), "\(viaConfig.stdoutString)")
+
         let unreachable = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["stats", "--admin", "http://127.0.0.1:1"])
         #expect(unreachable.status == 1)
         #expect(unreachable.stderrString.contains("cannot connect"))

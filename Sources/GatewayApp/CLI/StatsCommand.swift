@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatewayConfig
 import GatewayObservability
 
 /// `gateway stats`: a `top`-like table of a running gateway's endpoints, read
@@ -11,8 +12,10 @@ struct StatsCommand: AsyncParsableCommand {
         discussion: "Reads /stats from the admin port (metrics.stats_window, 5 minutes by default). The same table is on the admin page at /."
     )
 
-    @Option(name: .long, help: "The gateway's admin address.")
-    var admin: String = "http://127.0.0.1:9090"
+    @Option(name: .long, help: "The gateway's admin address (default: listen.admin of the config, else http://127.0.0.1:9090).")
+    var admin: String?
+
+    @OptionGroup var options: ConfigOptions
 
     @Option(name: .long, help: "Sort by p95 (slowest first) or count (busiest first).")
     var sort: StatsSortOption = .p95
@@ -30,11 +33,28 @@ struct StatsCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        _ = try Self.parseAdmin(admin)
+        if let admin { _ = try Self.parseAdmin(admin) }
         guard interval >= 0.2 else { throw ValidationError("--interval must be at least 0.2 seconds") }
     }
 
+    /// `--admin`, else the config's `listen.admin` (from --config, $GATEWAY_CONFIG,
+    /// or config/gateway.yaml when it exists; secrets not read), else the default port.
+    func adminURL() throws -> String {
+        if let admin { return admin }
+        let environment = ProcessInfo.processInfo.environment
+        let path = options.resolvedPath(environment: environment)
+        let named = options.config != nil || !(environment["GATEWAY_CONFIG"] ?? "").isEmpty
+        guard named || FileManager.default.fileExists(atPath: path) else { return "http://127.0.0.1:9090" }
+        do {
+            let listen = try ConfigLoader.load(path: path, environment: environment, secrets: .skip).listen.admin
+            return TraceProxyAddress.url(host: listen.host, port: listen.port)
+        } catch {
+            throw CommandFailure("\(error) (or give the admin address with --admin)")
+        }
+    }
+
     func run() async throws {
+        let admin = try adminURL()
         let (host, port) = try Self.parseAdmin(admin)
         repeat {
             let output: String
