@@ -150,6 +150,10 @@ struct TraceTests {
         let record = try #require(try await Self.readRecords("\(dir)/trace.jsonl", count: 1).first)
         #expect(record.curl.contains("'http://api.test/echo/o?x=1'"), "\(record.curl)")
         #expect(record.curlDirect.contains("'http://127.0.0.1:\(upstream.port)/echo/o?x=1'"), "\(record.curlDirect)")
+        // The record names what the client asked for, and the upstream it matched.
+        #expect(record.endpoint == "api.test/echo/o", "\(record.endpoint)")
+        #expect(!record.curl.contains("Host: 127.0.0.1"), "\(record.curl)")
+        #expect(record.upstream == "api")
 
         let replay = try await ProcessRunner.run("sh", ["-c", record.curl + " -sS -o /dev/null"], environment: ["NO_PROXY": "", "no_proxy": ""])
         #expect(replay.status == 0, "\(replay.stderrString)")

@@ -46,7 +46,8 @@ struct TraceCommand: ParsableCommand {
         func run() throws {
             for r in try source.records().suffix(limit) {
                 let status = r.status.map(String.init) ?? (r.error ?? "-")
-                print("\(r.id)  \(r.time)  \(r.method) \(r.endpoint)  \(status)  attempts=\(r.attempts.count)  \(String(format: "%.3f", r.duration))s")
+                let upstream = r.upstream.map { "  upstream=\($0)" } ?? ""
+                print("\(r.id)  \(r.time)  \(r.method) \(r.endpoint)  \(status)  attempts=\(r.attempts.count)  \(String(format: "%.3f", r.duration))s\(upstream)")
             }
         }
     }

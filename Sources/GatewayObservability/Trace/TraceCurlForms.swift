@@ -41,6 +41,15 @@ public struct TraceCurlForms: Sendable {
     public func throughGateway(_ request: ProxyRequest, body: CurlCommand.Body, bodyLength: Int?) -> CurlCommand {
         var headers = request.headers
         removeOwnVia(from: &headers)
+        if request.clientOrigin != nil {
+            // The gateway rewrote Host to the upstream's origin: the client sent its own.
+            let clientAuthority = TracePolicy.clientAuthority(of: request)
+            var rewritten = HTTPHeaders()
+            for (name, value) in headers {
+                rewritten.add(name: name, value: name.lowercased() == "host" ? clientAuthority : value)
+            }
+            headers = rewritten
+        }
         var command = CurlCommand(
             method: request.method.rawValue,
             url: redactor.url(prefix: request.clientURLPrefix, target: request.target),

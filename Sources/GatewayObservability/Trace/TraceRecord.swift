@@ -30,7 +30,8 @@ public struct TraceRecord: Sendable, Codable, Equatable {
     public var client: String
     public var upstream: String?
     public var method: String
-    /// `host[:port]` + path without query, e.g. `api.github.com/user`.
+    /// `host[:port]` + path without query, as the client asked for it (not an
+    /// upstream's `origin`), e.g. `api.github.com/user`.
     public var endpoint: String
     public var attempts: [Attempt]
     /// Status sent to the client; nil when the exchange failed before one.
