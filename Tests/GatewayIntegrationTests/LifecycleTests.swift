@@ -157,6 +157,33 @@ struct LifecycleTests {
         #expect(await gateway.waitForExit() == 0)
     }
 
+    /// A request still waiting on its upstream when the drain timeout passes gets
+    /// 503 shutting_down, not a connection closed without a word.
+    @Test func drainTimeoutAnswers503ToRequestsStillInFlight() async throws {
+        let upstream = try await TestUpstream.start()
+        defer { Task { try? await upstream.shutdown() } }
+        let path = try temporaryFile(config().replacingOccurrences(of: "drain_timeout: 5s", with: "drain_timeout: 1s"))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let gateway = try GatewayProcess(arguments: ["run", "--config", path])
+        let port = try #require(await gateway.listeningPort("proxy"), "\(gateway.log)")
+
+        let inFlight = Task {
+            try await ProcessRunner.run("curl", ["-s", "-i", "-x", "http://127.0.0.1:\(port)", upstream.url("/delay/6000")], timeout: .seconds(20))
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while upstream.receivedRequests.isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        gateway.signal(SIGTERM)
+        let result = try await inFlight.value
+        let response = try #require(RawResponse(result.stdout), "\(result.stdoutString) \(gateway.log)")
+        #expect(response.status == 503)
+        #expect(response.header("X-Gateway-Error") == "shutting_down")
+        #expect(response.bodyText.contains("drain_timeout"))
+        #expect(await gateway.waitForExit(timeout: .seconds(10)) == 0, "\(gateway.log)")
+        #expect(gateway.log.contains("drain timeout: answering 503"))
+    }
+
     /// An idle keep-alive connection on the admin port (a metrics scraper) does
     /// not hold up SIGTERM: the gateway drains and exits.
     @Test func sigtermExitsWhileAnAdminClientHoldsAKeepAliveConnection() async throws {

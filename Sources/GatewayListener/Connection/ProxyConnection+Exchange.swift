@@ -73,6 +73,19 @@ extension ProxyConnection {
         }
     }
 
+    /// The exchange was cancelled before its response started. When that is the
+    /// drain timeout (not the client going away), the client still gets an answer:
+    /// 503 `shutting_down`. The write runs in a task of its own: this one is
+    /// cancelled, and a cancelled task's writes are refused.
+    func answerIfDrainTimedOut(head: HTTPRequestHead, started: ContinuousClock.Instant, logger: Logger, outbound: Outbound) async {
+        guard tracker.isDraining, channel.isActive else { return }
+        let error = GatewayError(.shuttingDown, "the gateway is shutting down and this request did not finish within limits.drain_timeout")
+        let connection = self
+        await Task {
+            await connection.refuse(error, head: head, started: started, logger: logger, outbound: outbound)
+        }.value
+    }
+
     /// Answers with a gateway error, logs it, and leaves the connection to be closed.
     func refuse(_ error: any Error, head: HTTPRequestHead, started: ContinuousClock.Instant, logger: Logger, outbound: Outbound) async {
         let gatewayError = (error as? GatewayError) ?? GatewayError(.badRequest, "bad request", cause: error)
@@ -124,9 +137,13 @@ extension ProxyConnection {
         do {
             response = try await active.handler.handle(request, context: context)
         } catch is CancellationError {
+            await answerIfDrainTimedOut(head: head, started: started, logger: logger, outbound: outbound)
             return .close
         } catch {
-            if Task.isCancelled { return .close }
+            if Task.isCancelled {
+                await answerIfDrainTimedOut(head: head, started: started, logger: logger, outbound: outbound)
+                return .close
+            }
             let gatewayError = (error as? GatewayError) ?? GatewayError(.internalError, "the gateway failed to forward the request", cause: error)
             if gatewayError.code == .internalError {
                 logger.error("forwarding failed", metadata: ["error": "\(error)"])

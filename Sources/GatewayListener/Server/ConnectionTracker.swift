@@ -7,6 +7,8 @@ final class ConnectionTracker: Sendable {
     private struct Entry {
         let channel: any Channel
         var idle: Bool
+        /// Ends the connection's exchange in flight (drain timeout): it answers 503 if it can.
+        var abort: (@Sendable () -> Void)?
     }
 
     private struct State {
@@ -69,6 +71,18 @@ final class ConnectionTracker: Sendable {
             }
             if done { c.resume() }
         }
+    }
+
+    /// Sets what ``abortAll()`` calls for connection `id`.
+    func setAbort(_ id: Int, _ abort: @escaping @Sendable () -> Void) {
+        state.withLockedValue { $0.entries[id]?.abort = abort }
+    }
+
+    /// Ends every exchange still in flight (the drain timeout passed): each
+    /// answers 503 `shutting_down` if its response has not started, then closes.
+    func abortAll() {
+        let aborts = state.withLockedValue { $0.entries.values.compactMap(\.abort) }
+        for abort in aborts { abort() }
     }
 
     /// Closes every connection, busy or not.

@@ -74,10 +74,12 @@ public final class ProxyServer: Service, Sendable {
             tracker.beginDraining()
             Task {
                 try? await Task.sleep(for: drainTimeout)
-                if tracker.count > 0 {
-                    logger.warning("drain timeout: closing \(tracker.count) connection(s)")
-                    tracker.closeAll()
-                }
+                guard tracker.count > 0 else { return }
+                logger.warning("drain timeout: answering 503 to the requests still in flight on \(tracker.count) connection(s), then closing")
+                tracker.abortAll()
+                // Whatever has not ended a moment later is closed.
+                try? await Task.sleep(for: .seconds(1))
+                if tracker.count > 0 { tracker.closeAll() }
             }
         }
         logger.notice("proxy stopped")
@@ -103,11 +105,16 @@ public final class ProxyServer: Service, Sendable {
         // The connection's async code runs on its channel's event loop (see
         // EventLoopTaskExecutor). A client that goes away cancels its in-flight
         // exchange (and its upstream request).
+        // The drain timeout cancels the exchange without closing the channel, so
+        // that it can still answer 503 (see `ProxyConnection.forward`).
+        let (aborted, abort) = AsyncStream<Never>.makeStream()
+        tracker.setAbort(id) { abort.finish() }
         let executor = EventLoopTaskExecutor(channel.eventLoop)
         await withTaskExecutorPreference(executor) {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await connection.run() }
                 group.addTask { try? await channel.closeFuture.get() }
+                group.addTask { for await _ in aborted {} }
                 await group.next()
                 group.cancelAll()
             }
