@@ -25,6 +25,21 @@ struct TraceReplayTests {
                     attempts: [], status: 200, error: nil, requestBytes: 0, responseBytes: 0, duration: 0.01, curl: curl, curlDirect: curl)
     }
 
+    /// Redacted client values and redacted body fields are explained once, as
+    /// notes, not as one warning per variable.
+    @Test func redactedValuesAreNotedNotWarned() async throws {
+        let dir = try TraceTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = "\(dir)/trace.jsonl"
+        let line = #"curl -x 'http://127.0.0.1:1' -H "Authorization: ${REDACTED_AUTHORIZATION}" -H "Cookie: ${REDACTED_COOKIE}" --data-binary '{"password":"[REDACTED]"}' 'http://127.0.0.1:1/x'"#
+        try Self.writeTrace(file, [Self.record("r", curl: line)])
+        let replay = try await Self.gatewayCLI(["trace", "replay", "r", "--file", file])
+        let stderr = replay.stderrString
+        #expect(stderr.contains("note: the client's redacted values $REDACTED_AUTHORIZATION, $REDACTED_COOKIE are sent empty unless exported (where the upstream has a configured credential, the gateway sets its own anyway)"), "\(stderr)")
+        #expect(stderr.contains("note: the recorded body has redacted fields"), "\(stderr)")
+        #expect(!stderr.contains("is not set"), "\(stderr)")
+    }
+
     /// Through the gateway with a large binary body (saved as `@file`): the
     /// replay reaches the upstream with the same body, is traced again, and
     /// the table compares it with the original. `--direct` takes the

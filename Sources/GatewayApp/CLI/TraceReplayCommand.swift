@@ -28,9 +28,18 @@ extension TraceCommand {
             let line = direct ? record.curlDirect : record.curl
             try Self.checkBody(line)
             var environment = ProcessInfo.processInfo.environment
-            for name in Self.variables(in: line) where (environment[name] ?? "").isEmpty {
-                let meaning = name.hasPrefix("REDACTED_") ? "a redacted client value" : "a credential the config reads from the environment"
-                warn("$\(name) is not set (\(meaning)); export \(name)=... to send it. Replaying with an empty value.")
+            let unset = Self.variables(in: line).filter { (environment[$0] ?? "").isEmpty }
+            let redacted = unset.filter { $0.hasPrefix("REDACTED_") }
+            for name in unset where !name.hasPrefix("REDACTED_") {
+                warn("$\(name) is not set (a credential the config reads from the environment); export \(name)=... to send it. Replaying with an empty value.")
+            }
+            if !redacted.isEmpty {
+                let names = redacted.map { "$\($0)" }.joined(separator: ", ")
+                let gatewayNote = direct ? "" : " (where the upstream has a configured credential, the gateway sets its own anyway)"
+                note("the client's redacted values \(names) are sent empty unless exported\(gatewayNote).")
+            }
+            if Self.hasRedactedBody(line) {
+                note("the recorded body has redacted fields (\"[REDACTED]\"): they are replayed as such.")
             }
             var command = line + " -sS -o /dev/null -w " + ShellQuoting.singleQuoted(Self.writeOut)
             if direct {
@@ -47,6 +56,15 @@ extension TraceCommand {
                 warn("curl failed with exit status \(status)")
                 throw ExitCode(status)
             }
+        }
+
+        /// Whether the body (inline or its file) holds the trace's redaction marker.
+        static func hasRedactedBody(_ line: String) -> Bool {
+            if let path = bodyFile(in: line) {
+                guard let data = FileManager.default.contents(atPath: path) else { return false }
+                return data.range(of: Data("[REDACTED]".utf8)) != nil
+            }
+            return line.contains("[REDACTED]")
         }
 
         /// Refuses a line whose body was not captured or whose body file is gone.
@@ -116,6 +134,10 @@ extension TraceCommand {
 
         private func warn(_ message: String) {
             FileHandle.standardError.write(Data("gateway: \(message)\n".utf8))
+        }
+
+        private func note(_ message: String) {
+            FileHandle.standardError.write(Data("gateway: note: \(message)\n".utf8))
         }
     }
 }
