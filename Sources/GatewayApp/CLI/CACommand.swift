@@ -59,7 +59,10 @@ struct CACommand: ParsableCommand {
         @OptionGroup var location: Location
 
         func run() throws {
-            let (config, authority, _) = try location.load()
+            let (config, authority, created) = try location.load()
+            if created {
+                FileHandle.standardError.write(Data("gateway: created the interception CA (\(config.interception.caCert); key \(config.interception.caKey), mode 0600)\n".utf8))
+            }
             print(try authority.certificatePEM, terminator: "")
             let proxy = config.listen.proxy
             let host = proxy.host == "0.0.0.0" || proxy.host == "::" ? "127.0.0.1" : proxy.host
