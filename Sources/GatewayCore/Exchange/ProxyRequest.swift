@@ -62,6 +62,12 @@ public struct ProxyRequest: Sendable {
         return port == scheme.defaultPort ? h : "\(h):\(port)"
     }
 
+    /// `host:port`, the port always written (`[::1]:443`): how error bodies and
+    /// logs name the upstream a request went to.
+    public var hostPort: String {
+        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
     /// The absolute URL of the request, e.g. `http://example.com:8081/path?q=1`.
     public var url: String { "\(scheme.rawValue)://\(authority)\(target)" }
 

@@ -57,7 +57,7 @@ public struct TokenRefreshPolicy: GatewayPolicy {
         do {
             token = try await binding.store.accessToken()
         } catch var error as GatewayError {
-            error.upstream = request.authority  // host:port, as in every gateway error
+            error.upstream = request.hostPort  // host:port, as in every gateway error
             throw error
         }
         request.headers.replaceOrAdd(name: "Authorization", value: token.authorizationValue)
@@ -70,7 +70,7 @@ public struct TokenRefreshPolicy: GatewayPolicy {
         } catch {
             await Self.release(response)
             guard var error = error as? GatewayError else { throw error }
-            error.upstream = request.authority
+            error.upstream = request.hostPort
             throw error
         }
         guard let fresh, fresh != token else { return response }

@@ -57,7 +57,7 @@ public struct RateLimitPolicy: GatewayPolicy {
             return try await next.handle(request, context: context)
         }
         let config = rules.config
-        if config.honorUpstream, let refusal = try await waitForUpstreamHold(name, authority: request.authority, config: config) {
+        if config.honorUpstream, let refusal = try await waitForUpstreamHold(name, authority: request.hostPort, config: config) {
             return refusal
         }
         if let rate = config.requestsPerSecond, rate > 0 {
@@ -68,7 +68,7 @@ public struct RateLimitPolicy: GatewayPolicy {
             let admission = try await AttemptTimer.paused { try await limiter.acquire() }
             if case .rejected(let retryAfter) = admission {
                 context.logger.debug("local rate limit", metadata: ["upstream": "\(name)", "retry_after": "\(retryAfter)"])
-                return refuse(name, authority: request.authority, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted")
+                return refuse(name, authority: request.hostPort, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted")
             }
         }
         let response = try await next.handle(request, context: context)
