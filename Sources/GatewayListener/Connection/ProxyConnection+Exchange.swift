@@ -151,6 +151,12 @@ extension ProxyConnection {
             errorCode = gatewayError.code
             response = gatewayError.response()
         }
+        if Task.isCancelled {
+            // The drain timeout (or the client leaving) came just after the answer: it is not sent.
+            response.body.discard()
+            await answerIfDrainTimedOut(head: head, started: started, logger: logger, outbound: outbound)
+            return .close
+        }
         requestBody?.responseWillStart()
         HopByHopHeaders.addVia(to: &response.headers, version: .http1_1, pseudonym: RequestRouter.viaPseudonym)
 
