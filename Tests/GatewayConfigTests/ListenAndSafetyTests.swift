@@ -37,6 +37,28 @@ struct ListenAndSafetyTests {
         TestSupport.expectError("listen:\n  admin: \"\(text)\"\n", keyPath: "listen.admin", contains: "got '\(text)'")
     }
 
+    /// Proxy and admin on one port: an error where the two binds would clash.
+    @Test(arguments: [
+        ("127.0.0.1:9000", "127.0.0.1:9000", true),
+        ("localhost:9000", "LOCALHOST:9000", true),
+        ("0.0.0.0:9000", "127.0.0.1:9000", true),
+        ("[::]:9000", "127.0.0.1:9000", true),
+        ("127.0.0.1:9000", "[::]:9000", true),
+        ("0.0.0.0:9000", "[::1]:9000", false),
+        ("127.0.0.1:9000", "127.0.0.2:9000", false),
+        ("127.0.0.1:9000", "127.0.0.1:9001", false),
+        ("127.0.0.1:0", "127.0.0.1:0", false),
+    ])
+    func proxyAndAdminMustNotClash(proxy: String, admin: String, clashes: Bool) {
+        let yaml = "open: true\nlisten:\n  proxy: \"\(proxy)\"\n  admin: \"\(admin)\"\n"
+        let error = TestSupport.error(of: yaml)
+        if clashes {
+            #expect(error?.keyPath == "listen.admin", "\(String(describing: error))")
+        } else {
+            #expect(error == nil, "\(String(describing: error))")
+        }
+    }
+
     @Test func portZeroIsAllowedForListeners() {
         let config = TestSupport.parse("listen:\n  proxy: 127.0.0.1:0\n  admin: 127.0.0.1:0\n")
         #expect(config?.listen.proxy.port == 0)

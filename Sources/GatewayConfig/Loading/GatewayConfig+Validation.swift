@@ -12,9 +12,7 @@ extension GatewayConfig {
                 throw fail(key, "port must be an integer from 0 to 65535, got \(address.port)")
             }
         }
-        if listen.proxy.port != 0, listen.proxy.port == listen.admin.port,
-            listen.proxy.host == listen.admin.host || listen.proxy.isWildcard || listen.admin.isWildcard
-        {
+        if listen.proxy.port != 0, listen.proxy.port == listen.admin.port, listen.proxy.overlaps(listen.admin) {
             throw fail("listen.admin", "\(listen.admin) is also the proxy's address (listen.proxy): give the admin listener another port")
         }
         try validateSafety(fail)

@@ -43,6 +43,19 @@ public struct BindAddress: Sendable, Equatable, CustomStringConvertible {
         return false
     }
 
+    /// Whether binding both hosts on one port would clash: the same host, `::`
+    /// (dual-stack, every address), or `0.0.0.0` beside an IPv4 address or a name.
+    /// `0.0.0.0` and an IPv6 address can share a port.
+    func overlaps(_ other: BindAddress) -> Bool {
+        if host.lowercased() == other.host.lowercased() { return true }
+        func isAnyV6(_ a: BindAddress) -> Bool { a.isWildcard && IPAddressText.ipv6Bytes(a.host) != nil }
+        func isAnyV4(_ a: BindAddress) -> Bool { a.isWildcard && IPAddressText.ipv4Bytes(a.host) != nil }
+        if isAnyV6(self) || isAnyV6(other) { return true }
+        if isAnyV4(self) { return IPAddressText.ipv6Bytes(other.host) == nil }
+        if isAnyV4(other) { return IPAddressText.ipv6Bytes(host) == nil }
+        return false
+    }
+
     /// The parse with a reason for failure, for error messages.
     static func parse(_ text: String) -> Result<BindAddress, BindAddressProblem> {
         let hostPart: Substring
