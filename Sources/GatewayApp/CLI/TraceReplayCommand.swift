@@ -35,7 +35,7 @@ extension TraceCommand {
             }
             if !redacted.isEmpty {
                 let names = redacted.map { "$\($0)" }.joined(separator: ", ")
-                let gatewayNote = direct ? "" : " (where the upstream has a configured credential, the gateway sets its own anyway)"
+                let gatewayNote = direct ? "" : " (the gateway still puts the upstream's configured credential in its place)"
                 note("the client's redacted values \(names) are sent empty unless exported\(gatewayNote).")
             }
             if Self.hasRedactedBody(line) {

@@ -132,8 +132,19 @@ public struct TraceCurlForms: Sendable {
         }
         if let user { command.extraArguments += ["--user", ShellQuoting.word(user)] }
         if let (parameter, name) = queryParameter {
-            let hasQuery = command.url.contains { if case .literal(let s) = $0 { s.contains("?") } else { false } }
-            command.url += [.literal((hasQuery ? "&" : "?") + parameter + "="), .variable(name)]
+            // As the gateway does (QueryEditing.replacing): a value the client sent is
+            // replaced in place (it is a redacted variable in the line), else the pair is added.
+            var replaced = false
+            for index in command.url.indices.dropFirst() {
+                guard case .literal(let before) = command.url[index - 1], case .variable = command.url[index],
+                      before.hasSuffix("?\(parameter)=") || before.hasSuffix("&\(parameter)=") else { continue }
+                command.url[index] = .variable(name)
+                replaced = true
+            }
+            if !replaced {
+                let hasQuery = command.url.contains { if case .literal(let s) = $0 { s.contains("?") } else { false } }
+                command.url += [.literal((hasQuery ? "&" : "?") + parameter + "="), .variable(name)]
+            }
         }
     }
 
