@@ -12,7 +12,8 @@ struct RateLimitRegistryTests {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(200)])
         let registry = RateLimitRegistry()
-        let config = RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 0, perEndpoint: true)
+        // Four tokens a second, burst 1: a spent bucket is full again after 250 ms.
+        let config = RateLimitConfig(requestsPerSecond: 4, burst: 1, maxQueue: 0, perEndpoint: true)
         let policy = RateLimitPolicy(upstreams: [upstreamConfig(rateLimit: config)], registry: registry, events: RecordingEvents(), clock: clock)
         func status(_ path: String) async throws -> UInt {
             try await policy.handle(.test(path: path), context: .test(), next: upstream).status.code
@@ -29,11 +30,16 @@ struct RateLimitRegistryTests {
         #expect(try await status("/new-a") == 200)
         #expect(try await status("/new-b") == 429)
 
-        // A second later every bucket is full again: idle limiters are forgotten and
-        // new endpoints get limiters of their own.
-        clock.advance(by: .seconds(1))
+        // Half a second later every bucket is full again, but the registry looked
+        // for idle limiters less than `sweepInterval` ago: still shared.
+        clock.advance(by: .milliseconds(500))
         #expect(try await status("/new-c") == 200)
-        #expect(try await status("/new-d") == 200)
-        #expect(try await status("/new-c") == 429)
+        #expect(try await status("/new-d") == 429)
+
+        // Past the interval, idle limiters are forgotten and new endpoints get their own.
+        clock.advance(by: .milliseconds(600))
+        #expect(try await status("/new-e") == 200)
+        #expect(try await status("/new-f") == 200)
+        #expect(try await status("/new-e") == 429)
     }
 }
