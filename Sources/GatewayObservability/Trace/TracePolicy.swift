@@ -55,7 +55,7 @@ public struct TracePolicy: GatewayPolicy {
             var response = try await next.handle(request, context: context)
             pending.status = Int(response.status.code)
             if case .stream(let source) = response.body.storage {
-                response.body.storage = .stream(ObservingBodySource(source) { bytes, code in pending.finish(responseBytes: bytes, error: code?.rawValue) })
+                response.body.storage = .stream(ObservingBodySource(source, countingBytes: true) { bytes, code in pending.finish(responseBytes: bytes, error: code?.rawValue) })
             } else {
                 let count: Int = if case .bytes(let b) = response.body.storage { b.readableBytes } else { 0 }
                 pending.finish(responseBytes: count, error: nil)
@@ -97,7 +97,7 @@ public struct TracePolicy: GatewayPolicy {
             client: context.clientAddress,
             upstream: request.upstreamName ?? context.record.upstreamName,
             method: request.method.rawValue,
-            endpoint: forms.redactor.scrub(Self.clientAuthority(of: request) + String(request.path)),
+            endpoint: forms.redactor.scrub(request.clientAuthority + String(request.path)),
             attempts: attempts,
             status: pending.status,
             error: error,
@@ -153,15 +153,5 @@ extension TracePolicy {
             logger.warning("trace.redact is false: traces at \(config.trace.file) contain secrets; for local debugging only")
         }
         return TracePolicy(config: config, writer: writers.writer(for: config.trace), boundProxy: boundProxy)
-    }
-}
-
-extension TracePolicy {
-    /// `host[:port]` as the client asked for it (for an upstream with `origin`,
-    /// not the origin the gateway rewrote it to).
-    static func clientAuthority(of request: ProxyRequest) -> String {
-        let prefix = request.clientURLPrefix
-        guard let scheme = prefix.range(of: "://") else { return request.authority }
-        return String(prefix[scheme.upperBound...])
     }
 }
