@@ -74,6 +74,13 @@ public struct ProxyRequest: Sendable {
     /// `scheme://authority` the client used (``clientOrigin``, else the request's own).
     public var clientURLPrefix: String { clientOrigin ?? "\(scheme.rawValue)://\(authority)" }
 
+    /// `host[:port]` as the client asked for it (for an upstream with `origin`,
+    /// not the origin the gateway rewrote it to).
+    public var clientAuthority: String {
+        guard let clientOrigin, let scheme = clientOrigin.range(of: "://") else { return authority }
+        return String(clientOrigin[scheme.upperBound...])
+    }
+
     /// The path without the query string.
     public var path: Substring {
         if let q = target.firstIndex(of: "?") { return target[..<q] }

@@ -43,10 +43,9 @@ public struct TraceCurlForms: Sendable {
         removeOwnVia(from: &headers)
         if request.clientOrigin != nil {
             // The gateway rewrote Host to the upstream's origin: the client sent its own.
-            let clientAuthority = TracePolicy.clientAuthority(of: request)
             var rewritten = HTTPHeaders()
             for (name, value) in headers {
-                rewritten.add(name: name, value: name.lowercased() == "host" ? clientAuthority : value)
+                rewritten.add(name: name, value: name.lowercased() == "host" ? request.clientAuthority : value)
             }
             headers = rewritten
         }
