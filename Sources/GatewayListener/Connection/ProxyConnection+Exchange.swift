@@ -136,11 +136,8 @@ extension ProxyConnection {
         var errorCode: GatewayError.Code?
         do {
             response = try await active.handler.handle(request, context: context)
-        } catch is CancellationError {
-            await answerIfDrainTimedOut(head: head, started: started, logger: logger, outbound: outbound)
-            return .close
         } catch {
-            if Task.isCancelled {
+            if error is CancellationError || Task.isCancelled {
                 await answerIfDrainTimedOut(head: head, started: started, logger: logger, outbound: outbound)
                 return .close
             }

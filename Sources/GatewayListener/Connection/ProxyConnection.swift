@@ -102,16 +102,12 @@ struct ProxyConnection: Sendable {
             return GatewayError(.headTooLarge, "the request line and headers exceed the limit")
         case .unexpectedContentLength:
             return GatewayError(.requestSmuggling, "ambiguous request framing (Content-Length with Transfer-Encoding, or conflicting lengths)")
-        case .invalidContentLength:
-            return GatewayError(.badRequest, "invalid Content-Length")
-        case .invalidMethod:
-            return GatewayError(.badRequest, "invalid request method")
+        case .invalidContentLength, .invalidMethod, .invalidHeaderToken:
+            return GatewayError(.badRequest, GatewayError.describe(error))
         case .unknown:
             // llhttp reports an invalid Transfer-Encoding (including one next to a
             // Content-Length) as "unknown".
             return GatewayError(.requestSmuggling, "invalid Transfer-Encoding or ambiguous request framing")
-        case .invalidHeaderToken:
-            return GatewayError(.badRequest, "invalid header (bad character, or obsolete line folding)")
         default:
             return GatewayError(.badRequest, "malformed request: \(GatewayError.describe(error))")
         }
