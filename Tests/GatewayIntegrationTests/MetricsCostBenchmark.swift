@@ -11,7 +11,7 @@ import Testing
 
 /// The cost of metrics per request, run by hand: `GATEWAY_BENCH=1 swift test --filter MetricsCostBenchmark`.
 /// Prints requests/s through the live gateway (wrk, keep-alive, 1 KiB bodies)
-/// with `MetricsPolicy` in the chain and without, alternating, and the
+/// with `MetricsPolicy` observing and without, alternating, and the
 /// policy's own cost per request in a tight loop.
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["GATEWAY_BENCH"] != nil), .timeLimit(.minutes(5)))
 struct MetricsCostBenchmark {
@@ -30,9 +30,8 @@ struct MetricsCostBenchmark {
         let config = gateway.app.liveConfig.current.config
         let metricsPolicy = MetricsPolicy(metrics: gateway.app.metrics, config: config)
         let pool = gateway.app.pool
-        let withMetrics = ClosureProxyHandler { request, context in
-            try await metricsPolicy.handle(request, context: context, next: pool)
-        }
+        let withMetrics = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: [metricsPolicy], attemptHooks: [], chain: nil))
+        let without = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: [], attemptHooks: [], chain: nil))
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-bench-\(UUID().uuidString).lua")
         try """
             local req = wrk.format("GET", "http://api.test\(path)", {Host="api.test"})
@@ -42,7 +41,7 @@ struct MetricsCostBenchmark {
         var results: [String: [Double]] = [:]
         for round in 0..<4 {
             let on = round % 2 == 0
-            gateway.app.liveConfig.replace(with: ActiveConfig(config: config, handler: on ? withMetrics : pool))
+            gateway.app.liveConfig.replace(with: ActiveConfig(config: config, routes: on ? withMetrics : without, transport: pool))
             let cpuBefore = Self.processCPUSeconds()
             let run = try await ProcessRunner.run(
                 "taskset", ["-c", "0", wrk, "-t1", "-c50", "-d\(seconds)s", "-s", script.path, gateway.proxyURL],

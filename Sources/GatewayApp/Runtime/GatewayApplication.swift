@@ -50,7 +50,7 @@ public final class GatewayApplication: Sendable {
         self.traceProxyAddress = shared.traceProxyAddress
         let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig = { config in
             let interceptor = try shared.interceptors.interceptor(for: config, events: metrics, logger: logger)
-            return ActiveConfig(config: config, handler: PolicyChainFactory.make(config: config, services: shared), interceptor: interceptor)
+            return ActiveConfig(config: config, routes: PolicyChainFactory.routes(config: config, services: shared), transport: pool, interceptor: interceptor)
         }
         let initial: ActiveConfig
         do {
@@ -58,7 +58,7 @@ public final class GatewayApplication: Sendable {
             self.startupError = nil
         } catch {
             // Reported by run(), which then refuses to start.
-            initial = ActiveConfig(config: config, handler: PolicyChainFactory.make(config: config, services: shared))
+            initial = ActiveConfig(config: config, routes: PolicyChainFactory.routes(config: config, services: shared), transport: pool)
             self.startupError = "\(error)"
         }
         let liveConfig = LiveConfig(initial)

@@ -25,25 +25,43 @@ struct GatewayServices: Sendable {
     let interceptors = InterceptorRegistry()
 }
 
-/// The one place that defines the order of the policies.
+/// The one place that defines the order of the policies, and the route each
+/// upstream gets (built when a config loads or reloads).
 ///
-/// Per client request, outermost first: trace → metrics → retry.
-/// Per upstream attempt (inside retry): rate limit → token refresh → auth injection.
-/// Then the upstream pool. A policy that does not apply to a request's upstream
-/// passes it on untouched.
+/// Per client request, outermost first: trace → metrics (observers, on the
+/// event loop) → retry. Per upstream attempt (inside retry): rate limit →
+/// token refresh → auth injection. Then the upstream pool.
+///
+/// An upstream whose policies never wait (no retry, no rate limit, no OAuth2)
+/// takes the direct path: observers, then its credential as an attempt hook,
+/// then the pool, all on the client connection's event loop. Any other upstream
+/// runs its async chain (only the policies it configures) in one task per request.
 enum PolicyChainFactory {
-    static func make(config: GatewayConfig, services: GatewayServices) -> any ProxyHandler {
-        var policies: [any GatewayPolicy] = []
-        // Per client request.
-        if config.debug { policies.append(TracePolicy.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
-        policies.append(MetricsPolicy(metrics: services.metrics, config: config))
-        // Policies no upstream configures are left out: nothing to do per request.
+    static func routes(config: GatewayConfig, services: GatewayServices) -> RouteTable {
+        var observers: [any ExchangeObserver] = []
+        if config.debug { observers.append(TracePolicy.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
+        observers.append(MetricsPolicy(metrics: services.metrics, config: config))
+
         let retry = RetryPolicy(upstreams: config.upstreams, budgets: services.retryBudgets, events: services.metrics)
-        if !retry.isEmpty { policies.append(retry) }
-        // Per upstream attempt.
         let rateLimit = RateLimitPolicy(upstreams: config.upstreams, registry: services.rateLimits, events: services.metrics)
-        if !rateLimit.isEmpty { policies.append(rateLimit) }
-        policies += AuthPolicies.make(config: config, tokenStores: services.tokenStores, transport: services.pool, events: services.metrics, logger: services.logger)
-        return PolicyChain(policies: policies, terminal: services.pool)
+        let stores = services.tokenStores.stores(for: config, transport: services.pool, events: services.metrics, logger: services.logger)
+        let tokenRefresh = TokenRefreshPolicy(config: config, stores: stores)
+        let inject = AuthInjectionPolicy(config: config)
+
+        var byUpstream: [String: UpstreamRoute] = [:]
+        for upstream in config.upstreams where byUpstream[upstream.name] == nil {
+            let hasStaticCredential = upstream.auth.map { StaticCredential($0) != nil } ?? false
+            var waiting: [any GatewayPolicy] = []
+            if upstream.retry != nil { waiting.append(retry) }
+            if upstream.rateLimit != nil { waiting.append(rateLimit) }
+            if upstream.auth != nil, !hasStaticCredential { waiting.append(tokenRefresh) }
+            if waiting.isEmpty {
+                byUpstream[upstream.name] = UpstreamRoute(observers: observers, attemptHooks: hasStaticCredential ? [inject] : [], chain: nil)
+            } else {
+                if hasStaticCredential { waiting.append(inject) }
+                byUpstream[upstream.name] = UpstreamRoute(observers: observers, attemptHooks: [], chain: PolicyChain(policies: waiting, terminal: services.pool))
+            }
+        }
+        return RouteTable(byUpstream: byUpstream, unconfigured: UpstreamRoute(observers: observers, attemptHooks: [], chain: nil))
     }
 }

@@ -94,3 +94,23 @@ public struct ProxyBody: Sendable {
         return result
     }
 }
+
+extension ProxyBody {
+    /// A request body the listener passes straight to the upstream connection as
+    /// it arrives (the direct path): its framing is known, its bytes are never
+    /// read through this value.
+    public static func passedThrough(declaredLength: Int?) -> ProxyBody {
+        declaredLength == 0 ? .empty : ProxyBody(storage: .stream(PassedThroughBody.shared), declaredLength: declaredLength)
+    }
+}
+
+/// The source of a passed-through body: nothing to read here.
+public final class PassedThroughBody: BodySource {
+    public static let shared = PassedThroughBody()
+
+    public func next() async throws -> ByteBuffer? {
+        throw GatewayError(.internalError, "a passed-through body is not read through the policy chain")
+    }
+
+    public func cancel() {}
+}

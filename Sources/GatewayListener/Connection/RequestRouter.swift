@@ -17,7 +17,7 @@ struct RequestRouter {
         host: String,
         port: Int,
         target: String,
-        body: ProxyBody
+        declaredLength: Int?
     ) -> ProxyRequest {
         var scheme = scheme
         var host = host
@@ -39,7 +39,7 @@ struct RequestRouter {
             target: target,
             version: .http1_1,
             headers: [:],
-            body: body,
+            body: .passedThrough(declaredLength: declaredLength),
             upstreamName: upstream?.name,
             tls: upstream?.tls ?? .standard
         )

@@ -2,17 +2,20 @@ public import GatewayConfig
 public import GatewayCore
 import NIOConcurrencyHelpers
 
-/// A config snapshot and the policy chain built for it. Swapped as one on
-/// reload, so each exchange runs start to end on the config it started with.
+/// A config snapshot and the routes (one per upstream) built for it. Swapped
+/// as one on reload, so each exchange runs start to end on the config it started with.
 public struct ActiveConfig: Sendable {
     public let config: GatewayConfig
-    public let handler: any ProxyHandler
+    public let routes: RouteTable
+    /// Where the direct path sends requests (the upstream pool).
+    public let transport: any UpstreamTransport
     /// Terminates TLS for `CONNECT`s to upstreams with `intercept: true`; nil when none intercepts.
     public let interceptor: TLSInterceptor?
 
-    public init(config: GatewayConfig, handler: any ProxyHandler, interceptor: TLSInterceptor? = nil) {
+    public init(config: GatewayConfig, routes: RouteTable, transport: any UpstreamTransport, interceptor: TLSInterceptor? = nil) {
         self.config = config
-        self.handler = handler
+        self.routes = routes
+        self.transport = transport
         self.interceptor = interceptor
     }
 }

@@ -36,41 +36,42 @@ public final class ProxyServer: Service, Sendable {
         let setup = ProxyChannelSetup(
             maxHeadBytes: limits.maxHeadBytes,
             headerTimeout: .nanoseconds(Int64(limits.headerTimeout.seconds * 1e9)),
-            idleTimeout: .nanoseconds(Int64(limits.idleTimeout.seconds * 1e9))
+            idleTimeout: .nanoseconds(Int64(limits.idleTimeout.seconds * 1e9)),
+            environment: ClientConnectionEnvironment(
+                liveConfig: liveConfig, tracker: tracker, logger: logger, requestIDs: requestIDs, maxHeadBytes: limits.maxHeadBytes
+            )
         )
-        let server: NIOAsyncChannel<(ProxyChannelSetup.ClientChannel, ProxyChannelSetup.HTTPHandlers), Never>
+        let server: any Channel
         do {
+            // Each connection is served by its pipeline's handlers on its event
+            // loop: no task per connection or per request.
             server = try await ServerBootstrap(group: eventLoopGroup)
                 .serverChannelOption(ChannelOptions.backlog, value: 1024)
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
                 .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 16)
-                .bind(host: config.listen.proxy.host, port: config.listen.proxy.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try setup.configure(channel)
-                    }
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try setup.configure(channel) }
                 }
+                .bind(host: config.listen.proxy.host, port: config.listen.proxy.port)
+                .get()
         } catch {
             let failure = ListenFailure(listener: "proxy", address: "\(config.listen.proxy)", cause: error)
             bound.fail(failure)
             throw failure
         }
-        let address = server.channel.localAddress!
+        let address = server.localAddress!
         bound.succeed(address)
         logger.notice("proxy listening on \(address.displayText)", metadata: ["address": "\(address.displayText)"])
 
         let drainTimeout = limits.drainTimeout
         try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await server.executeThenClose { inbound in
-                    for try await (client, handlers) in inbound {
-                        group.addTask { await self.serve(client, handlers: handlers) }
-                    }
-                }
-            }
+            try? await server.closeFuture.get()
+            // In-flight exchanges finish (or meet the drain timeout) before the service ends.
+            await tracker.waitUntilEmpty()
         } onGracefulShutdown: { [tracker, logger] in
             logger.notice("draining: no new connections; waiting up to \(drainTimeout) for in-flight requests")
-            server.channel.close(promise: nil)
+            server.close(promise: nil)
             tracker.beginDraining()
             Task {
                 try? await Task.sleep(for: drainTimeout)
@@ -85,39 +86,8 @@ public final class ProxyServer: Service, Sendable {
         logger.notice("proxy stopped")
     }
 
-    private func serve(_ client: ProxyChannelSetup.ClientChannel, handlers: ProxyChannelSetup.HTTPHandlers) async {
-        let channel = client.channel
-        guard let id = tracker.add(channel) else {
-            try? await channel.close()
-            return
-        }
-        defer { tracker.remove(id) }
-        let connection = ProxyConnection(
-            asyncChannel: client,
-            httpHandlers: handlers,
-            liveConfig: liveConfig,
-            tracker: tracker,
-            trackingID: id,
-            logger: logger,
-            requestIDs: requestIDs,
-            clientAddress: ProxyConnection.describe(channel.remoteAddress)
-        )
-        // The connection's async code runs on its channel's event loop (see
-        // EventLoopTaskExecutor). A client that goes away cancels its in-flight
-        // exchange (and its upstream request).
-        // The drain timeout cancels the exchange without closing the channel, so
-        // that it can still answer 503 (see `ProxyConnection.forward`).
-        let (aborted, abort) = AsyncStream<Never>.makeStream()
-        tracker.setAbort(id) { abort.finish() }
-        let executor = EventLoopTaskExecutor(channel.eventLoop)
-        await withTaskExecutorPreference(executor) {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await connection.run() }
-                group.addTask { try? await channel.closeFuture.get() }
-                group.addTask { for await _ in aborted {} }
-                await group.next()
-                group.cancelAll()
-            }
-        }
+    /// `ip:port` of a client, for logs.
+    static func describe(_ address: SocketAddress?) -> String {
+        address.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
     }
 }

@@ -10,7 +10,7 @@ public import GatewayCore
 /// included. A streamed response body is wrapped so that the exchange is
 /// recorded when the body ends, fails, or the client goes away.
 public struct MetricsPolicy: GatewayPolicy {
-    private let metrics: GatewayMetrics
+    let metrics: GatewayMetrics
     private let templates: [String: [CompiledTemplate]]
     private let maxEndpoints: Int
 
@@ -81,7 +81,7 @@ struct PendingExchange: Sendable {
     let recorder: EndpointRecorder
     let record: ExchangeRecord
     let startedAt: ContinuousClock.Instant
-    let statusClass: StatusClass
+    var statusClass: StatusClass
 
     func finish(errorCode: GatewayError.Code? = nil) {
         let duration = ContinuousClock.now - startedAt

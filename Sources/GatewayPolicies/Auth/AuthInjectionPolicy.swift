@@ -9,7 +9,7 @@ public import GatewayCore
 ///
 /// `oauth2` credentials are handled by ``TokenRefreshPolicy``.
 public struct AuthInjectionPolicy: GatewayPolicy {
-    private let credentials: [String: StaticCredential]
+    let credentials: [String: StaticCredential]
 
     /// The static credentials of `config`'s upstreams.
     public init(config: GatewayConfig) {

@@ -9,70 +9,47 @@ extension UpstreamExchangeHandler {
         case .head(let head):
             receivedHead(head)
         case .body(let chunk):
-            guard let exchange, exchange.headPromise == nil else {
+            guard let exchange, !exchange.awaitingHead else {
                 return protocolError("response body without a response in flight")
             }
             noteProgress()
-            exchange.body?.yield(chunk)
+            exchange.delegate.upstreamResponseBodyPart(chunk)
         case .end:
-            guard exchange != nil, exchange?.headPromise == nil else {
+            guard let ended = exchange, !ended.awaitingHead else {
                 return protocolError("response end without a response in flight")
             }
             exchange?.responseComplete = true
-            exchange?.recorder.ended()
-            let body = exchange?.body
-            let deferredHead = exchange?.deferredHead
-            if body?.isCancelled == true {
-                // The consumer gave up first; its cancellation closes the connection.
-                exchange?.responseKeepAlive = false
-            }
-            // Back to the pool before the consumer sees the end, so that its next
+            ended.recorder.ended()
+            // Back to the pool before the delegate sees the end, so that its next
             // request finds the connection idle.
             finishIfComplete()
-            if let deferredHead { deferredHead.promise.succeed(deferredHead.head) }
-            body?.finish()
+            ended.delegate.upstreamResponseEnd()
         }
     }
 
     private func receivedHead(_ head: HTTPResponseHead) {
-        guard var current = exchange, let promise = current.headPromise else {
+        guard var current = exchange, current.awaitingHead else {
             return protocolError("response without a request in flight")
         }
         guard head.status.code >= 200 else {
             // 1xx other than 101 are dropped by the decoder; we never ask for an upgrade.
             return protocolError("unexpected \(head.status.code) response")
         }
-        current.headPromise = nil
+        current.awaitingHead = false
         current.responseKeepAlive = head.isKeepAlive
         current.recorder.responseHead(status: Int(head.status.code))
-        let hasBody = !(current.isHEAD || head.status == .noContent || head.status == .notModified
-            || head.upstreamContentLength == 0)
-        if hasBody {
-            current.body = makeBodyStream(exchangeID: current.id)
-        }
-        let result = UpstreamResponseHead(head: head, body: current.body)
-        if !hasBody {
-            // Its end follows at once; hand the head over then.
-            current.deferredHead = (promise, result)
-        }
+        let contentLength = head.upstreamContentLength
+        let hasBody = !(current.isHEAD || head.status == .noContent || head.status == .notModified || contentLength == 0)
         exchange = current
         noteProgress()
         updateTimer()
-        if hasBody {
-            promise.succeed(result)
+        var headers = head.headers
+        if headers.contains(name: "transfer-encoding") {
+            headers.remove(name: "content-length")
         }
-    }
-
-    private func makeBodyStream(exchangeID: Int) -> ResponseBodyStream {
-        let eventLoop = self.eventLoop
-        let handler = NIOLoopBound(self, eventLoop: eventLoop)
-        return ResponseBodyStream(
-            onDemand: {
-                eventLoop.execute { handler.value.consumerDemand(exchangeID: exchangeID) }
-            },
-            onCancel: {
-                eventLoop.execute { handler.value.cancel(exchangeID: exchangeID) }
-            }
+        HopByHopHeaders.removeAll(from: &headers)
+        current.delegate.upstreamResponseHead(
+            UpstreamResponseHead(status: head.status, headers: headers, declaredLength: contentLength, hasBody: hasBody)
         )
     }
 
@@ -87,16 +64,16 @@ extension UpstreamExchangeHandler {
     func channelInactive(context: ChannelHandlerContext) {
         markClosed()
         if let exchange {
-            fail(GatewayError.upstreamClosed(upstream: upstream, beforeHead: exchange.headPromise != nil))
+            fail(GatewayError.upstreamClosed(upstream: upstream, beforeHead: exchange.awaitingHead))
         }
         context.fireChannelInactive()
     }
 
     // MARK: Back-pressure
 
-    /// Holds the read while the consumer is behind; the consumer's demand releases it.
+    /// Holds the read while the delegate cannot take more; its demand releases it.
     func read(context: ChannelHandlerContext) {
-        if let exchange, !exchange.responseComplete, let body = exchange.body, body.shouldPauseReading() {
+        if let exchange, !exchange.awaitingHead, !exchange.responseComplete, exchange.delegate.upstreamShouldPauseReading {
             heldRead = true
             updateTimer()
             return
@@ -104,7 +81,7 @@ extension UpstreamExchangeHandler {
         context.read()
     }
 
-    /// The consumer drained the body buffer below its low watermark.
+    /// The delegate can take more of the response.
     func consumerDemand(exchangeID: Int) {
         guard exchange == nil || exchange?.id == exchangeID else { return }
         resumeHeldRead()

@@ -10,7 +10,7 @@ extension UpstreamExchangeHandler {
     var isWaitingOnUpstream: Bool {
         guard let exchange else { return false }
         if exchange.outstandingWrites > 0 { return true }
-        if exchange.headPromise != nil { return exchange.requestComplete }
+        if exchange.awaitingHead { return exchange.requestComplete }
         return !exchange.responseComplete && !heldRead
     }
 
@@ -60,7 +60,7 @@ extension UpstreamExchangeHandler {
             schedule(at: deadline)
             return
         }
-        let beforeHead = exchange?.headPromise != nil
+        let beforeHead = exchange?.awaitingHead ?? false
         let seconds = Double(requestTimeout.nanoseconds) / 1e9
         fail(
             GatewayError(

@@ -8,18 +8,12 @@ struct ConnectionClosedBeforeUse: Error {
     let upstream: String
 }
 
-/// What the async side gets when the response head arrives.
-struct UpstreamResponseHead: Sendable {
-    let head: HTTPResponseHead
-    /// nil when the response has no body: HEAD request, 1xx/204/304, `Content-Length: 0`.
-    let body: ResponseBodyStream?
-}
-
 /// The last handler of an upstream connection's pipeline (after the HTTP client
-/// codec): runs one exchange at a time, streams the response body into a
-/// `ResponseBodyStream` with back-pressure (it holds `read()` while the consumer
-/// is behind), applies the request timeout, and tells the pool when an exchange
-/// ends and whether the connection may be reused.
+/// codec): runs one exchange at a time and hands its response parts straight to
+/// the exchange's ``UpstreamExchangeDelegate`` (the client connection's handler,
+/// or the bridge to an async consumer), holding `read()` while the delegate
+/// cannot take more. It applies the request timeout and tells the pool when an
+/// exchange ends and whether the connection may be reused.
 ///
 /// All its methods run on the channel's event loop.
 final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -31,7 +25,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     enum RequestBody: Sendable {
         case none
         case bytes(ByteBuffer)
-        /// The async side writes it with `writeBodyPart` and `endRequest`.
+        /// The delegate writes it through the ``UpstreamRequestWriter`` it gets.
         case streamed
     }
 
@@ -40,12 +34,8 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         let isHEAD: Bool
         let requestKeepAlive: Bool
         let recorder: AttemptRecorder
-        /// Stops the task writing a streamed request body.
-        let abortRequestBody: @Sendable () -> Void
-        var headPromise: EventLoopPromise<UpstreamResponseHead>?
-        /// A bodyless response's head, handed over at its end, once the connection is back in the pool.
-        var deferredHead: (promise: EventLoopPromise<UpstreamResponseHead>, head: UpstreamResponseHead)?
-        var body: ResponseBodyStream?
+        let delegate: any UpstreamExchangeDelegate
+        var awaitingHead = true
         var requestComplete = false
         var responseComplete = false
         var responseKeepAlive = true
@@ -62,7 +52,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     var context: ChannelHandlerContext?
     var exchange: Exchange?
     private var nextExchangeID = 0
-    /// A `read()` held back because the consumer is behind.
+    /// A `read()` held back because the delegate cannot take more.
     var heldRead = false
     private(set) var isClosed = false
     var lastProgress = NIODeadline.now()
@@ -91,15 +81,17 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         self.context = nil
     }
 
-    // MARK: Starting and writing (called by the async side through the event loop)
+    // MARK: Starting and writing
 
-    /// Starts an exchange: writes the head (and a buffered body) and returns the future response head.
+    /// Starts an exchange: writes the head (and a buffered body), then tells the
+    /// delegate, which writes a streamed body through the writer it gets.
+    /// Throws ``ConnectionClosedBeforeUse`` when the connection closed while idle.
     func start(
         head: HTTPRequestHead,
         body: RequestBody,
         recorder: AttemptRecorder,
-        abortRequestBody: @escaping @Sendable () -> Void
-    ) throws -> (id: Int, head: EventLoopFuture<UpstreamResponseHead>) {
+        delegate: any UpstreamExchangeDelegate
+    ) throws {
         guard exchange == nil else {
             throw GatewayError(.internalError, "upstream connection leased twice", upstream: upstream)
         }
@@ -110,15 +102,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         nextExchangeID += 1
         let id = nextExchangeID
-        let promise = context.eventLoop.makePromise(of: UpstreamResponseHead.self)
-        exchange = Exchange(
-            id: id,
-            isHEAD: head.method == .HEAD,
-            requestKeepAlive: head.isKeepAlive,
-            recorder: recorder,
-            abortRequestBody: abortRequestBody,
-            headPromise: promise
-        )
+        exchange = Exchange(id: id, isHEAD: head.method == .HEAD, requestKeepAlive: head.isKeepAlive, recorder: recorder, delegate: delegate)
         // Only the last write of a batch is observed: writes complete in order, and
         // a failed write fails every write queued after it.
         switch body {
@@ -130,10 +114,10 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             write(.end(nil), exchangeID: id)
         case .streamed:
-            write(.head(head), exchangeID: id)
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
         }
         context.flush()
-        return (id, promise.futureResult)
+        delegate.upstreamExchangeStarted(ExchangeWriter(handler: self, exchangeID: id))
     }
 
     /// Writes one chunk of a streamed body; with `isLast`, the end of the request in
@@ -162,16 +146,11 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         return future
     }
 
-    /// The request body could not be read (client gone, length mismatch): the exchange fails.
-    func abortRequest(exchangeID: Int, error: any Error) {
-        guard exchange?.id == exchangeID, exchange?.requestComplete == false else { return }
-        fail(error)
-    }
-
-    /// The waiting task was cancelled: the exchange fails and the connection closes.
-    func cancel(exchangeID: Int) {
+    /// The request body could not be read (client gone, length mismatch), or the
+    /// consumer gave up: the exchange fails and the connection closes.
+    func abort(exchangeID: Int, error: any Error) {
         guard exchange?.id == exchangeID else { return }
-        fail(CancellationError())
+        fail(error)
     }
 
     @discardableResult
@@ -207,7 +186,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func failedWrite() -> EventLoopFuture<Void> {
-        let error = GatewayError.upstreamClosed(upstream: upstream, beforeHead: exchange?.headPromise != nil)
+        let error = GatewayError.upstreamClosed(upstream: upstream, beforeHead: exchange?.awaitingHead ?? true)
         return eventLoop.makeFailedFuture(error)
     }
 
@@ -224,17 +203,13 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func finish(reusable: Bool) {
-        guard let ended = exchange else { return }
+        guard exchange != nil else { return }
         exchange = nil
         if reusable {
             disarmTimer()  // stays scheduled for the next exchange on this connection
-        } else {
-            cancelTimer()
-        }
-        if reusable {
             resumeHeldRead()
         } else {
-            if !ended.requestComplete { ended.abortRequestBody() }
+            cancelTimer()
             context?.close(promise: nil)
         }
         onRelease(reusable)
@@ -249,20 +224,56 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange = nil
         cancelTimer()
         let mapped = GatewayError.exchangeFailure(error, upstream: upstream)
-        // Recorded before the consumer hears of it, so that it sees the final record.
+        // Recorded before the delegate hears of it, so that it sees the final record.
         failed.recorder.failed(mapped)
-        if let promise = failed.headPromise ?? failed.deferredHead?.promise {
-            promise.fail(mapped)
-        } else {
-            failed.body?.fail(mapped)
-        }
-        if !failed.requestComplete { failed.abortRequestBody() }
         context?.close(promise: nil)
         onRelease(false)
+        failed.delegate.upstreamExchangeFailed(mapped)
+    }
+
+    fileprivate func onReleaseUnused() {
+        onRelease(context != nil && !isClosed)
     }
 
     func markClosed() {
         isClosed = true
         if exchange == nil { cancelTimer() }
+    }
+}
+
+/// The request side of one exchange, handed to its delegate: calls for an
+/// exchange that has ended are refused (they cannot reach the next one).
+final class ExchangeWriter: UpstreamRequestWriter {
+    private let handler: UpstreamExchangeHandler
+    private let exchangeID: Int
+
+    init(handler: UpstreamExchangeHandler, exchangeID: Int) {
+        self.handler = handler
+        self.exchangeID = exchangeID
+    }
+
+    func writeBodyPart(_ chunk: ByteBuffer, isLast: Bool) -> EventLoopFuture<Void> {
+        handler.writeBodyPart(chunk, isLast: isLast, exchangeID: exchangeID)
+    }
+
+    func endRequest() -> EventLoopFuture<Void> {
+        handler.endRequest(exchangeID: exchangeID)
+    }
+
+    func abort(_ error: any Error) {
+        handler.abort(exchangeID: exchangeID, error: error)
+    }
+
+    func resumeReading() {
+        handler.consumerDemand(exchangeID: exchangeID)
+    }
+}
+
+extension UpstreamExchangeHandler {
+    /// A lease whose requester went away before using it: the connection goes
+    /// back to the pool as it is (closed ones are removed).
+    func releaseUnused() {
+        guard exchange == nil else { return }
+        onReleaseUnused()
     }
 }

@@ -5,9 +5,9 @@ import NIOCore
 /// `ProxyResponse.body`. Dropping it before the end of the body closes the
 /// connection, as `cancel()` does; the connection handler keeps only the stream.
 final class UpstreamResponseBody: BodySource {
-    private let stream: ResponseBodyStream
+    private let stream: BodyStream
 
-    init(_ stream: ResponseBodyStream) {
+    init(_ stream: BodyStream) {
         self.stream = stream
     }
 

@@ -9,7 +9,7 @@ extension UpstreamPool {
     typealias Action = PoolStateMachine<UpstreamKey>.Action
 
     enum Effect {
-        case resume(CheckedContinuation<Lease, any Error>, Result<Lease, any Error>)
+        case resume(EventLoopPromise<Lease>, Result<Lease, any Error>)
         case connect(id: Int, key: UpstreamKey, upstreamName: String?)
         case close(UpstreamConnection)
         case cancelTimer(Scheduled<Void>)
@@ -34,15 +34,15 @@ extension UpstreamPool {
             case .useConnection(let id, let waiterID, let reused):
                 guard let waiter = s.waiters.removeValue(forKey: waiterID) else { continue }
                 if let connection = s.connections[id] {
-                    effects.append(.resume(waiter.continuation, .success(Lease(connection: connection, reused: reused))))
+                    effects.append(.resume(waiter.promise, .success(Lease(connection: connection, reused: reused))))
                 } else {
                     let error = GatewayError(.internalError, "pool handed out an unknown connection", upstream: waiter.key.upstream)
-                    effects.append(.resume(waiter.continuation, .failure(error)))
+                    effects.append(.resume(waiter.promise, .failure(error)))
                 }
             case .failWaiter(let waiterID, let reason):
                 guard let waiter = s.waiters.removeValue(forKey: waiterID) else { continue }
                 let error = self.error(for: reason, key: waiter.key, connectError: connectError)
-                effects.append(.resume(waiter.continuation, .failure(error)))
+                effects.append(.resume(waiter.promise, .failure(error)))
             case .scheduleWaiterTimeout(let waiterID):
                 let timeout = TimeAmount(configuration.maxWaitForConnection)
                 s.waiterTimers[waiterID] = eventLoopGroup.any().scheduleTask(in: timeout) { [weak self] in
@@ -122,8 +122,8 @@ extension UpstreamPool {
 
     private func perform(_ effect: Effect) {
         switch effect {
-        case .resume(let continuation, let result):
-            continuation.resume(with: result)
+        case .resume(let promise, let result):
+            promise.completeWith(result)
         case .connect(let id, let key, let upstreamName):
             openConnection(id: id, key: key, upstreamName: upstreamName)
         case .close(let connection):

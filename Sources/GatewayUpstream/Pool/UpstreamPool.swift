@@ -18,7 +18,7 @@ public final class UpstreamPool: ProxyHandler, Sendable {
     }
 
     struct Waiter {
-        let continuation: CheckedContinuation<Lease, any Error>
+        let promise: EventLoopPromise<Lease>
         let key: UpstreamKey
         let upstreamName: String?
     }
@@ -99,7 +99,7 @@ public final class UpstreamPool: ProxyHandler, Sendable {
     }
 
     /// Connect and TLS phases for a new connection; none, and `reusedConnection`, for a reused one.
-    private static func record(_ lease: Lease, into recorder: AttemptRecorder) {
+    static func record(_ lease: Lease, into recorder: AttemptRecorder) {
         let timings = lease.connection.timings
         recorder.update { attempt in
             attempt.reusedConnection = lease.reused
@@ -153,24 +153,27 @@ public final class UpstreamPool: ProxyHandler, Sendable {
     /// Waits for a connection for `key`: an idle one, a new one, or one released by another request.
     func acquire(_ key: UpstreamKey, upstreamName: String?) async throws -> Lease {
         // The calling task runs on its client connection's event loop (see `EventLoopTaskExecutor`).
-        let affinity = MultiThreadedEventLoopGroup.currentEventLoop.map(Self.affinity(of:))
-        let waiterID = state.withLockedValue { s -> Int in
-            s.nextWaiterID += 1
-            return s.nextWaiterID
-        }
+        let eventLoop = MultiThreadedEventLoopGroup.currentEventLoop ?? eventLoopGroup.next()
+        let (waiterID, lease) = lease(key, upstreamName: upstreamName, on: eventLoop)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, any Error>) in
-                run { s in
-                    s.waiters[waiterID] = Waiter(continuation: continuation, key: key, upstreamName: upstreamName)
-                    var actions = s.machine.request(waiterID, key: key, affinity: affinity)
-                    if Task.isCancelled {
-                        actions += s.machine.waiterCancelled(waiterID)
-                    }
-                    return actions
-                }
-            }
+            try await lease.get()
         } onCancel: {
-            run { $0.machine.waiterCancelled(waiterID) }
+            self.run { $0.machine.waiterCancelled(waiterID) }
         }
+    }
+
+    /// A connection for `key`, preferring one on `eventLoop`: when an idle one is
+    /// there, the future is already complete (no hop, no suspension). The waiter
+    /// id withdraws the request (`machine.waiterCancelled`).
+    func lease(_ key: UpstreamKey, upstreamName: String?, on eventLoop: any EventLoop) -> (Int, EventLoopFuture<Lease>) {
+        let promise = eventLoop.makePromise(of: Lease.self)
+        var waiterID = 0
+        run { s in
+            s.nextWaiterID += 1
+            waiterID = s.nextWaiterID
+            s.waiters[waiterID] = Waiter(promise: promise, key: key, upstreamName: upstreamName)
+            return s.machine.request(waiterID, key: key, affinity: Self.affinity(of: eventLoop))
+        }
+        return (waiterID, promise.futureResult)
     }
 }

@@ -1,15 +1,18 @@
-import GatewayCore
 import NIOConcurrencyHelpers
-import NIOCore
+public import NIOCore
 
-/// The buffer between an upstream connection's event loop (the producer) and the
-/// task reading the response body (the consumer), with back-pressure: the
-/// connection handler asks `shouldPauseReading()` before each socket read and
-/// holds the read while `highWatermark` bytes wait here; the consumer's `next()`
-/// calls `onDemand` once it has drained below `lowWatermark`, which lets the
-/// handler read again. Memory per response stays around the high watermark plus
-/// one socket read, whatever the body size.
-final class ResponseBodyStream: Sendable {
+/// The one bridge between an event loop and async code for a body: a channel
+/// handler (the producer) yields chunks, a task (the consumer) reads them with
+/// `next()`, with back-pressure: the handler asks `shouldPauseReading()` before
+/// each socket read and holds the read while `highWatermark` bytes wait here;
+/// the consumer's `next()` calls `onDemand` once it has drained below
+/// `lowWatermark`, which lets the handler read again. Memory per body stays
+/// around the high watermark plus one socket read, whatever the body size.
+///
+/// Used for upstream response bodies read by a policy that must wait (retry,
+/// OAuth2) and for client request bodies sent through such policies; the
+/// direct path passes parts between channels without it.
+public final class BodyStream: BodySource {
     private struct State {
         var buffer = CircularBuffer<ByteBuffer>()
         var bufferedBytes = 0
@@ -30,8 +33,8 @@ final class ResponseBodyStream: Sendable {
         case suspend(signalDemand: Bool)
     }
 
-    static let defaultHighWatermark = 256 * 1024
-    static let defaultLowWatermark = 64 * 1024
+    public static let defaultHighWatermark = 256 * 1024
+    public static let defaultLowWatermark = 64 * 1024
 
     private let state = NIOLockedValueBox(State())
     private let highWatermark: Int
@@ -42,9 +45,9 @@ final class ResponseBodyStream: Sendable {
     /// - Parameters:
     ///   - onDemand: called (from any thread) when a paused producer may read again.
     ///   - onCancel: called (from any thread, at most once) when the consumer gives up before the end.
-    init(
-        highWatermark: Int = ResponseBodyStream.defaultHighWatermark,
-        lowWatermark: Int = ResponseBodyStream.defaultLowWatermark,
+    public init(
+        highWatermark: Int = BodyStream.defaultHighWatermark,
+        lowWatermark: Int = BodyStream.defaultLowWatermark,
         onDemand: @escaping @Sendable () -> Void,
         onCancel: @escaping @Sendable () -> Void
     ) {
@@ -56,7 +59,7 @@ final class ResponseBodyStream: Sendable {
 
     // MARK: Producer side (the connection's event loop)
 
-    func yield(_ chunk: ByteBuffer) {
+    public func yield(_ chunk: ByteBuffer) {
         let waiter: CheckedContinuation<ByteBuffer?, any Error>? = state.withLockedValue { s in
             guard !s.finished, s.failure == nil, !s.cancelled else { return nil }
             if let waiter = s.waiter {
@@ -72,7 +75,7 @@ final class ResponseBodyStream: Sendable {
 
     /// The upstream sent the whole body. Returns false if the consumer had already given up.
     @discardableResult
-    func finish() -> Bool {
+    public func finish() -> Bool {
         let (waiter, consumerActive): (CheckedContinuation<ByteBuffer?, any Error>?, Bool) = state.withLockedValue { s in
             guard !s.cancelled, s.failure == nil, !s.finished else { return (nil, false) }
             s.finished = true
@@ -85,7 +88,7 @@ final class ResponseBodyStream: Sendable {
     }
 
     /// The body was cut short; the consumer gets `error` after the chunks already buffered.
-    func fail(_ error: any Error) {
+    public func fail(_ error: any Error) {
         let waiter: CheckedContinuation<ByteBuffer?, any Error>? = state.withLockedValue { s in
             guard !s.finished, s.failure == nil, !s.cancelled else { return nil }
             s.failure = error
@@ -97,7 +100,7 @@ final class ResponseBodyStream: Sendable {
     }
 
     /// Whether the producer should hold its next read; if so, `onDemand` will be called later.
-    func shouldPauseReading() -> Bool {
+    public func shouldPauseReading() -> Bool {
         state.withLockedValue { s in
             guard s.bufferedBytes >= highWatermark, s.waiter == nil, !s.cancelled else { return false }
             s.readPaused = true
@@ -105,13 +108,13 @@ final class ResponseBodyStream: Sendable {
         }
     }
 
-    var bufferedBytes: Int { state.withLockedValue { $0.bufferedBytes } }
+    public var bufferedBytes: Int { state.withLockedValue { $0.bufferedBytes } }
 
-    var isCancelled: Bool { state.withLockedValue { $0.cancelled } }
+    public var isCancelled: Bool { state.withLockedValue { $0.cancelled } }
 
     // MARK: Consumer side
 
-    func next() async throws -> ByteBuffer? {
+    public func next() async throws -> ByteBuffer? {
         switch takeBuffered() {
         case .chunk(let chunk, let signal):
             if signal { onDemand() }
@@ -150,7 +153,7 @@ final class ResponseBodyStream: Sendable {
     }
 
     /// A buffered chunk or the end, without waiting; `.notReady` when `next()` would wait.
-    func nextIfReady() throws -> ReadyChunk {
+    public func nextIfReady() throws -> ReadyChunk {
         switch takeBuffered() {
         case .chunk(let chunk, let signal):
             if signal { onDemand() }
@@ -165,7 +168,7 @@ final class ResponseBodyStream: Sendable {
     }
 
     /// The consumer reads no more. Before the end of the body, the connection is closed (`onCancel`).
-    func cancel() {
+    public func cancel() {
         let (waiter, closeConnection): (CheckedContinuation<ByteBuffer?, any Error>?, Bool) = state.withLockedValue { s in
             guard !s.cancelled else { return (nil, false) }
             s.cancelled = true

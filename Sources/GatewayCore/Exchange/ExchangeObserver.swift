@@ -1,0 +1,76 @@
+public import NIOCore
+
+/// Sees each client exchange from its routed request to its end, synchronously
+/// on the client connection's event loop: metrics and traces. It never changes
+/// the exchange and never waits.
+public protocol ExchangeObserver: Sendable {
+    /// The request as routed (before credentials are added); returns what is
+    /// told of the rest of the exchange.
+    func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation
+}
+
+/// One exchange as an ``ExchangeObserver`` follows it. Called on one event loop
+/// (the client connection's), `finish` exactly once.
+public protocol ExchangeObservation: AnyObject {
+    /// A chunk of the request body on its way upstream.
+    func requestBodyPart(_ buffer: ByteBuffer)
+    /// The exchange ended. `status` is what the client got (nil when it got no
+    /// response head), `error` why the exchange failed (nil when it did not, or
+    /// when the client went away: `cancelled`).
+    func finish(_ outcome: ExchangeOutcome)
+}
+
+/// How an exchange ended, for metrics and traces.
+public struct ExchangeOutcome: Sendable {
+    public var status: Int?
+    public var responseBytes: Int
+    public var error: GatewayError.Code?
+    public var cancelled: Bool
+
+    public init(status: Int?, responseBytes: Int, error: GatewayError.Code?, cancelled: Bool = false) {
+        self.status = status
+        self.responseBytes = responseBytes
+        self.error = error
+        self.cancelled = cancelled
+    }
+}
+
+/// A synchronous step on the request of each upstream attempt on the direct
+/// path (static credential injection). It does not wait and cannot answer.
+public protocol AttemptHook: Sendable {
+    func prepare(_ request: inout ProxyRequest)
+}
+
+/// What runs for the requests of one upstream (or of unconfigured hosts),
+/// built once per config load: the observers around the exchange, and either
+/// the direct path (attempt hooks, then the transport) or, when a policy of
+/// this upstream may have to wait (retry, rate limit, OAuth2), an async chain.
+public struct UpstreamRoute: Sendable {
+    public let observers: [any ExchangeObserver]
+    public let attemptHooks: [any AttemptHook]
+    /// nil: the direct path.
+    public let chain: (any ProxyHandler)?
+
+    public init(observers: [any ExchangeObserver], attemptHooks: [any AttemptHook], chain: (any ProxyHandler)?) {
+        self.observers = observers
+        self.attemptHooks = attemptHooks
+        self.chain = chain
+    }
+}
+
+/// The routes of one config snapshot, by upstream name.
+public struct RouteTable: Sendable {
+    public let byUpstream: [String: UpstreamRoute]
+    /// For allowed hosts no upstream names.
+    public let unconfigured: UpstreamRoute
+
+    public init(byUpstream: [String: UpstreamRoute], unconfigured: UpstreamRoute) {
+        self.byUpstream = byUpstream
+        self.unconfigured = unconfigured
+    }
+
+    public func route(forUpstream name: String?) -> UpstreamRoute {
+        guard let name, let route = byUpstream[name] else { return unconfigured }
+        return route
+    }
+}

@@ -1,0 +1,80 @@
+public import NIOCore
+public import NIOHTTP1
+
+/// A response head as it leaves the upstream client: end-to-end headers only
+/// (hop-by-hop ones removed), the announced length, and whether a body follows.
+public struct UpstreamResponseHead: Sendable {
+    public var status: HTTPResponseStatus
+    public var headers: HTTPHeaders
+    /// `Content-Length` when valid and not overridden by `Transfer-Encoding`.
+    public var declaredLength: Int?
+    /// False for HEAD, 1xx/204/304 and `Content-Length: 0`: `upstreamResponseEnd` follows at once.
+    public var hasBody: Bool
+
+    public init(status: HTTPResponseStatus, headers: HTTPHeaders, declaredLength: Int?, hasBody: Bool) {
+        self.status = status
+        self.headers = headers
+        self.declaredLength = declaredLength
+        self.hasBody = hasBody
+    }
+}
+
+/// Receives one upstream attempt, called on the event loop that started it.
+///
+/// The order is fixed: `upstreamExchangeStarted`, then `upstreamResponseHead`,
+/// any number of `upstreamResponseBodyPart`, `upstreamResponseEnd`; or
+/// `upstreamExchangeFailed` at any point, after which nothing more is called.
+/// By `upstreamResponseEnd` the connection is already back in the pool.
+public protocol UpstreamExchangeDelegate: AnyObject {
+    /// The connection is leased and the request head written: the request body goes to `writer`.
+    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter)
+    func upstreamResponseHead(_ head: UpstreamResponseHead)
+    func upstreamResponseBodyPart(_ buffer: ByteBuffer)
+    func upstreamResponseEnd()
+    func upstreamExchangeFailed(_ error: any Error)
+    /// Asked before each read from the upstream: true while the receiver cannot
+    /// take more (the client socket is not writable). It calls
+    /// ``UpstreamRequestWriter/resumeReading()`` when it can again.
+    var upstreamShouldPauseReading: Bool { get }
+}
+
+/// The request side of a started attempt, used on its event loop.
+public protocol UpstreamRequestWriter: AnyObject {
+    /// Writes a chunk of the request body (with `isLast`, the end of the request in
+    /// the same flush). The future completes when the chunk reached the socket.
+    func writeBodyPart(_ chunk: ByteBuffer, isLast: Bool) -> EventLoopFuture<Void>
+    /// Ends a request body whose length was not known.
+    func endRequest() -> EventLoopFuture<Void>
+    /// The request body could not be read (client gone, body cut short): the attempt fails.
+    func abort(_ error: any Error)
+    /// The receiver can take more of the response: a read held back goes out.
+    func resumeReading()
+}
+
+/// Starts upstream attempts whose response parts go straight to a delegate on
+/// the caller's event loop: the upstream pool. No task, no continuation.
+public protocol UpstreamTransport: Sendable {
+    /// Starts one attempt of `request` (its body, if any, is written by the
+    /// delegate through the writer it gets). `eventLoop` is the caller's: the
+    /// delegate is called there. Returns a handle that cancels the attempt.
+    @discardableResult
+    func startExchange(
+        _ request: ProxyRequest,
+        record: ExchangeRecord,
+        on eventLoop: any EventLoop,
+        delegate: any UpstreamExchangeDelegate
+    ) -> UpstreamExchangeCancellation
+}
+
+/// Cancels an attempt started with ``UpstreamTransport/startExchange(_:record:on:delegate:)``
+/// (the client went away): a waiting lease is withdrawn, a started exchange fails
+/// and its connection is closed. Call on the attempt's event loop.
+public struct UpstreamExchangeCancellation: Sendable {
+    private let body: @Sendable () -> Void
+
+    public init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+    }
+
+    public func cancel() { body() }
+}

@@ -1,0 +1,162 @@
+import GatewayConfig
+import GatewayCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// `CONNECT host:port`: checks the port and host, then either intercepts (an
+/// upstream with `intercept: true`: TLS terminated here with a minted leaf,
+/// requests read inside on this same handler) or connects, answers 200 and
+/// splices the two sockets (the HTTP handlers leave the pipeline).
+extension ClientConnectionHandler {
+    func connect(head: HTTPRequestHead, host: String, port: Int, active: ActiveConfig, info: ExchangeInfo) {
+        let config = active.config
+        let upstream = "\(host):\(port)"
+        guard config.access.connectPorts.contains(port) else {
+            let allowed = config.access.connectPorts.map(String.init).joined(separator: ", ")
+            return refuse(GatewayError(.portNotAllowed, "CONNECT to port \(port) is not allowed (allowed: \(allowed))", upstream: upstream), info: info)
+        }
+        guard config.access.isAllowed(host: host) else {
+            return refuse(GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: upstream), info: info)
+        }
+        machine.handOver()
+        guard let context else { return }
+        if let interceptor = active.interceptor, let upstreamConfig = config.upstream(forHost: host), upstreamConfig.intercept {
+            // After the decoder has delivered the CONNECT's end (it stops parsing then).
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            return context.eventLoop.execute {
+                bound.value.intercept(head: head, host: host, port: port, upstream: upstreamConfig.name, interceptor: interceptor, info: info)
+            }
+        }
+        let timeout = TimeAmount.nanoseconds(Int64(config.pool.connectTimeout.seconds * 1e9))
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        ClientBootstrap(group: context.eventLoop)
+            .connectTimeout(timeout)
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .channelOption(ChannelOptions.autoRead, value: false)
+            .connect(host: host, port: port)
+            .whenComplete { result in
+                switch result {
+                case .success(let peer):
+                    bound.value.splice(head: head, peer: peer, upstream: upstream, info: info)
+                case .failure(let error):
+                    bound.value.connectFailed(ConnectErrorMapping.gatewayError(for: error, host: host, port: port), info: info)
+                }
+            }
+    }
+
+    private func connectFailed(_ error: GatewayError, info: ExchangeInfo) {
+        writeFinal(error.response(), method: info.method, version: info.version)
+        ExchangeLogLine.log(
+            info.logger, method: "\(info.method)", url: info.uri, status: Int(error.status.code), started: info.started,
+            bytesIn: 0, bytesOut: 0, upstream: error.upstream, error: error.code
+        )
+    }
+
+    /// `200 Connection Established`, the answer to an accepted `CONNECT`.
+    private func writeConnectionEstablished(version: HTTPVersion) {
+        guard let context else { return }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .custom(code: 200, reasonPhrase: "Connection Established")))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    /// Answers 200, replaces the HTTP handlers with a glue to `peer`, logs when both close.
+    private func splice(head: HTTPRequestHead, peer: any Channel, upstream: String, info: ExchangeInfo) {
+        guard let context, context.channel.isActive else {
+            peer.close(promise: nil)
+            return
+        }
+        writeConnectionEstablished(version: head.version)
+        let (clientGlue, peerGlue) = GlueHandler.matchedPair()
+        let pipeline = context.pipeline
+        let sync = pipeline.syncOperations
+        let handlers = self.pipeline
+        do {
+            try sync.addHandler(clientGlue, position: .after(self))
+            try peer.pipeline.syncOperations.addHandler(peerGlue)
+        } catch {
+            peer.close(promise: nil)
+            context.close(promise: nil)
+            return
+        }
+        let client = context.channel
+        sync.removeHandler(self)
+            .flatMap { sync.removeHandler(handlers.decoder) }
+            .flatMap { sync.removeHandler(handlers.encoder) }
+            .flatMap { sync.removeHandler(handlers.timeouts) }
+            .flatMap {
+                // Bytes the client sent right after CONNECT were forwarded by the
+                // decoder without a read-complete; flush them now.
+                pipeline.fireChannelReadComplete()
+                return client.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            }
+            .flatMap { peer.setOption(ChannelOptions.autoRead, value: true) }
+            .whenComplete { result in
+                guard case .success = result else {
+                    peer.close(promise: nil)
+                    client.close(promise: nil)
+                    return
+                }
+                peer.read()
+                client.read()  // a read the HTTP handler held went with it
+            }
+        let logger = info.logger
+        let started = info.started
+        let glues = NIOLoopBound((clientGlue, peerGlue), eventLoop: context.eventLoop)
+        client.closeFuture.and(peer.closeFuture).whenComplete { _ in
+            let (clientGlue, peerGlue) = glues.value
+            logger.info(
+                "CONNECT \(upstream) 200",
+                metadata: [
+                    "ms": "\(((ContinuousClock.now - started).seconds * 100_000).rounded() / 100)",
+                    "bytes_in": "\(clientGlue.bytesRead)",
+                    "bytes_out": "\(peerGlue.bytesRead)",
+                ]
+            )
+        }
+    }
+
+    /// Answers 200, puts TLS (a leaf for `host` from the local CA) in front of the
+    /// HTTP handlers with a fresh decoder, and reads the requests inside.
+    private func intercept(head: HTTPRequestHead, host: String, port: Int, upstream: String, interceptor: TLSInterceptor, info: ExchangeInfo) {
+        guard let context, context.channel.isActive else { return }
+        let sslContext: NIOSSLContext
+        do {
+            sslContext = try interceptor.serverContext(forHost: host, upstream: upstream)
+        } catch {
+            info.logger.error("could not mint an interception certificate for \(host): \(error)")
+            let failure = GatewayError(.interceptionFailed, "the gateway could not make a certificate for \(host)", upstream: "\(host):\(port)", cause: error)
+            return connectFailed(failure, info: info)
+        }
+        writeConnectionEstablished(version: head.version)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let decoder = ProxyChannelSetup.makeDecoder(maxHeadBytes: environment.maxHeadBytes)
+        let boundDecoder = NIOLoopBound(decoder, eventLoop: context.eventLoop)
+        InterceptionPipeline.install(
+            on: context.channel,
+            pipeline: pipeline,
+            decoder: decoder,
+            context: sslContext,
+            onHandshakeFailure: { error in interceptor.handshakeFailed(host: host, upstream: upstream, error: error) }
+        ).whenComplete { result in
+            switch result {
+            case .success:
+                let handler = bound.value
+                handler.pipeline.decoder = boundDecoder.value
+                handler.origin = InterceptedOrigin(host: host, port: port)
+                handler.machine = ClientConnectionStateMachine()
+                handler.current = nil
+                handler.timeouts.exchangeFinished()
+                info.logger.debug("CONNECT \(host):\(port) intercepted", metadata: ["upstream": "\(upstream)"])
+                handler.resumeReading()
+                handler.context?.read()
+            case .failure(let error):
+                info.logger.debug("could not start intercepting", metadata: ["host": "\(host)", "error": "\(error)"])
+                bound.value.context?.close(promise: nil)
+            }
+        }
+    }
+}

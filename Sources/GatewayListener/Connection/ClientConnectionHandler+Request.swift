@@ -1,0 +1,121 @@
+import GatewayConfig
+import GatewayCore
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The first steps of every request, in order: framing and headers, proxy
+/// authentication, where to (the admin port, a tunnel, an upstream), access
+/// rules; then the exchange on the route its upstream was built with.
+extension ClientConnectionHandler {
+    func startExchange(_ head: HTTPRequestHead) {
+        let active = environment.liveConfig.current
+        let config = active.config
+        var logger = environment.logger
+        let requestID = environment.requestIDs.next()
+        logger[metadataKey: "request"] = "\(requestID)"
+        let started = ContinuousClock.now
+        let context = RequestContext(id: requestID, clientAddress: clientAddress, startedAt: started, logger: logger)
+        var info = ExchangeInfo(
+            method: head.method, version: head.version, uri: head.uri, expectsContinue: head.expectsContinue,
+            started: started, logger: logger, context: context, observations: []
+        )
+        current = info
+
+        // 1. Framing and headers: refuse anything ambiguous before reading a body byte.
+        let framing: RequestHeadValidator.BodyFraming
+        let target: ClientTarget
+        do {
+            try RequestHeadValidator.checkHeaders(of: head)
+            framing = try RequestHeadValidator.framing(of: head)
+            guard let parsed = ClientTarget.parse(head.uri, isConnect: head.method == .CONNECT) else {
+                throw GatewayError(.badRequest, "malformed request target")
+            }
+            target = parsed
+        } catch {
+            return refuse(error, info: info)
+        }
+
+        // 2. Proxy authentication (inside an intercepted tunnel, the CONNECT was authenticated).
+        if origin == nil, let auth = config.proxyAuth {
+            let authenticator = ProxyAuthenticator(config: auth)
+            if !authenticator.isAuthorized(head.headers) {
+                // A bodyless request may be followed by another on this connection; a
+                // CONNECT, an upgrade or a request with a body may not.
+                let keepAlive = framing == .none && !head.isUpgradeLike
+                respond(authenticator.challenge(), info: info, keepAlive: keepAlive)
+                ExchangeLogLine.log(logger, method: "\(head.method)", url: head.uri, status: 407, started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: .proxyAuthRequired)
+                return
+            }
+        }
+
+        // 3. Where to.
+        switch origin.map({ $0.resolve(target) }) ?? target {
+        case .origin:
+            refuse(GatewayError(.unsupportedTarget, "this is a proxy: send absolute-form requests (curl -x http://HOST:PORT http://example.com/); metrics and health are on the admin port"), info: info)
+        case .authority(let host, let port):
+            guard origin == nil else {
+                return refuse(GatewayError(.unsupportedTarget, "CONNECT inside an intercepted tunnel is not supported"), info: info)
+            }
+            connect(head: head, host: host, port: port, active: active, info: info)
+        case .absolute(let scheme, let host, let port, let path):
+            guard config.access.isAllowed(host: host) else {
+                return refuse(GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: "\(host):\(port)"), info: info)
+            }
+            let declaredLength: Int? = switch framing {
+            case .none: 0
+            case .length(let length): length
+            case .chunked: nil
+            }
+            let request = RequestRouter(config: config).route(head: head, scheme: scheme, host: host, port: port, target: path, declaredLength: declaredLength)
+            context.record.upstreamName = request.upstreamName
+            let route = active.routes.route(forUpstream: request.upstreamName)
+            if !route.observers.isEmpty {
+                info.observations = route.observers.map { $0.begin(request, context: context) }
+                current = info
+            }
+            let exchange: any ClientExchange
+            if let chain = route.chain {
+                exchange = ChainExchange(handler: self, info: info, request: request, chain: chain)
+            } else {
+                exchange = DirectExchange(handler: self, info: info, request: request, route: route, transport: active.transport)
+            }
+            self.exchange = exchange
+            (exchange as? DirectExchange)?.start()
+            (exchange as? ChainExchange)?.start()
+        }
+    }
+
+    /// Answers with a gateway error and closes the connection after it.
+    func refuse(_ error: any Error, info: ExchangeInfo) {
+        let gatewayError = (error as? GatewayError) ?? GatewayError(.badRequest, "bad request", cause: error)
+        respond(gatewayError.response(), info: info, keepAlive: false)
+        ExchangeLogLine.log(
+            info.logger, method: "\(info.method)", url: info.uri, status: Int(gatewayError.status.code), started: info.started,
+            bytesIn: 0, bytesOut: 0, upstream: gatewayError.upstream, error: gatewayError.code
+        )
+    }
+
+    static func gatewayError(for error: HTTPParserError) -> GatewayError {
+        switch error {
+        case .headerOverflow:
+            return GatewayError(.headTooLarge, "the request line and headers exceed the limit")
+        case .unexpectedContentLength:
+            return GatewayError(.requestSmuggling, "ambiguous request framing (Content-Length with Transfer-Encoding, or conflicting lengths)")
+        case .invalidContentLength, .invalidMethod, .invalidHeaderToken:
+            return GatewayError(.badRequest, GatewayError.describe(error))
+        case .unknown:
+            // llhttp reports an invalid Transfer-Encoding (including one next to a
+            // Content-Length) as "unknown".
+            return GatewayError(.requestSmuggling, "invalid Transfer-Encoding or ambiguous request framing")
+        default:
+            return GatewayError(.badRequest, "malformed request: \(GatewayError.describe(error))")
+        }
+    }
+}
+
+extension HTTPRequestHead {
+    var expectsContinue: Bool {
+        headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
+    }
+}

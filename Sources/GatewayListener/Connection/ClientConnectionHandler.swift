@@ -1,0 +1,242 @@
+import GatewayConfig
+import GatewayCore
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// What every client connection of a listener shares.
+struct ClientConnectionEnvironment: Sendable {
+    let liveConfig: LiveConfig
+    let tracker: ConnectionTracker
+    let logger: Logger
+    let requestIDs: RequestIDGenerator
+    let maxHeadBytes: Int
+}
+
+/// The proxy side of a client connection, after the HTTP codec: reads requests
+/// in order (keep-alive, pipelining), refuses what must be refused, and runs
+/// each exchange on the event loop: the direct path hands parts between this
+/// channel and a pooled upstream channel, with back-pressure by holding
+/// `read()` on either side. `CONNECT` hands the connection to a tunnel or to
+/// interception. Its protocol state is ``ClientConnectionStateMachine``.
+final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// Largest leftover request body read and discarded to keep a connection alive.
+    static let drainLimit = 64 * 1024
+
+    let environment: ClientConnectionEnvironment
+    var pipeline: ClientPipeline
+    var timeouts: HeadTimeoutHandler { pipeline.timeouts }
+    /// Set inside an intercepted `CONNECT`: every request goes there over TLS.
+    var origin: InterceptedOrigin?
+    var machine = ClientConnectionStateMachine()
+    var context: ChannelHandlerContext?
+    var exchange: (any ClientExchange)?
+    /// The request in flight, for answers the handler writes itself.
+    var current: ExchangeInfo?
+    private var pipelined = CircularBuffer<HTTPServerRequestPart>()
+    private var heldRead = false
+    private var discardedBytes = 0
+    /// The last write of a response, kept only when the connection may close after it.
+    var lastWrite: EventLoopFuture<Void>?
+    var trackingID: Int?
+    /// Runs the tasks of async-chain exchanges on this connection's loop.
+    lazy var taskExecutor = EventLoopTaskExecutor(context!.eventLoop)
+    var clientAddress = "unknown"
+
+    init(environment: ClientConnectionEnvironment, pipeline: ClientPipeline) {
+        self.environment = environment
+        self.pipeline = pipeline
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        clientAddress = ProxyServer.describe(context.channel.remoteAddress)
+        if context.channel.isActive { register(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        register(context)
+        context.fireChannelActive()
+    }
+
+    /// Tracks the connection for graceful shutdown, until its channel closes (a tunnel outlives this handler).
+    private func register(_ context: ChannelHandlerContext) {
+        guard trackingID == nil else { return }
+        guard let id = environment.tracker.add(context.channel) else {
+            context.close(promise: nil)
+            return
+        }
+        trackingID = id
+        let tracker = environment.tracker
+        context.channel.closeFuture.whenComplete { _ in tracker.remove(id) }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        environment.tracker.setAbort(id) {
+            handler.eventLoop.execute { handler.value.drainTimedOut() }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        machine.closed()
+        if let exchange {
+            self.exchange = nil
+            exchange.cancel()
+        }
+        context.fireChannelInactive()
+    }
+
+    // MARK: Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        handle(unwrapInboundIn(data))
+    }
+
+    private func handle(_ part: HTTPServerRequestPart) {
+        switch part {
+        case .head(let head):
+            switch machine.requestHead(keepAlive: head.isKeepAlive && !head.isUpgradeLike) {
+            case .start:
+                timeouts.headReceived()
+                if let trackingID { _ = environment.tracker.setIdle(trackingID, false) }
+                discardedBytes = 0
+                startExchange(head)
+            case .queue:
+                pipelined.append(part)
+            case .forward, .discard, .ignore:
+                break
+            }
+        case .body(let buffer):
+            switch machine.requestBody() {
+            case .forward:
+                exchange?.requestBodyPart(buffer)
+            case .discard:
+                discardedBytes += buffer.readableBytes
+                if discardedBytes > Self.drainLimit { context?.close(promise: nil) }
+            case .queue:
+                pipelined.append(part)
+            case .start, .ignore:
+                break
+            }
+        case .end:
+            switch machine.requestEnd() {
+            case .forward:
+                exchange?.requestEnd()
+            case .queue:
+                pipelined.append(part)
+            case .exchangeDone(let keepAlive):
+                exchangeDone(keepAlive: keepAlive)
+            case .awaitRequestEnd, .ignore:
+                break
+            }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let gatewayError: GatewayError
+        if let error = error as? GatewayError {
+            gatewayError = error
+        } else if let error = error as? HTTPParserError {
+            gatewayError = Self.gatewayError(for: error)
+        } else {
+            environment.logger.debug("client connection error", metadata: ["error": "\(error)"])
+            context.close(promise: nil)
+            return
+        }
+        // A malformed head, or a body cut by a framing error: answer if nothing went out yet.
+        if let exchange {
+            self.exchange = nil
+            exchange.cancel()
+        }
+        if machine.responseStarted && !machine.isIdle {
+            machine.closeAfterWrite()
+            context.close(promise: nil)
+            return
+        }
+        environment.logger.info("refused request: \(gatewayError.code.rawValue)", metadata: ["client": "\(clientAddress)"])
+        machine.closeAfterWrite()
+        writeFinal(gatewayError.response(), method: current?.method ?? .GET, version: current?.version ?? .http1_1)
+    }
+
+    // MARK: Outbound
+
+    func read(context: ChannelHandlerContext) {
+        if machine.allowsRead && (exchange?.wantsRequestBody ?? true) {
+            context.read()
+        } else {
+            heldRead = true
+        }
+    }
+
+    /// An exchange can take request body again (or the connection is idle): let a held read go.
+    func resumeReading() {
+        guard heldRead, let context, machine.allowsRead, exchange?.wantsRequestBody ?? true else { return }
+        heldRead = false
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { exchange?.clientWritable() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    // MARK: Ending exchanges
+
+    /// The exchange in flight is over (request and response complete).
+    func exchangeDone(keepAlive: Bool) {
+        exchange = nil
+        current = nil
+        timeouts.exchangeFinished()
+        let draining = trackingID.map { !environment.tracker.setIdle($0, true) } ?? environment.tracker.isDraining
+        guard keepAlive else { return }  // the close follows the last write (see `sendResponseEnd`)
+        guard !draining else {
+            machine.closeAfterWrite()
+            closeWhenWritten(lastWrite)
+            return
+        }
+        // Parts of the next request that came with the last read (those of a
+        // request after it are queued again).
+        if !pipelined.isEmpty {
+            let parts = pipelined
+            pipelined = []
+            for part in parts { handle(part) }
+        }
+        resumeReading()
+    }
+
+    /// The drain timeout passed with this connection busy: a request still
+    /// waiting for its response gets 503 `shutting_down`; anything else closes.
+    func drainTimedOut() {
+        guard let context else { return }
+        guard !machine.isIdle, !machine.responseStarted, let current else {
+            context.close(promise: nil)
+            return
+        }
+        if let exchange {
+            self.exchange = nil
+            exchange.cancel()
+        }
+        let error = GatewayError(.shuttingDown, "the gateway is shutting down and this request did not finish within limits.drain_timeout")
+        ExchangeLogLine.log(
+            current.logger, method: "\(current.method)", url: current.uri, status: 503, started: current.started,
+            bytesIn: 0, bytesOut: 0, upstream: nil, error: error.code
+        )
+        current.finish(ExchangeOutcome(status: 503, responseBytes: 0, error: error.code))
+        machine.closeAfterWrite()
+        writeFinal(error.response(), method: current.method, version: current.version)
+    }
+}
+
+extension HTTPRequestHead {
+    /// A request after which the HTTP decoder stops parsing (an upgrade it
+    /// expects us to perform): the connection cannot carry another request.
+    var isUpgradeLike: Bool {
+        method == .CONNECT || headers.contains(name: "upgrade")
+    }
+}

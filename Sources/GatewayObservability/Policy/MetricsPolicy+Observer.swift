@@ -1,0 +1,29 @@
+public import GatewayCore
+import NIOCore
+
+/// Metrics on the event loop: the endpoint is resolved when the exchange
+/// begins, the exchange recorded when it ends (as ``MetricsPolicy`` does for
+/// the async chain).
+extension MetricsPolicy: ExchangeObserver {
+    public func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
+        MetricsObservation(pending: PendingExchange(
+            metrics: metrics, recorder: recorder(for: request), record: context.record, startedAt: context.startedAt, statusClass: .error
+        ))
+    }
+}
+
+final class MetricsObservation: ExchangeObservation {
+    private let pending: PendingExchange
+
+    init(pending: PendingExchange) {
+        self.pending = pending
+    }
+
+    func requestBodyPart(_ buffer: ByteBuffer) {}
+
+    func finish(_ outcome: ExchangeOutcome) {
+        var pending = self.pending
+        pending.statusClass = outcome.status.map(StatusClass.init(status:)) ?? .error
+        pending.finish(errorCode: outcome.error)
+    }
+}

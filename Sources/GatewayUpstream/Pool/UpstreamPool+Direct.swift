@@ -1,0 +1,133 @@
+public import GatewayCore
+public import NIOCore
+
+/// The direct path: an attempt leased and started on the caller's event loop,
+/// its response parts handed to a delegate there (no task, no continuation).
+extension UpstreamPool: UpstreamTransport {
+    public func startExchange(
+        _ request: ProxyRequest,
+        record: ExchangeRecord,
+        on eventLoop: any EventLoop,
+        delegate: any UpstreamExchangeDelegate
+    ) -> UpstreamExchangeCancellation {
+        let index = record.beginAttempt(AttemptTimings(started: .now))
+        let attempt = DirectAttempt(
+            pool: self, request: request, recorder: AttemptRecorder(record: record, index: index),
+            eventLoop: eventLoop, delegate: delegate
+        )
+        attempt.lease()
+        let bound = NIOLoopBound(attempt, eventLoop: eventLoop)
+        return UpstreamExchangeCancellation { bound.value.cancel() }
+    }
+}
+
+/// One attempt on the direct path: lease (again, if the leased connection turns
+/// out closed before use, a few times at most), start, or fail to the delegate.
+final class DirectAttempt {
+    private enum State {
+        case leasing(waiterID: Int)
+        case started(UpstreamConnection)
+        case done
+    }
+
+    private let pool: UpstreamPool
+    private let request: ProxyRequest
+    private let recorder: AttemptRecorder
+    private let eventLoop: any EventLoop
+    private let delegate: any UpstreamExchangeDelegate
+    private var state = State.done
+    private var staleLeases = 0
+
+    init(pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate) {
+        self.pool = pool
+        self.request = request
+        self.recorder = recorder
+        self.eventLoop = eventLoop
+        self.delegate = delegate
+    }
+
+    func lease() {
+        let (waiterID, future) = pool.lease(UpstreamKey(request), upstreamName: request.upstreamName, on: eventLoop)
+        state = .leasing(waiterID: waiterID)
+        future.hop(to: eventLoop).assumeIsolated().whenComplete { result in
+            self.leased(result)
+        }
+    }
+
+    private func leased(_ result: Result<UpstreamPool.Lease, any Error>) {
+        guard case .leasing = state else {
+            // Cancelled meanwhile: a connection that came anyway goes back unused.
+            if case .success(let lease) = result {
+                let handler = lease.connection.handler
+                lease.connection.eventLoop.execute { handler.value.releaseUnused() }
+            }
+            return
+        }
+        switch result {
+        case .failure(let error):
+            fail(error)
+        case .success(let lease):
+            UpstreamPool.record(lease, into: recorder)
+            if lease.connection.eventLoop.inEventLoop {
+                start(on: lease.connection, delegate: delegate)
+            } else {
+                // All of this loop's connections were busy: one from another loop.
+                // Its handler calls the delegate there; the adapter hops each call.
+                startAcrossLoops(on: lease.connection)
+            }
+        }
+    }
+
+    private func startAcrossLoops(on connection: UpstreamConnection) {
+        state = .started(connection)
+        let hopping = LoopHoppingDelegate(delegate: delegate, delegateLoop: eventLoop, connectionLoop: connection.eventLoop)
+        let request = self.request
+        let recorder = self.recorder
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        connection.eventLoop.execute {
+            do {
+                try connection.start(request, recorder: recorder, delegate: hopping)
+            } catch {
+                bound.eventLoop.execute { bound.value.startFailed(error) }
+            }
+        }
+    }
+
+    private func start(on connection: UpstreamConnection, delegate: any UpstreamExchangeDelegate) {
+        state = .started(connection)
+        do {
+            try connection.start(request, recorder: recorder, delegate: delegate)
+        } catch {
+            startFailed(error)
+        }
+    }
+
+    private func startFailed(_ error: any Error) {
+        guard case .started = state else { return }
+        if let stale = error as? ConnectionClosedBeforeUse {
+            staleLeases += 1
+            guard staleLeases < 3 else {
+                return fail(GatewayError.upstreamClosed(upstream: stale.upstream, beforeHead: true))
+            }
+            lease()
+        } else {
+            fail(error)
+        }
+    }
+
+    private func fail(_ error: any Error) {
+        state = .done
+        recorder.failed(error)
+        delegate.upstreamExchangeFailed(error)
+    }
+
+    func cancel() {
+        switch state {
+        case .leasing(let waiterID):
+            state = .done
+            pool.run { $0.machine.waiterCancelled(waiterID) }
+        case .started, .done:
+            state = .done
+        }
+    }
+}
