@@ -15,11 +15,14 @@ import NIOHTTP1
 /// `X-Gateway-Error: token_refresh_failed` (thrown as ``GatewayError``).
 ///
 /// Requests of other upstreams pass untouched, as do, with `client_auth: keep`,
-/// requests carrying their own `Authorization`.
+/// requests carrying their own `Authorization`, and requests outside the
+/// credential's scope (``CredentialScope``: plain http without an `http://`
+/// origin, another port, a `TRACE`): those are forwarded without a token.
 public struct TokenRefreshPolicy: GatewayPolicy {
     struct Binding: Sendable {
         let store: TokenStore
         let clientAuth: ClientAuthMode
+        let scope: CredentialScope
     }
 
     /// Largest request body buffered so it can be sent again after a 401.
@@ -33,7 +36,7 @@ public struct TokenRefreshPolicy: GatewayPolicy {
         var bindings: [String: Binding] = [:]
         for upstream in config.upstreams {
             guard let auth = upstream.auth, let store = stores[upstream.name] else { continue }
-            bindings[upstream.name] = Binding(store: store, clientAuth: auth.clientAuth)
+            bindings[upstream.name] = Binding(store: store, clientAuth: auth.clientAuth, scope: upstream.credentialScope)
         }
         self.bindings = bindings
         self.replayLimit = replayLimit
@@ -42,8 +45,16 @@ public struct TokenRefreshPolicy: GatewayPolicy {
     /// True when no upstream uses OAuth2 (the policy can be left out).
     public var isEmpty: Bool { bindings.isEmpty }
 
+    /// Whether `request` would get its upstream's access token: the upstream
+    /// uses OAuth2, the request is within the credential's scope, and it is not
+    /// a `TRACE`. Synchronous, the same rule as ``AuthInjectionPolicy/isInScope(_:)``.
+    public func isInScope(_ request: ProxyRequest) -> Bool {
+        guard let name = request.upstreamName, let binding = bindings[name] else { return false }
+        return CredentialScope.mayCarryCredential(request) && binding.scope.permits(request)
+    }
+
     public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
-        guard let name = request.upstreamName, let binding = bindings[name] else {
+        guard let name = request.upstreamName, let binding = bindings[name], isInScope(request) else {
             return try await next.handle(request, context: context)
         }
         if binding.clientAuth == .keep, request.headers.contains(name: "Authorization") {
