@@ -61,6 +61,6 @@ extension CredentialScope {
     /// Rules that hold whatever the upstream: a `TRACE` never carries a
     /// credential (RFC 9110 §9.3.8).
     public static func mayCarryCredential(_ request: ProxyRequest) -> Bool {
-        true
+        request.method != .TRACE
     }
 }
