@@ -32,6 +32,9 @@ public actor TokenStore {
     /// upstream rejects even fresh tokens, so the 401 goes back to the client
     /// (at most one such refresh a minute however many requests are rejected).
     public static let unauthorizedRefreshInterval: Duration = .seconds(60)
+    /// The shortest lifetime believed from a token endpoint: `expires_in: 0`
+    /// (or a few seconds) would otherwise make every request call it.
+    public static let minimumTokenLifetime: Double = 30
 
     public nonisolated let upstream: String
     public nonisolated let config: OAuth2Config
@@ -52,6 +55,8 @@ public actor TokenStore {
     private var lastFailure: TokenRefreshFailure?
     /// The token the last 401-triggered refresh obtained, and when.
     private var lastUnauthorizedRefresh: (token: String, at: ContinuousClock.Instant)?
+    /// Whether a too short `expires_in` was logged already (once per store).
+    private var loggedShortLifetime = false
     /// Token endpoint calls made by this store (for tests and diagnostics).
     public private(set) var tokenCalls = 0
     /// Callers awaiting the refresh in flight right now (for tests: proves they share one call).
@@ -164,7 +169,7 @@ public actor TokenStore {
         var next = state
         next.accessToken = response.accessToken
         next.obtainedAt = now
-        next.expiresAt = response.expiresIn.map { now + $0 }
+        next.expiresAt = response.expiresIn.map { now + lifetime($0) }
         if let rotated = response.refreshToken { next.refreshToken = rotated }
         // Persist before anyone uses the new token: a crash after this point
         // keeps the rotated refresh token.
@@ -180,6 +185,19 @@ public actor TokenStore {
         if response.refreshToken != nil { metadata["refresh_token"] = "rotated" }
         logger.info("access token refreshed", metadata: metadata)
         return AccessToken(response.accessToken)
+    }
+
+    /// `expires_in`, but at least ``minimumTokenLifetime`` (logged once per store).
+    private func lifetime(_ expiresIn: Double) -> Double {
+        guard expiresIn < Self.minimumTokenLifetime else { return expiresIn }
+        if !loggedShortLifetime {
+            loggedShortLifetime = true
+            logger.warning(
+                "token endpoint gave a very short expires_in; the token is used for the minimum lifetime instead",
+                metadata: ["upstream": "\(upstream)", "expires_in_s": "\(Int(expiresIn))", "used_s": "\(Int(Self.minimumTokenLifetime))"]
+            )
+        }
+        return Self.minimumTokenLifetime
     }
 
     /// Counts the failure, starts the backoff, and returns the error for the waiters.
