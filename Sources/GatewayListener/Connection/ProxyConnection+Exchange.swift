@@ -178,9 +178,3 @@ extension ProxyConnection {
         return .readNext(iterator)
     }
 }
-
-extension HTTPRequestHead {
-    var expectsContinue: Bool {
-        headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
-    }
-}
