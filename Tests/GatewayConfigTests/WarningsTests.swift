@@ -62,3 +62,27 @@ struct WarningsTests {
         #expect(TestSupport.parse(yaml)?.warnings == ["upstreams[0].tls.insecure_skip_verify: the upstream's certificate chain and host name are not verified"])
     }
 }
+
+/// Issue 15 (low): warnings for an admin listener off loopback and for a
+/// credential sent to any host.
+@Suite("warnings: exposure")
+struct ExposureWarningsTests {
+    @Test func adminOffLoopbackWarns() {
+        let warnings = TestSupport.parse("listen:\n  admin: 0.0.0.0:9090\n")?.warnings ?? []
+        #expect(warnings.contains { $0.hasPrefix("listen.admin: 0.0.0.0 is not a loopback address") })
+        #expect(TestSupport.parse("listen:\n  admin: 127.0.0.1:9191\n")?.warnings.isEmpty == true)
+    }
+
+    @Test func anyHostWithAuthWarns() {
+        let yaml = """
+            upstreams:
+              - name: everything
+                hosts: ["*"]
+                auth: { type: bearer, token_env: TOKEN }
+              - name: plain
+                hosts: ["*"]
+            """
+        let warnings = TestSupport.parse(yaml, environment: ["TOKEN": "tok-abcdef"])?.warnings ?? []
+        #expect(warnings == ["upstreams[0].hosts: * with auth sends this credential to every host clients name (within its scope); list the hosts it belongs to"])
+    }
+}

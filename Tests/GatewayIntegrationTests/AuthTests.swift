@@ -14,7 +14,9 @@ struct AuthTests {
     func apiUpstream(_ upstream: TestUpstream, hosts: [String] = ["api.test"], auth: AuthConfig.Kind, clientAuth: ClientAuthMode = .replace) -> UpstreamConfig {
         UpstreamConfig(
             name: "api", hosts: hosts.map { HostPattern($0)! },
-            origin: hosts == ["api.test"] ? UpstreamOrigin(scheme: .http, host: "127.0.0.1", port: upstream.port) : nil,
+            // The test upstream speaks plain http: an explicit http:// origin opts the credential into it.
+            origin: hosts == ["api.test"] ? UpstreamOrigin(scheme: .http, host: "127.0.0.1", port: upstream.port)
+                : hosts == ["localhost"] ? UpstreamOrigin(scheme: .http, host: "localhost", port: upstream.port) : nil,
             auth: AuthConfig(kind: auth, clientAuth: clientAuth)
         )
     }
@@ -99,7 +101,7 @@ struct AuthTests {
         let gateway = try await GatewayHarness.start { config in
             config.upstreams = [
                 apiUpstream(upstream, hosts: ["localhost"], auth: .bearer(token: Self.token)),
-                UpstreamConfig(name: "loopback", hosts: [HostPattern("127.0.0.1")!], auth: AuthConfig(kind: .bearer(token: Secret(source: .env("LOOP"), value: "loop-token")))),
+                UpstreamConfig(name: "loopback", hosts: [HostPattern("127.0.0.1")!], origin: UpstreamOrigin(scheme: .http, host: "127.0.0.1", port: port), auth: AuthConfig(kind: .bearer(token: Secret(source: .env("LOOP"), value: "loop-token")))),
             ]
         }
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }

@@ -55,7 +55,8 @@ struct TraceReplayTests {
         let gateway = try await GatewayHarness.start { config in
             config.debug = true
             config.trace = TraceConfig(file: file)
-            config.upstreams = [UpstreamConfig(name: "echo", hosts: [HostPattern("127.0.0.1")!], auth: AuthConfig(kind: .bearer(token: Secret(source: .env("ECHO_TOKEN"), value: secret))))]
+            // An explicit http:// origin: the credential goes over plain http to the loopback test upstream.
+            config.upstreams = [UpstreamConfig(name: "echo", hosts: [HostPattern("127.0.0.1")!], origin: UpstreamOrigin(scheme: .http, host: "127.0.0.1", port: upstream.port), auth: AuthConfig(kind: .bearer(token: Secret(source: .env("ECHO_TOKEN"), value: secret))))]
         }
         let body = TestUpstream.pattern(count: 100 * 1024)
         try Data(body).write(to: URL(fileURLWithPath: "\(dir)/upload.bin"))

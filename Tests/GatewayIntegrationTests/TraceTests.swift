@@ -74,7 +74,8 @@ struct TraceTests {
         let gateway = try await GatewayHarness.start { config in
             config.debug = true
             config.trace = TraceConfig(file: "\(dir)/trace.jsonl")
-            config.upstreams = [UpstreamConfig(name: "echo", hosts: [HostPattern("127.0.0.1")!], auth: AuthConfig(kind: .bearer(token: Secret(source: .env("ECHO_TOKEN"), value: secret))))]
+            // An explicit http:// origin: the credential goes over plain http to the loopback test upstream.
+            config.upstreams = [UpstreamConfig(name: "echo", hosts: [HostPattern("127.0.0.1")!], origin: UpstreamOrigin(scheme: .http, host: "127.0.0.1", port: upstream.port), auth: AuthConfig(kind: .bearer(token: Secret(source: .env("ECHO_TOKEN"), value: secret))))]
         }
         let body = #"{"user":"me","password":"hunter2-pass","note":"it's $HOME"}"#
         let result = try await gateway.curl([

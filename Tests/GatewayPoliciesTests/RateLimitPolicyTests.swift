@@ -104,20 +104,46 @@ struct RateLimitPolicyTests {
         #expect(upstream.calls == 2)
     }
 
-    @Test func aHoldBeyondMaxWaitAnswers429Locally() async throws {
+    /// Issue 15 item 8: a pause beyond `max_wait` is not kept: the next
+    /// request goes to the upstream, and the client gets the upstream's own 429.
+    @Test func aHoldBeyondMaxWaitIsNotKeptTheUpstreamAnswers() async throws {
         let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(429, headers: [("RateLimit", "limit=10, remaining=0, reset=30")]), .status(200)])
+        let upstream = ScriptedUpstream([.status(429, headers: [("Retry-After", "86400")]), .status(429, headers: [("RateLimit", "limit=10, remaining=0, reset=30")]), .status(200)])
         let events = RecordingEvents()
         let policy = policy(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: clock, events: events)
-        #expect(try await policy.handle(.test(), context: .test(), next: upstream).status.code == 429)
-        let refused = try await policy.handle(.test(), context: .test(), next: upstream)
-        #expect(refused.status.code == 429)
-        #expect(refused.headers.first(name: "retry-after") == "30")
-        #expect(refused.headers.first(name: "x-gateway-error") == "local_rate_limit")
-        #expect(upstream.calls == 1)
-        #expect(events.rateLimited == ["upstream", "local"])
-        clock.advance(by: .seconds(30))
-        #expect(try await policy.handle(.test(), context: .test(), next: upstream).status == .ok)
+        let first = try await policy.handle(.test(), context: .test(), next: upstream)
+        #expect(first.status.code == 429)
+        #expect(first.headers.first(name: "retry-after") == "86400", "the upstream's answer, as it is")
+        let second = try await policy.handle(.test(), context: .test(), next: upstream)
+        #expect(second.status.code == 429)
+        #expect(second.headers.first(name: "x-gateway-error") == nil, "the upstream's 429, not a local one")
+        #expect(try await policy.handle(.test(), context: .test(), next: upstream).status == .ok, "nothing held for a day")
+        #expect(upstream.calls == 3)
+        #expect(events.rateLimited == ["upstream", "upstream"])
+    }
+
+    /// Issue 15 item 8: holds are per host:port, so one host's pause does not
+    /// stop the upstream's other hosts (or ports).
+    @Test func holdsAreKeyedByHostAndPortNotUpstream() async throws {
+        let clock = ManualClock()
+        let upstream = ScriptedUpstream([.status(429, headers: [("Retry-After", "5")]), .status(200)])
+        let policy = policy(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: clock)
+        var a = ProxyRequest.test()
+        a.host = "a.example.com"
+        var b = a
+        b.host = "b.example.com"
+        var otherPort = a
+        otherPort.port = 8080
+        #expect(try await policy.handle(a, context: .test(), next: upstream).status.code == 429)
+        #expect(try await policy.handle(b, context: .test(), next: upstream).status == .ok, "another host of the upstream is not held")
+        #expect(try await policy.handle(otherPort, context: .test(), next: upstream).status == .ok, "another port is not held")
+        #expect(upstream.calls == 3)
+        let held = Task { try await policy.handle(a, context: .test(), next: upstream) }
+        await clock.waitForSleepers(1)
+        #expect(upstream.calls == 3, "the host that asked for a pause is held")
+        clock.advance(by: .seconds(5))
+        #expect(try await held.value.status == .ok)
+        #expect(upstream.calls == 4)
     }
 
     @Test func honorUpstreamOffIgnoresTheHeaders() async throws {

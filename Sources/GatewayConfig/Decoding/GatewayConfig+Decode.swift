@@ -96,8 +96,8 @@ extension AccessConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
         let map = try node.mapping(keys: ["allow", "deny", "connect_ports"])
-        if let value = map["allow"] { allow = try value.hostPatterns() }
-        if let value = map["deny"] { deny = try value.hostPatterns() }
+        if let value = map["allow"] { allow = try value.hostPatterns(allowRanges: true) }
+        if let value = map["deny"] { deny = try value.hostPatterns(allowRanges: true) }
         if let value = map["connect_ports"] {
             connectPorts = []
             for element in try value.sequence(of: "ports") {
@@ -108,14 +108,20 @@ extension AccessConfig {
 }
 
 extension ConfigNode {
-    /// A list of host patterns: `api.example.com`, `*.example.com`, `*`.
-    func hostPatterns() throws(ConfigError) -> [HostPattern] {
+    /// A list of host patterns: `api.example.com`, `*.example.com`, `*`, an
+    /// IP address, and with `allowRanges` (access rules) a CIDR range.
+    func hostPatterns(allowRanges: Bool = false) throws(ConfigError) -> [HostPattern] {
         var patterns: [HostPattern] = []
         for element in try sequence(of: "host patterns") {
             let text = try element.string()
-            guard let pattern = HostPattern(text), ConfigNode.isPlausibleHostPattern(text) else {
+            let expected = allowRanges
+                ? "a host (api.example.com), a wildcard subdomain (*.example.com), *, an IP address or a CIDR range (10.0.0.0/8)"
+                : "a host (api.example.com), a wildcard subdomain (*.example.com) or *"
+            guard let pattern = HostPattern(text), pattern.isAddressPattern || ConfigNode.isPlausibleHostPattern(text),
+                allowRanges || !pattern.isRange
+            else {
                 throw element.error(
-                    "not a host pattern: expected a host (api.example.com), a wildcard subdomain (*.example.com) or *, got '\(text)'"
+                    "not a host pattern: expected \(expected), got '\(text)'"
                 )
             }
             patterns.append(pattern)
@@ -128,6 +134,7 @@ extension ConfigNode {
     static func isPlausibleHostPattern(_ text: String) -> Bool {
         if text == "*" { return true }
         let host = text.hasPrefix("*.") ? String(text.dropFirst(2)) : text
+        if IPAddress.isNonCanonicalIPv4(host) { return false }
         return IPAddressText.isHostname(host) || IPAddressText.ipv6Bytes(host) != nil
     }
 }

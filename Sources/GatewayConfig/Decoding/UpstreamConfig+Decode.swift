@@ -5,7 +5,7 @@ import GatewayCore
 extension UpstreamConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         let map = try node.mapping(keys: [
-            "name", "hosts", "origin", "tls", "endpoints", "intercept", "auth", "retry", "rate_limit",
+            "name", "hosts", "origin", "ports", "tls", "endpoints", "intercept", "auth", "retry", "rate_limit",
         ])
         guard let nameNode = map["name"] else { throw node.error("missing required key 'name'") }
         guard let hostsNode = map["hosts"] else { throw node.error("missing required key 'hosts'") }
@@ -30,6 +30,12 @@ extension UpstreamConfig {
             tls = try UpstreamTLSSettings(decoding: tlsNode)
         }
         self.init(name: name, hosts: hosts, origin: origin, tls: tls)
+        if let portsNode = map["ports"] {
+            if let origin {
+                throw portsNode.error("ports has no effect with an origin: the credential goes to \(origin) only")
+            }
+            ports = try portsNode.credentialPorts()
+        }
         if let value = map["endpoints"] { endpoints = try value.endpointTemplates() }
         if let value = map["intercept"] { intercept = try value.bool() }
         if let value = map["auth"] { auth = try AuthConfig(decoding: value) }
@@ -39,6 +45,18 @@ extension UpstreamConfig {
 }
 
 extension ConfigNode {
+    /// `ports`: a non-empty list of ports 1–65535.
+    func credentialPorts() throws(ConfigError) -> [Int] {
+        var ports: [Int] = []
+        for element in try sequence(of: "ports") {
+            let port = try element.int()
+            guard (1...65535).contains(port) else { throw element.error("port must be an integer from 1 to 65535; got \(port)") }
+            ports.append(port)
+        }
+        guard !ports.isEmpty else { throw error("must list at least one port") }
+        return ports
+    }
+
     /// A list of `[METHOD ]/path/{param}` templates.
     func endpointTemplates() throws(ConfigError) -> [EndpointTemplate] {
         var templates: [EndpointTemplate] = []

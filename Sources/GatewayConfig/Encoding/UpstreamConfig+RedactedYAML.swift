@@ -5,6 +5,7 @@ extension UpstreamConfig {
         out.scalar("name", name)
         out.list("hosts", hosts.map(\.description))
         if let origin { out.scalar("origin", origin.description) }
+        if let ports { out.flow("ports", ports.map(String.init)) }
         if !endpoints.isEmpty { out.list("endpoints", endpoints.map(\.description)) }
         out.plain("intercept", String(intercept))
         // A plain-http origin never uses TLS, and the loader refuses a tls section there.

@@ -9,12 +9,20 @@ extension GatewayConfig {
                 "trace.redact: false: secrets (Authorization headers, tokens, passwords) are written to the trace file and stderr in clear text; use this for local debugging only"
             )
         }
+        if !listen.admin.isLoopback {
+            notes.append(
+                "listen.admin: \(listen.admin.host) is not a loopback address: /metrics, /stats and the admin pages are reachable from the network without authentication"
+            )
+        }
         for (index, upstream) in upstreams.enumerated() {
             let prefix = "upstreams[\(index)]"
             if upstream.tls.insecureSkipVerify {
                 notes.append("\(prefix).tls.insecure_skip_verify: the upstream's certificate chain and host name are not verified")
             }
             guard let auth = upstream.auth else { continue }
+            if upstream.hosts.contains(where: { $0.description == "*" }) {
+                notes.append("\(prefix).hosts: * with auth sends this credential to every host clients name (within its scope); list the hosts it belongs to")
+            }
             if case .query = auth.kind {
                 notes.append("\(prefix).auth: type query puts a secret in the URL, where it may leak into logs of other systems")
             }

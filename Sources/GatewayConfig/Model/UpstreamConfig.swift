@@ -9,6 +9,9 @@ public struct UpstreamConfig: Sendable, Equatable {
     /// When set, requests for `hosts` are sent here instead of to the host the
     /// client named (e.g. originate TLS for a client speaking plain http).
     public var origin: UpstreamOrigin?
+    /// `ports`: the ports of `hosts` the credential may be sent to over TLS
+    /// (nil = 443 only); not allowed together with `origin`. See ``CredentialScope``.
+    public var ports: [Int]?
     /// How the upstream's certificate is verified (pins, CA file).
     public var tls: UpstreamTLSSettings
     /// `endpoints`: path templates naming endpoints in metrics and traces,
@@ -28,6 +31,7 @@ public struct UpstreamConfig: Sendable, Equatable {
         name: String,
         hosts: [HostPattern],
         origin: UpstreamOrigin? = nil,
+        ports: [Int]? = nil,
         tls: UpstreamTLSSettings = .standard,
         endpoints: [EndpointTemplate] = [],
         intercept: Bool = false,
@@ -38,6 +42,7 @@ public struct UpstreamConfig: Sendable, Equatable {
         self.name = name
         self.hosts = hosts
         self.origin = origin
+        self.ports = ports
         self.tls = tls
         self.endpoints = endpoints
         self.intercept = intercept
@@ -45,6 +50,9 @@ public struct UpstreamConfig: Sendable, Equatable {
         self.retry = retry
         self.rateLimit = rateLimit
     }
+
+    /// Where `auth` may be sent (scheme, host, port).
+    public var credentialScope: CredentialScope { CredentialScope(upstream: self) }
 
     /// The first configured endpoint template matching the request, if any.
     public func endpoint(method: String, path: Substring) -> EndpointTemplate? {

@@ -1,10 +1,14 @@
 /// A host pattern from config: `api.example.com` (exact), `*.example.com`
-/// (any subdomain, not the apex), or `*` (any host). Case-insensitive.
+/// (any subdomain, not the apex), `*` (any host), or an IP address or CIDR
+/// range (`127.0.0.1`, `::1`, `10.0.0.0/8`, `fd00::/8`). Names are
+/// case-insensitive; addresses are compared as addresses, whatever the
+/// spelling (`0::1` is `::1`, `::ffff:127.0.0.2` is `127.0.0.2`).
 public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     private enum Kind: Hashable, Sendable {
         case any
         case exact(String)
         case suffix(String)  // ".example.com"
+        case network(IPNetwork)
     }
 
     private let kind: Kind
@@ -13,8 +17,13 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     /// Returns nil when the pattern is malformed (empty, a `*` not at the start, spaces).
     public init?(_ text: String) {
         let lower = text.lowercased()
-        guard !lower.isEmpty, !lower.contains(where: { $0 == " " || $0 == "/" }) else { return nil }
+        guard !lower.isEmpty, !lower.contains(" ") else { return nil }
         description = lower
+        if let network = IPNetwork(lower) {
+            kind = .network(network)
+            return
+        }
+        guard !lower.contains("/") else { return nil }
         if lower == "*" {
             kind = .any
         } else if lower.hasPrefix("*.") {
@@ -27,6 +36,18 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// True for an IP address or range pattern.
+    public var isAddressPattern: Bool {
+        if case .network = kind { return true }
+        return false
+    }
+
+    /// True for a CIDR range wider than one address (`10.0.0.0/8`).
+    public var isRange: Bool {
+        if case .network(let network) = kind { return network.prefixLength < network.address.bytes.count * 8 }
+        return false
+    }
+
     public func matches(_ host: String) -> Bool {
         switch kind {
         case .any:
@@ -36,6 +57,15 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         case .suffix(let suffix):
             let lower = host.lowercased()
             return lower.count > suffix.count && lower.hasSuffix(suffix)
+        case .network(let network):
+            return IPAddress(host).map(network.contains) ?? false
         }
+    }
+
+    /// Whether `address` (an address connected to) lies in this pattern's range;
+    /// false for name patterns and `*`.
+    public func contains(address: IPAddress) -> Bool {
+        if case .network(let network) = kind { return network.contains(address) }
+        return false
     }
 }

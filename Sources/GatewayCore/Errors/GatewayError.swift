@@ -71,6 +71,10 @@ extension GatewayError {
         case tokenRefreshFailed = "token_refresh_failed"
         /// The gateway could not make a certificate to intercept a `CONNECT` (502).
         case interceptionFailed = "interception_failed"
+        /// A request body with a transfer coding other than `chunked`
+        /// (`Transfer-Encoding: gzip, chunked`): 501, as nginx answers; the
+        /// gateway neither decodes it nor passes it on as if it were plain chunked.
+        case unsupportedTransferCoding = "unsupported_transfer_coding"
 
         public var status: HTTPResponseStatus {
             switch self {
@@ -88,6 +92,7 @@ extension GatewayError {
             case .internalError: return .internalServerError
             case .localRateLimit: return .tooManyRequests
             case .tokenRefreshFailed: return .unauthorized
+            case .unsupportedTransferCoding: return .notImplemented
             }
         }
 

@@ -113,9 +113,3 @@ extension ClientConnectionHandler {
         }
     }
 }
-
-extension HTTPRequestHead {
-    var expectsContinue: Bool {
-        headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
-    }
-}

@@ -50,7 +50,9 @@ enum ClientTarget: Equatable, Sendable {
         return uri[index...]
     }
 
-    /// `host`, `host:port`, `[v6]`, `[v6]:port`. No userinfo. Host lowercased.
+    /// `host`, `host:port`, `[v6]`, `[v6]:port`. No userinfo. Host lowercased;
+    /// IPv6 in its canonical form (without brackets); IPv4 only as a canonical
+    /// dotted quad (any other numeric form is malformed: the client gets 400).
     static func parseAuthority(_ authority: Substring, defaultPort: Int?) -> (String, Int)? {
         guard !authority.isEmpty, !authority.utf8.contains(UInt8(ascii: "@")) else { return nil }
         var host: Substring
@@ -64,6 +66,9 @@ enum ClientTarget: Equatable, Sendable {
                 portText = after.dropFirst()
             }
             guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+            // One spelling per address: `[0::1]` is `::1`, so rules and routing see one text.
+            guard let address = IPAddress(host), !address.isIPv4 else { return nil }
+            host = Substring(address.description)
         } else {
             if let colon = authority.lastIndex(of: ":") {
                 host = authority[..<colon]
@@ -72,6 +77,9 @@ enum ClientTarget: Equatable, Sendable {
                 host = authority
             }
             guard !host.isEmpty, host.utf8.allSatisfy(isHostByte) else { return nil }
+            // `2130706434`, `127.2`, `0x7f000002`, `0177.0.0.2`: a resolver reads
+            // each as an IPv4 address, which access rules would not see.
+            guard !IPAddress.isNonCanonicalIPv4(host) else { return nil }
         }
         let port: Int
         if let portText {

@@ -29,8 +29,11 @@ enum ExchangeLogLine {
         logger.info("\(method()) \(withoutQueryValues(url())) \(status)", metadata: metadata)
     }
 
-    /// `https://h/p?token=abc&x=1` → `https://h/p?token=&x=`.
+    /// `https://h/p?token=abc&x=1` → `https://h/p?token=&x=`; userinfo is
+    /// dropped too (``withoutUserInfo(_:)``): a refused request's target is
+    /// logged as the client wrote it, password included.
     static func withoutQueryValues(_ url: String) -> String {
+        let url = withoutUserInfo(url)
         guard let q = url.firstIndex(of: "?") else { return url }
         let query = url[url.index(after: q)...]
         let names = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> Substring in
@@ -38,5 +41,22 @@ enum ExchangeLogLine {
             return pair
         }
         return String(url[...q]) + names.joined(separator: "&")
+    }
+
+    /// `http://user:pass@h/p` → `http://h/p`, `user:pass@h:443` (a CONNECT
+    /// target) → `h:443`: everything up to the authority's last `@` goes.
+    static func withoutUserInfo(_ url: String) -> String {
+        var authorityStart = url.startIndex
+        if let scheme = url.firstRange(of: "://"),
+            url[..<scheme.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." })
+        {
+            authorityStart = scheme.upperBound
+        } else if url.hasPrefix("/") {
+            return url  // origin-form: no authority
+        }
+        let rest = url[authorityStart...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<authorityStart]) + String(url[url.index(after: at)...])
     }
 }

@@ -2,7 +2,8 @@ import GatewayCore
 import NIOHTTP1
 
 /// Checks a decoded request head for what the HTTP parser lets through but a
-/// proxy must refuse: ambiguous framing (request smuggling) and bad targets.
+/// proxy must refuse: ambiguous framing (request smuggling), transfer
+/// codings it cannot pass on faithfully (501), and a `CONNECT` with a body.
 enum RequestHeadValidator {
     /// The framing of the request body, once validated.
     enum BodyFraming: Equatable {
@@ -21,10 +22,16 @@ enum RequestHeadValidator {
             guard head.version.major == 1, head.version.minor >= 1 else {
                 throw GatewayError(.requestSmuggling, "Transfer-Encoding is not allowed in an HTTP/1.0 request")
             }
-            guard encodings.last?.lowercased() == "chunked",
-                encodings.dropLast().allSatisfy({ $0.lowercased() != "chunked" })
-            else {
+            // NIO hands over each comma-separated coding of every field as one value.
+            let codings = encodings.flatMap { $0.split(separator: ",") }.map { Self.trimmed($0).lowercased() }
+            guard codings.last == "chunked", codings.dropLast().allSatisfy({ $0 != "chunked" }) else {
                 throw GatewayError(.requestSmuggling, "unsupported Transfer-Encoding: chunked must be the final coding, once")
+            }
+            guard codings.count == 1 else {
+                throw GatewayError(.unsupportedTransferCoding, "Transfer-Encoding \(codings.joined(separator: ", ")) is not supported: only chunked")
+            }
+            if head.method == .CONNECT {
+                throw GatewayError(.badRequest, "a CONNECT request has no body")
             }
             return .chunked
         }
@@ -34,6 +41,9 @@ enum RequestHeadValidator {
         }
         guard !first.isEmpty, first.count <= 18, first.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(first) else {
             throw GatewayError(.badRequest, "invalid Content-Length")
+        }
+        if value > 0, head.method == .CONNECT {
+            throw GatewayError(.badRequest, "a CONNECT request has no body")
         }
         return value == 0 ? .none : .length(value)
     }
@@ -60,6 +70,13 @@ enum RequestHeadValidator {
         if hosts == 0, head.version == .http1_1, head.method != .CONNECT {
             throw GatewayError(.badRequest, "an HTTP/1.1 request needs a Host header")
         }
+    }
+
+    private static func trimmed(_ text: Substring) -> Substring {
+        var text = text
+        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        return text
     }
 
     static func isTokenByte(_ byte: UInt8) -> Bool {

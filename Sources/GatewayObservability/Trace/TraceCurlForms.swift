@@ -66,7 +66,8 @@ public struct TraceCurlForms: Sendable {
         return command
     }
 
-    /// As sent upstream: `Via` kept, the upstream's credential applied as a shell variable.
+    /// As sent upstream: `Via` kept, the upstream's credential applied as a
+    /// shell variable when the request is within its scope (as the auth policies decide).
     public func direct(_ request: ProxyRequest, body: CurlCommand.Body, bodyLength: Int?) -> CurlCommand {
         var command = CurlCommand(
             method: request.method.rawValue,
@@ -81,7 +82,9 @@ public struct TraceCurlForms: Sendable {
             }
             if request.tls.insecureSkipVerify { command.extraArguments += ["--insecure"] }
         }
-        if let name = request.upstreamName, let upstream = upstreams[name], let auth = upstream.auth {
+        if let name = request.upstreamName, let upstream = upstreams[name], let auth = upstream.auth,
+            CredentialScope.mayCarryCredential(request), upstream.credentialScope.permits(request)
+        {
             applyCredential(auth, upstream: upstream.name, to: &command)
         }
         return command

@@ -3,7 +3,7 @@ public import GatewayConfig
 public import NIOHTTP1
 
 /// Replaces secrets in what a trace shows: configured and built-in header
-/// names, query parameters and JSON / form body fields become shell variables
+/// names (and those of upstreams' `auth`), query parameters and JSON / form body fields become shell variables
 /// (`${REDACTED_AUTHORIZATION}`) or placeholders, and any configured secret value
 /// that still shows up anywhere is scrubbed as a last line of defence.
 public struct TraceRedactor: Sendable {
@@ -19,9 +19,11 @@ public struct TraceRedactor: Sendable {
     public init(config: GatewayConfig) {
         let trace = config.trace
         enabled = trace.redact
-        headerNames = Set((TraceConfig.builtInRedactHeaders + trace.redactHeaders).map { $0.lowercased() })
-        queryNames = Set((TraceConfig.builtInRedactQuery + trace.redactQuery).map { $0.lowercased() })
-        fieldNames = Set((TraceConfig.builtInRedactJSONFields + trace.redactJSONFields).map { $0.lowercased() })
+        // Built-in names, `trace.redact_*`, and every upstream's auth header and
+        // query parameter (a client's own value there is as secret as ours).
+        headerNames = config.redactedHeaderNames
+        queryNames = config.redactedQueryParameters
+        fieldNames = config.redactedJSONFields
         var values: [(String, String)] = []
         for upstream in config.upstreams {
             for (key, secret) in upstream.auth?.secrets ?? [] where secret.value.utf8.count >= 4 {

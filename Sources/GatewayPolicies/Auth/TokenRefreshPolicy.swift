@@ -9,17 +9,26 @@ import NIOHTTP1
 /// many requests were rejected at once, see ``TokenStore``) and sends the
 /// request once more with it.
 ///
-/// The retry needs the body twice: bodies up to `replayLimit` (1 MiB) are
-/// buffered before the first attempt (`ReplayableBody`, shared with the retry
-/// policy); a larger body gets the upstream's 401 back as it is. A failed refresh becomes 401 with
+/// The retry sends the request again, so it follows the retry policy's
+/// safety rules: only an idempotent method, or a request with
+/// `Idempotency-Key` (or an upstream with `retry.retry_non_idempotent`), and
+/// only with a body buffered before the first attempt, up to `replayLimit`
+/// (1 MiB; `ReplayableBody`, shared with the retry policy). Any other request
+/// gets the upstream's 401 back as it is; the token is still replaced (at most
+/// once per token value) so the client's next request carries a new one. A failed refresh becomes 401 with
 /// `X-Gateway-Error: token_refresh_failed` (thrown as ``GatewayError``).
 ///
 /// Requests of other upstreams pass untouched, as do, with `client_auth: keep`,
-/// requests carrying their own `Authorization`.
+/// requests carrying their own `Authorization`, and requests outside the
+/// credential's scope (``CredentialScope``: plain http without an `http://`
+/// origin, another port, a `TRACE`): those are forwarded without a token.
 public struct TokenRefreshPolicy: GatewayPolicy {
     struct Binding: Sendable {
         let store: TokenStore
         let clientAuth: ClientAuthMode
+        let scope: CredentialScope
+        /// The upstream's `retry.retry_non_idempotent`: replay a 401'd POST too.
+        let retryNonIdempotent: Bool
     }
 
     /// Largest request body buffered so it can be sent again after a 401.
@@ -33,7 +42,10 @@ public struct TokenRefreshPolicy: GatewayPolicy {
         var bindings: [String: Binding] = [:]
         for upstream in config.upstreams {
             guard let auth = upstream.auth, let store = stores[upstream.name] else { continue }
-            bindings[upstream.name] = Binding(store: store, clientAuth: auth.clientAuth)
+            bindings[upstream.name] = Binding(
+                store: store, clientAuth: auth.clientAuth, scope: upstream.credentialScope,
+                retryNonIdempotent: upstream.retry?.retryNonIdempotent ?? false
+            )
         }
         self.bindings = bindings
         self.replayLimit = replayLimit
@@ -42,16 +54,31 @@ public struct TokenRefreshPolicy: GatewayPolicy {
     /// True when no upstream uses OAuth2 (the policy can be left out).
     public var isEmpty: Bool { bindings.isEmpty }
 
+    /// Whether `request` would get its upstream's access token: the upstream
+    /// uses OAuth2, the request is within the credential's scope, and it is not
+    /// a `TRACE`. Synchronous, the same rule as ``AuthInjectionPolicy/isInScope(_:)``.
+    public func isInScope(_ request: ProxyRequest) -> Bool {
+        guard let name = request.upstreamName, let binding = bindings[name] else { return false }
+        return CredentialScope.mayCarryCredential(request) && binding.scope.permits(request)
+    }
+
     public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
-        guard let name = request.upstreamName, let binding = bindings[name] else {
+        guard let name = request.upstreamName, let binding = bindings[name], isInScope(request) else {
             return try await next.handle(request, context: context)
         }
         if binding.clientAuth == .keep, request.headers.contains(name: "Authorization") {
             return try await next.handle(request, context: context)
         }
         var request = request
-        let prepared = try await ReplayableBody.prepare(request.body, limit: replayLimit)
-        request.body = prepared.body
+        // Replayed after a 401 only what the retry rules would replay: an
+        // idempotent method or `Idempotency-Key` (or `retry_non_idempotent`),
+        // and a body buffered within `replayLimit`. Others are not buffered at all.
+        var replayable = false
+        if RetryPolicy.isSafeToRetry(request, retryNonIdempotent: binding.retryNonIdempotent) {
+            let prepared = try await ReplayableBody.prepare(request.body, limit: replayLimit)
+            request.body = prepared.body
+            replayable = prepared.replayable
+        }
 
         let token: AccessToken
         do {
@@ -62,8 +89,14 @@ public struct TokenRefreshPolicy: GatewayPolicy {
         }
         request.headers.replaceOrAdd(name: "Authorization", value: token.authorizationValue)
         let response = try await next.handle(request, context: context)
-        guard response.status == .unauthorized, prepared.replayable else { return response }
+        guard response.status == .unauthorized else { return response }
 
+        guard replayable else {
+            // The 401 goes back as it is; the token is still replaced (once per
+            // token value, see TokenStore) so the client's next request carries a new one.
+            _ = try? await binding.store.accessToken(replacing: token)
+            return response
+        }
         let fresh: AccessToken?
         do {
             fresh = try await binding.store.accessToken(replacing: token)

@@ -27,9 +27,14 @@ public actor TokenStore {
     }
 
     public static let maxBackoff: Duration = .seconds(60)
-    /// A token obtained after a 401 is not replaced again on 401 within this
-    /// interval: the upstream rejects even fresh tokens, so the 401 goes back to the client.
-    public static let unauthorizedRefreshInterval: Duration = .seconds(1)
+    /// A 401 refreshes at most once per token value, and a token obtained
+    /// after a 401 is not replaced again on 401 within this interval: the
+    /// upstream rejects even fresh tokens, so the 401 goes back to the client
+    /// (at most one such refresh a minute however many requests are rejected).
+    public static let unauthorizedRefreshInterval: Duration = .seconds(60)
+    /// The shortest lifetime believed from a token endpoint: `expires_in: 0`
+    /// (or a few seconds) would otherwise make every request call it.
+    public static let minimumTokenLifetime: Double = 30
 
     public nonisolated let upstream: String
     public nonisolated let config: OAuth2Config
@@ -48,7 +53,10 @@ public actor TokenStore {
     private var consecutiveFailures = 0
     private var retryNotBefore: ContinuousClock.Instant?
     private var lastFailure: TokenRefreshFailure?
-    private var lastUnauthorizedRefresh: ContinuousClock.Instant?
+    /// The token the last 401-triggered refresh obtained, and when.
+    private var lastUnauthorizedRefresh: (token: String, at: ContinuousClock.Instant)?
+    /// Whether a too short `expires_in` was logged already (once per store).
+    private var loggedShortLifetime = false
     /// Token endpoint calls made by this store (for tests and diagnostics).
     public private(set) var tokenCalls = 0
     /// Callers awaiting the refresh in flight right now (for tests: proves they share one call).
@@ -109,16 +117,17 @@ public actor TokenStore {
 
     /// A replacement for `rejected`, which the upstream answered 401 to. If the
     /// current token is already another one (a concurrent refresh replaced it),
-    /// that one, without a token call. Nil when the rejected token was itself
-    /// obtained after a 401 less than ``unauthorizedRefreshInterval`` ago: the
-    /// caller passes the 401 on instead of refreshing in a loop.
+    /// that one, without a token call: a token value causes at most one
+    /// refresh. Nil when the rejected token was itself obtained after a 401
+    /// less than ``unauthorizedRefreshInterval`` ago: the caller passes the 401
+    /// on instead of refreshing in a loop.
     public func accessToken(replacing rejected: AccessToken) async throws -> AccessToken? {
         loadIfNeeded()
         if let current = state.accessToken, current != rejected.value, !state.isExpired(now: clock.secondsSince1970) {
             return AccessToken(current)
         }
         if inFlight == nil, state.accessToken == rejected.value, let last = lastUnauthorizedRefresh,
-            clock.now < last + Self.unauthorizedRefreshInterval
+            last.token == rejected.value, clock.now < last.at + Self.unauthorizedRefreshInterval
         {
             return nil
         }
@@ -160,7 +169,7 @@ public actor TokenStore {
         var next = state
         next.accessToken = response.accessToken
         next.obtainedAt = now
-        next.expiresAt = response.expiresIn.map { now + $0 }
+        next.expiresAt = response.expiresIn.map { now + lifetime($0) }
         if let rotated = response.refreshToken { next.refreshToken = rotated }
         // Persist before anyone uses the new token: a crash after this point
         // keeps the rotated refresh token.
@@ -169,13 +178,26 @@ public actor TokenStore {
         consecutiveFailures = 0
         retryNotBefore = nil
         lastFailure = nil
-        if trigger == .unauthorized { lastUnauthorizedRefresh = clock.now }
+        if trigger == .unauthorized { lastUnauthorizedRefresh = (response.accessToken, clock.now) }
         events.tokenRefresh(upstream: upstream, trigger: trigger.rawValue, result: "success")
         var metadata: Logger.Metadata = ["upstream": "\(upstream)", "trigger": "\(trigger.rawValue)"]
         if let expiresIn = response.expiresIn { metadata["expires_in_s"] = "\(Int(expiresIn))" }
         if response.refreshToken != nil { metadata["refresh_token"] = "rotated" }
         logger.info("access token refreshed", metadata: metadata)
         return AccessToken(response.accessToken)
+    }
+
+    /// `expires_in`, but at least ``minimumTokenLifetime`` (logged once per store).
+    private func lifetime(_ expiresIn: Double) -> Double {
+        guard expiresIn < Self.minimumTokenLifetime else { return expiresIn }
+        if !loggedShortLifetime {
+            loggedShortLifetime = true
+            logger.warning(
+                "token endpoint gave a very short expires_in; the token is used for the minimum lifetime instead",
+                metadata: ["upstream": "\(upstream)", "expires_in_s": "\(Int(expiresIn))", "used_s": "\(Int(Self.minimumTokenLifetime))"]
+            )
+        }
+        return Self.minimumTokenLifetime
     }
 
     /// Counts the failure, starts the backoff, and returns the error for the waiters.

@@ -8,9 +8,14 @@ import NIOHTTP1
 ///
 /// 1. Upstream holds (`honor_upstream`): after a response with `RateLimit` /
 ///    `RateLimit-*` / `X-RateLimit-*` saying nothing remains, or a 429/503 with
-///    `Retry-After`, further requests wait until the reset instead of being sent
-///    into a 429. A hold longer than `max_wait` (or more than `max_queue`
-///    requests holding) answers 429 at once.
+///    `Retry-After`, further requests to the same `host:port` wait until the
+///    reset instead of being sent into a 429. Holds are per `host:port`, not
+///    per upstream: one host's answer does not stop the upstream's other hosts.
+///    A hold is never longer than `max_wait`: an announced pause beyond it
+///    (`Retry-After: 86400`) is not kept at all, so later requests go to the
+///    upstream and the client gets the upstream's own answer (its 429 and
+///    `Retry-After`) instead of being held. More than `max_queue` requests
+///    holding: 429 at once.
 /// 2. Local token bucket (`requests_per_second`, `burst`; one per upstream, or
 ///    per endpoint with `per_endpoint`): requests over the rate wait in a FIFO
 ///    queue of at most `max_queue`; beyond it, or when the expected wait exceeds
@@ -57,7 +62,8 @@ public struct RateLimitPolicy: GatewayPolicy {
             return try await next.handle(request, context: context)
         }
         let config = rules.config
-        if config.honorUpstream, let refusal = try await waitForUpstreamHold(name, authority: request.hostPort, config: config) {
+        let authority = request.hostPort
+        if config.honorUpstream, let refusal = try await waitForUpstreamHold(name, authority: authority, config: config) {
             return refusal
         }
         if let rate = config.requestsPerSecond, rate > 0 {
@@ -72,15 +78,18 @@ public struct RateLimitPolicy: GatewayPolicy {
             }
         }
         let response = try await next.handle(request, context: context)
-        if config.honorUpstream { observe(response, upstream: name) }
+        if config.honorUpstream { observe(response, upstream: name, authority: authority, maxWait: config.maxWait, logger: context.logger) }
         return response
     }
 
-    /// Waits while the upstream asked for a pause; a 429 response if that is too long.
+    /// Waits while `authority` asked for a pause; a 429 response when too many
+    /// wait already. A hold beyond `max_wait` (kept from before a reload that
+    /// lowered it) is not waited for: the upstream answers.
     private func waitForUpstreamHold(_ name: String, authority: String, config: RateLimitConfig) async throws -> ProxyResponse? {
-        while let until = registry.hold(upstream: name, now: clock.now) {
+        while let until = registry.hold(authority: authority, now: clock.now) {
             let wait = until - clock.now
-            guard wait <= config.maxWait, registry.queueDepth(upstream: name) < config.maxQueue else {
+            guard wait <= config.maxWait else { return nil }
+            guard registry.queueDepth(upstream: name) < config.maxQueue else {
                 return refuse(name, authority: authority, wait: wait, why: "the upstream asked for a pause until its rate limit resets")
             }
             registry.adjustDepth(upstream: name, by: 1, events: events)
@@ -98,8 +107,9 @@ public struct RateLimitPolicy: GatewayPolicy {
         return error.response(extraHeaders: ["Retry-After": RetryAfter.headerValue(for: wait)])
     }
 
-    /// Learns holds from the upstream's answer.
-    private func observe(_ response: ProxyResponse, upstream name: String) {
+    /// Learns holds of `authority` from the upstream's answer; one longer than
+    /// `maxWait` is not kept (the response goes to the client as it is).
+    private func observe(_ response: ProxyResponse, upstream name: String, authority: String, maxWait: Duration, logger: Logger) {
         let now = clock.now
         let wall = clock.secondsSince1970
         let status = response.status.code
@@ -113,8 +123,14 @@ public struct RateLimitPolicy: GatewayPolicy {
         if status == 429 || (status == 503 && hold != nil) {
             events.rateLimited(upstream: name, source: "upstream")
         }
-        if let hold, hold > .zero {
-            registry.extendHold(upstream: name, until: now + hold)
+        guard let hold, hold > .zero else { return }
+        guard hold <= maxWait else {
+            logger.debug(
+                "upstream asked for a pause longer than max_wait; not holding requests",
+                metadata: ["upstream": "\(name)", "authority": "\(authority)", "pause_s": "\(hold.seconds)"]
+            )
+            return
         }
+        registry.extendHold(authority: authority, until: now + hold, now: now)
     }
 }

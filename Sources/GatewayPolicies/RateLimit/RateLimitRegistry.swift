@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 /// Rate-limit state that outlives a config snapshot (it lives in the app's
 /// long-lived services): the local limiters per upstream (or per endpoint),
 /// the holds the upstreams asked for (`remaining: 0` until a reset, or
-/// `Retry-After`), and the number of requests waiting per upstream.
+/// `Retry-After`) by `host:port`, and the number of requests waiting per upstream.
 ///
 /// A limiter is kept across reloads while its parameters stay the same; a
 /// changed rate, burst, queue or wait makes a new one (waiters of the old one
@@ -61,23 +61,29 @@ public final class RateLimitRegistry: Sendable {
         }
     }
 
-    /// Until when `upstream` asked not to be sent requests; nil if it did not (or that passed).
-    public func hold(upstream: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    /// Until when `authority` (`host:port`) asked not to be sent requests; nil
+    /// if it did not (or that passed).
+    public func hold(authority: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         state.withLockedValue { s in
-            guard let until = s.holds[upstream] else { return nil }
+            guard let until = s.holds[authority] else { return nil }
             guard until > now else {
-                s.holds[upstream] = nil
+                s.holds[authority] = nil
                 return nil
             }
             return until
         }
     }
 
-    /// Holds `upstream`'s requests until `until` (a later existing hold stays).
-    public func extendHold(upstream: String, until: ContinuousClock.Instant) {
+    /// Holds requests to `authority` (`host:port`) until `until` (a later
+    /// existing hold stays). Expired holds are dropped here, so a flood of
+    /// hosts does not grow the table.
+    public func extendHold(authority: String, until: ContinuousClock.Instant, now: ContinuousClock.Instant) {
         state.withLockedValue { s in
-            if let current = s.holds[upstream], current >= until { return }
-            s.holds[upstream] = until
+            if let current = s.holds[authority], current >= until { return }
+            if s.holds.count >= Self.maxLimiters {
+                s.holds = s.holds.filter { $0.value > now }
+            }
+            s.holds[authority] = until
         }
     }
 

@@ -13,8 +13,19 @@ struct TraceCurlFormsTests {
         return TraceCurlForms(config: config, proxyURL: "http://127.0.0.1:8080")
     }
 
-    func request(target: String, headers: HTTPHeaders = [:]) -> ProxyRequest {
-        ProxyRequest(method: .GET, scheme: .http, host: "api.test", port: 80, target: target, headers: headers, body: .empty, upstreamName: "api")
+    /// Over TLS to port 443: within the credential's scope.
+    func request(target: String, headers: HTTPHeaders = [:], scheme: UpstreamScheme = .https) -> ProxyRequest {
+        ProxyRequest(method: .GET, scheme: scheme, host: "api.test", port: scheme.defaultPort, target: target, headers: headers, body: .empty, upstreamName: "api")
+    }
+
+    /// As the auth policies: outside the credential's scope (plain http
+    /// without an http:// origin) the direct line carries no credential either.
+    @Test func outOfScopeRequestsGetNoCredentialInTheDirectLine() {
+        let forms = forms(.bearer(token: Secret(source: .env("API_TOKEN"), value: "s3cret")))
+        let plain = forms.direct(request(target: "/x", scheme: .http), body: .none, bodyLength: nil).line
+        #expect(!plain.contains("API_TOKEN"), "\(plain)")
+        let tls = forms.direct(request(target: "/x"), body: .none, bodyLength: nil).line
+        #expect(tls.contains("Authorization: Bearer ${API_TOKEN}"), "\(tls)")
     }
 
     @Test func queryCredentialReplacesTheClientsValueInPlace() {

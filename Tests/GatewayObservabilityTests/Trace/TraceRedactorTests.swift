@@ -37,3 +37,37 @@ struct TraceRedactorTests {
         #expect(redactor.headers(HTTPHeaders([("Authorization", "Bearer abc")])).first?.value == [.literal("Bearer abc")])
     }
 }
+
+/// Issue 15 item 6: an upstream's auth header and query names are redacted,
+/// also when the client sends its own value (`client_auth: keep`).
+@Suite("Trace redaction of upstream auth names", .timeLimit(.minutes(1)))
+struct TraceRedactorUpstreamAuthTests {
+    static func config() -> GatewayConfig {
+        var config = GatewayConfig()
+        config.upstreams = [
+            UpstreamConfig(
+                name: "vendor", hosts: [HostPattern("api.vendor.test")!],
+                auth: AuthConfig(kind: .header(name: "X-Vendor-Key", value: Secret(source: .env("VENDOR_KEY"), value: "gateway-key-1")), clientAuth: .keep)
+            ),
+            UpstreamConfig(
+                name: "maps", hosts: [HostPattern("maps.test")!],
+                auth: AuthConfig(kind: .query(parameter: "sig", value: Secret(source: .env("MAPS_SIG"), value: "gateway-sig-1")))
+            ),
+        ]
+        return config
+    }
+
+    @Test func theClientsOwnValueInAnUpstreamsAuthHeaderIsRedacted() {
+        let forms = TraceCurlForms(config: Self.config(), proxyURL: "http://127.0.0.1:8080")
+        let request = ProxyRequest(
+            method: .GET, scheme: .https, host: "api.vendor.test", port: 443, target: "/v1?sig=client-sig-7",
+            headers: ["Host": "api.vendor.test", "X-Vendor-Key": "client-key-7"], upstreamName: "vendor"
+        )
+        for line in [forms.throughGateway(request, body: .none, bodyLength: nil).line, forms.direct(request, body: .none, bodyLength: nil).line] {
+            #expect(!line.contains("client-key-7"), "\(line)")
+            #expect(!line.contains("client-sig-7"), "\(line)")
+            #expect(line.contains("${REDACTED_X-VENDOR-KEY}") || line.contains("REDACTED_X"), "\(line)")
+        }
+        #expect(forms.redactor.isRedactedHeader("x-vendor-key"))
+    }
+}

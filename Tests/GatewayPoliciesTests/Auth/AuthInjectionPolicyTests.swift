@@ -24,7 +24,7 @@ struct AuthInjectionPolicyTests {
         let policy = AuthInjectionPolicy(credentials: ["api": AuthConfig(kind: kind, clientAuth: clientAuth)])
         var all: HTTPHeaders = ["Host": "api.test"]
         all.add(contentsOf: headers)
-        let request = ProxyRequest(method: .GET, scheme: .http, host: "api.test", port: 80, target: target, headers: all, upstreamName: upstream)
+        let request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: target, headers: all, upstreamName: upstream)
         _ = try await PolicyChain(policies: [policy], terminal: capture).handle(request, context: testContext())
         return try #require(capture.requests.first)
     }

@@ -222,6 +222,8 @@ struct TokenStoreTests {
         #expect(try await store.accessToken(replacing: fresh) == nil)
         #expect(f.authority.tokenCallCount == 2)
         f.clock.advance(by: .seconds(2))
+        #expect(try await store.accessToken(replacing: fresh) == nil, "not a few seconds later either")
+        f.clock.advance(by: TokenStore.unauthorizedRefreshInterval)
         #expect(try await store.accessToken(replacing: fresh) != nil)
         #expect(f.authority.tokenCallCount == 3)
     }

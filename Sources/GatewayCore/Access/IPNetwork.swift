@@ -1,0 +1,54 @@
+/// An IP range in CIDR notation (`10.0.0.0/8`, `::1/128`), or one address.
+/// IPv4-mapped IPv6 addresses are matched as the IPv4 address they map to.
+public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
+    public let address: IPAddress
+    public let prefixLength: Int
+
+    /// `10.0.0.0/8`, `fd00::/8`, `127.0.0.1` (a /32), `[::1]` (a /128).
+    /// Host bits set below the prefix are refused (`10.0.0.1/8`): they hint at a typo.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let address = IPAddress(parts[0]) else { return nil }
+        let unmapped = address.unmapped
+        let bits = address.bytes.count * 8
+        var prefix = bits
+        if parts.count == 2 {
+            guard !parts[1].isEmpty, parts[1].utf8.count <= 3, parts[1].utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+                let value = Int(parts[1]), value <= bits
+            else { return nil }
+            prefix = value
+        }
+        // ::ffff:10.0.0.0/104 is 10.0.0.0/8.
+        if !unmapped.isIPv4 || address.isIPv4 {
+            self.address = address
+            self.prefixLength = prefix
+        } else if prefix >= 96 {
+            self.address = unmapped
+            self.prefixLength = prefix - 96
+        } else {
+            self.address = address
+            self.prefixLength = prefix
+        }
+        guard Self.masked(self.address.bytes, prefixLength) == self.address.bytes else { return nil }
+    }
+
+    /// Whether `ip` (unmapped first) lies in the range.
+    public func contains(_ ip: IPAddress) -> Bool {
+        let ip = ip.unmapped
+        guard ip.bytes.count == address.bytes.count else { return false }
+        return Self.masked(ip.bytes, prefixLength) == address.bytes
+    }
+
+    public var description: String {
+        prefixLength == address.bytes.count * 8 ? address.description : "\(address)/\(prefixLength)"
+    }
+
+    static func masked(_ bytes: [UInt8], _ prefix: Int) -> [UInt8] {
+        var out = bytes
+        for index in out.indices {
+            let bitsHere = max(0, min(8, prefix - index * 8))
+            out[index] &= bitsHere == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - bitsHere))
+        }
+        return out
+    }
+}

@@ -1,0 +1,64 @@
+import GatewayConfig
+import GatewayCore
+import Testing
+
+/// Issue 15 item 4: access rules match addresses as addresses (any spelling),
+/// accept CIDR ranges, and check the address actually connected to.
+@Suite("access IP rules")
+struct AccessIPRulesTests {
+    static func access(allow: [String] = ["*"], deny: [String]) -> AccessConfig {
+        AccessConfig(allow: allow.map { HostPattern($0)! }, deny: deny.map { HostPattern($0)! })
+    }
+
+    @Test(arguments: ["127.0.0.2", "::ffff:127.0.0.2", "[::ffff:127.0.0.2]", "::1", "0::1", "[0:0::1]", "0:0:0:0:0:0:0:1",
+                      "2130706434", "127.2", "0x7f000002", "0177.0.0.2", "127.0.0.2."])
+    func everySpellingOfADeniedAddressIsDenied(_ host: String) {
+        let access = Self.access(deny: ["127.0.0.2", "::1"])
+        #expect(!access.isAllowed(host: host))
+    }
+
+    @Test func otherAddressesAndNamesStayAllowed() {
+        let access = Self.access(deny: ["127.0.0.2", "::1"])
+        #expect(access.isAllowed(host: "127.0.0.1"))
+        #expect(access.isAllowed(host: "::2"))
+        #expect(access.isAllowed(host: "example.com"))
+    }
+
+    @Test func cidrRangesInAllowAndDeny() {
+        let access = Self.access(allow: ["10.0.0.0/8", "::1/128", "api.example.com"], deny: ["10.9.0.0/16"])
+        #expect(access.isAllowed(host: "10.1.2.3"))
+        #expect(access.isAllowed(host: "[::ffff:10.1.2.3]"))
+        #expect(!access.isAllowed(host: "10.9.1.1"))
+        #expect(!access.isAllowed(host: "11.0.0.1"))
+        #expect(access.isAllowed(host: "::1"))
+        #expect(!access.isAllowed(host: "::2"))
+        #expect(access.isAllowed(host: "api.example.com"))
+    }
+
+    @Test func theAddressConnectedToIsCheckedAgainstDenyRanges() {
+        let access = Self.access(deny: ["127.0.0.0/8", "::1", "internal.example.com"])
+        #expect(!access.isAllowed(address: "127.0.0.2"))
+        #expect(!access.isAllowed(address: "::ffff:127.0.0.5"))
+        #expect(!access.isAllowed(address: "0::1"))
+        #expect(access.isAllowed(address: "93.184.216.34"))
+        #expect(access.isAllowed(address: "2001:db8::1"))
+        #expect(!access.isAllowed(address: "not-an-address"))
+    }
+
+    @Test func rangesAreDecodedInAccessRules() {
+        let config = TestSupport.parse("access:\n  allow: [\"10.0.0.0/8\", \"fd00::/8\"]\n  deny: [\"10.1.0.0/16\", \"[::1]\"]\n")
+        #expect(config?.access.allow.map(\.description) == ["10.0.0.0/8", "fd00::/8"])
+        #expect(config?.access.isAllowed(host: "10.2.0.1") == true)
+        #expect(config?.access.isAllowed(host: "10.1.0.1") == false)
+    }
+
+    @Test(arguments: ["10.0.0.1/8", "10.0.0.0/33", "10.0.0.0/", "0177.0.0.1", "2130706434", "::1/129"])
+    func malformedRangesAndNonCanonicalAddressesAreRefused(_ text: String) {
+        TestSupport.expectError("access:\n  deny: [\"\(text)\"]\n", keyPath: "access.deny[0]", contains: "not a host pattern")
+    }
+
+    @Test func upstreamHostsTakeAddressesButNotRanges() {
+        #expect(TestSupport.parse("upstreams:\n  - name: a\n    hosts: [\"::1\", 127.0.0.1]\n")?.upstreams.first?.matches(host: "0::1") == true)
+        TestSupport.expectError("upstreams:\n  - name: a\n    hosts: [\"10.0.0.0/8\"]\n", keyPath: "upstreams[0].hosts[0]", contains: "not a host pattern")
+    }
+}

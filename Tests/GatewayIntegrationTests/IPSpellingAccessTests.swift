@@ -1,0 +1,31 @@
+import Foundation
+import GatewayConfig
+import GatewayCore
+import GatewayTesting
+import Testing
+
+/// Issue 15 item 4 end to end: `deny: [127.0.0.2, "::1"]` is not bypassed by
+/// other spellings of those addresses; numeric IPv4 forms get 400, IPv6
+/// spellings and IPv4-mapped addresses 403.
+@Suite(.timeLimit(.minutes(2)))
+struct IPSpellingAccessTests {
+    @Test func otherSpellingsOfDeniedAddressesAreRefused() async throws {
+        let upstream = try await TestUpstream.start()
+        let port = upstream.port
+        let gateway = try await GatewayHarness.start { config in
+            config.access.deny = [HostPattern("127.0.0.2")!, HostPattern("::1")!]
+        }
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+        let cases: [(String, Int)] = [
+            ("2130706434", 400), ("127.2", 400), ("0x7f000002", 400), ("0177.0.0.2", 400),
+            ("[::ffff:127.0.0.2]", 403), ("[0::1]", 403), ("127.0.0.2", 403),
+        ]
+        for (host, status) in cases {
+            let client = try await gateway.rawConnection()
+            try await client.send("GET http://\(host):\(port)/echo HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n\r\n")
+            let response = try #require(RawResponse(try await client.receive()), "\(host)")
+            #expect(response.status == status, "\(host)")
+        }
+        #expect(upstream.requestsServed == 0)
+    }
+}

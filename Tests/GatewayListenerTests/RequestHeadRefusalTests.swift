@@ -1,0 +1,47 @@
+import GatewayCore
+@testable import GatewayListener
+import NIOHTTP1
+import Testing
+
+/// Issue 15 (low): transfer codings the gateway cannot pass on faithfully get
+/// 501, and a CONNECT with a body gets 400.
+struct RequestHeadRefusalTests {
+    func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
+        head(.POST, headers, version: version)
+    }
+
+    func head(_ method: HTTPMethod, _ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
+        HTTPRequestHead(version: version, method: method, uri: method == .CONNECT ? "h:443" : "http://h/", headers: headers)
+    }
+
+    func code(_ head: HTTPRequestHead) -> GatewayError.Code? {
+        do {
+            _ = try RequestHeadValidator.framing(of: head)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test(arguments: [
+        HTTPHeaders([("Transfer-Encoding", "gzip, chunked")]),
+        HTTPHeaders([("Transfer-Encoding", "gzip"), ("Transfer-Encoding", "chunked")]),
+        HTTPHeaders([("Transfer-Encoding", "deflate ,chunked")]),
+    ])
+    func aCodingBeforeChunkedIsNotImplemented(_ headers: HTTPHeaders) {
+        #expect(code(head(headers)) == .unsupportedTransferCoding)
+        #expect(GatewayError.Code.unsupportedTransferCoding.status.code == 501)
+    }
+
+    @Test func plainChunkedIsStillFine() throws {
+        #expect(try RequestHeadValidator.framing(of: head(["Transfer-Encoding": "Chunked"])) == .chunked)
+        #expect(code(head(["Transfer-Encoding": "chunked, gzip"])) == .requestSmuggling)
+    }
+
+    @Test func connectWithABodyIsABadRequest() throws {
+        #expect(code(head(.CONNECT, ["Content-Length": "5"])) == .badRequest)
+        #expect(code(head(.CONNECT, ["Transfer-Encoding": "chunked"])) == .badRequest)
+        #expect(try RequestHeadValidator.framing(of: head(.CONNECT, ["Content-Length": "0"])) == .none)
+        #expect(try RequestHeadValidator.framing(of: head(.CONNECT, [:])) == .none)
+    }
+}

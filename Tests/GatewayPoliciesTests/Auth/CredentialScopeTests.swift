@@ -1,0 +1,91 @@
+import GatewayConfig
+import GatewayCore
+import GatewayPolicies
+import NIOHTTP1
+import Testing
+
+/// Issue 15 item 2: a credential belongs to an origin (scheme, host, port),
+/// and goes over TLS unless the upstream opts in with an `http://` origin.
+/// Outside its scope a request is forwarded without it.
+@Suite(.timeLimit(.minutes(1)))
+struct CredentialScopeTests {
+    static let secret = Secret(source: .env("API_TOKEN"), value: "tok-Scope-9")
+
+    func config(origin: String? = nil, ports: [Int]? = nil) -> GatewayConfig {
+        var config = GatewayConfig()
+        config.upstreams = [
+            UpstreamConfig(
+                name: "api", hosts: [HostPattern("api.test")!], origin: origin.flatMap(UpstreamOrigin.init), ports: ports,
+                auth: AuthConfig(kind: .bearer(token: Self.secret))
+            )
+        ]
+        return config
+    }
+
+    func request(_ scheme: UpstreamScheme, _ host: String = "api.test", port: Int, method: HTTPMethod = .GET) -> ProxyRequest {
+        ProxyRequest(method: method, scheme: scheme, host: host, port: port, target: "/v1", headers: ["Host": host], upstreamName: "api")
+    }
+
+    func injected(_ request: ProxyRequest, _ config: GatewayConfig) -> Bool {
+        var request = request
+        AuthInjectionPolicy(config: config).inject(into: &request)
+        return request.headers["Authorization"] == ["Bearer \(Self.secret.value)"]
+    }
+
+    @Test func onlyOverTLSToPort443ByDefault() {
+        let config = config()
+        #expect(injected(request(.https, port: 443), config))
+        #expect(!injected(request(.http, port: 80), config), "cleartext: no credential")
+        #expect(!injected(request(.https, port: 25), config), "another port: no credential")
+        #expect(!injected(request(.http, port: 443), config))
+        #expect(AuthInjectionPolicy(config: config).isInScope(request(.https, port: 443)))
+        #expect(!AuthInjectionPolicy(config: config).isInScope(request(.http, port: 80)))
+    }
+
+    @Test func portsListWidensTheTLSScope() {
+        let config = config(ports: [443, 8443])
+        #expect(injected(request(.https, port: 8443), config))
+        #expect(injected(request(.https, port: 443), config))
+        #expect(!injected(request(.https, port: 9443), config))
+        #expect(!injected(request(.http, port: 8443), config), "ports never allow cleartext")
+    }
+
+    @Test func anExplicitHTTPOriginOptsIntoCleartextForThatOriginOnly() {
+        let config = config(origin: "http://127.0.0.1:8081")
+        // The router sent the request to the origin.
+        #expect(injected(request(.http, "127.0.0.1", port: 8081), config))
+        #expect(!injected(request(.http, "127.0.0.1", port: 8082), config))
+        #expect(!injected(request(.https, "127.0.0.1", port: 8081), config))
+    }
+
+    @Test func anHTTPSOriginScopesToItself() {
+        let config = config(origin: "https://api.test")
+        #expect(injected(request(.https, port: 443), config))
+        #expect(!injected(request(.http, port: 80), config))
+    }
+
+    @Test func outOfScopeRequestsKeepTheClientsOwnHeaders() async throws {
+        let policy = AuthInjectionPolicy(config: config())
+        var request = request(.http, port: 80)
+        request.headers.add(name: "Authorization", value: "Bearer client-own")
+        policy.inject(into: &request)
+        #expect(request.headers["Authorization"] == ["Bearer client-own"])
+    }
+
+    @Test func tokenRefreshPolicyLeavesOutOfScopeRequestsAlone() async throws {
+        let f = try OAuthFixture()
+        defer { f.cleanUp() }
+        let store = f.makeStore()
+        let upstream = ProtectedHandler(authority: f.authority)
+        let policy = f.policy(store)
+        var plain = paymentsRequest()
+        plain.scheme = .http
+        plain.port = 80
+        #expect(!policy.isInScope(plain))
+        #expect(policy.isInScope(paymentsRequest()))
+        let response = try await PolicyChain(policies: [policy], terminal: upstream).handle(plain, context: testContext())
+        #expect(response.status == .unauthorized)
+        #expect(upstream.attempts.map(\.authorization) == [nil])
+        #expect(f.authority.tokenCallCount == 0, "no token fetched for a request that cannot carry it")
+    }
+}

@@ -1,0 +1,36 @@
+import GatewayConfig
+import GatewayCore
+import GatewayPolicies
+import NIOHTTP1
+import Testing
+
+/// Issue 15 item 5: TRACE is forwarded without credentials (RFC 9110 §9.3.8:
+/// the upstream echoes the request, credential included).
+@Suite(.timeLimit(.minutes(1)))
+struct TraceCredentialTests {
+    @Test func staticCredentialsAreNotInjectedIntoTrace() {
+        var config = GatewayConfig()
+        config.upstreams = [UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!], auth: AuthConfig(kind: .bearer(token: Secret(source: .env("T"), value: "tok-trace-1"))))]
+        let policy = AuthInjectionPolicy(config: config)
+        var trace = ProxyRequest(method: .TRACE, scheme: .https, host: "api.test", port: 443, target: "/", headers: ["Host": "api.test"], upstreamName: "api")
+        #expect(!policy.isInScope(trace))
+        policy.inject(into: &trace)
+        #expect(!trace.headers.contains(name: "Authorization"))
+        var get = trace
+        get.method = .GET
+        policy.inject(into: &get)
+        #expect(get.headers["Authorization"] == ["Bearer tok-trace-1"], "control")
+    }
+
+    @Test func oauth2TokensAreNotSentWithTrace() async throws {
+        let f = try OAuthFixture()
+        defer { f.cleanUp() }
+        let upstream = ProtectedHandler(authority: f.authority)
+        let policy = f.policy(f.makeStore())
+        let trace = paymentsRequest(method: .TRACE)
+        #expect(!policy.isInScope(trace))
+        _ = try await PolicyChain(policies: [policy], terminal: upstream).handle(trace, context: testContext())
+        #expect(upstream.attempts.map(\.authorization) == [nil])
+        #expect(f.authority.tokenCallCount == 0)
+    }
+}
