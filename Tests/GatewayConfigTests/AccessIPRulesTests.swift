@@ -22,6 +22,9 @@ struct AccessIPRulesTests {
         #expect(access.isAllowed(host: "127.0.0.1"))
         #expect(access.isAllowed(host: "::2"))
         #expect(access.isAllowed(host: "example.com"))
+        #expect(access.isAllowed(host: "::ffff:127.0.0.1"), "an IPv4-mapped address not denied is allowed")
+        #expect(access.isAllowed(host: "[::ffff:127.0.0.1]"))
+        #expect(!IPAddress.isNonCanonicalIPv4("::ffff:127.0.0.1"))
     }
 
     @Test func cidrRangesInAllowAndDeny() {

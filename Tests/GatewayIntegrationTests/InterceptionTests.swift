@@ -38,6 +38,8 @@ struct InterceptionTests {
         { config in
             config.upstreams = [UpstreamConfig(
                 name: "api", hosts: [HostPattern("localhost")!],
+                // The test upstream's TLS port: the credential's scope is 443 unless listed.
+                ports: [443, f.upstream.port],
                 tls: UpstreamTLSSettings(caFile: f.paths.caBundle),
                 intercept: intercept,
                 auth: AuthConfig(kind: .bearer(token: Self.token))

@@ -44,7 +44,7 @@ struct PythonClientTests {
             config.access.connectPorts = [tls.port]
             config.interception = InterceptionConfig(stateDir: "\(dir)/state")
             config.upstreams = [UpstreamConfig(
-                name: "api", hosts: [HostPattern("localhost")!], tls: UpstreamTLSSettings(caFile: paths.caBundle),
+                name: "api", hosts: [HostPattern("localhost")!], ports: [tls.port], tls: UpstreamTLSSettings(caFile: paths.caBundle),
                 intercept: true, auth: AuthConfig(kind: .bearer(token: Secret(source: .env("API_TOKEN"), value: "py-intercepted-token")))
             )]
         }

@@ -44,7 +44,12 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// The IPv4 address of an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`); else itself.
     public var unmapped: IPAddress {
         guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return self }
-        return IPAddress(bytes: Array(bytes[12...]))!
+        return IPAddress(checked: Array(bytes[12...]))
+    }
+
+    /// `bytes` already known to be 4 or 16 long.
+    private init(checked bytes: [UInt8]) {
+        self.bytes = bytes
     }
 
     /// `127.0.0.2`, or IPv6 as `inet_ntop` writes it (`::1`), without brackets.
@@ -64,6 +69,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// zeros. `2130706434`, `127.2`, `0x7f000002`, `0177.0.0.2`, `127.0.0.2.`.
     public static func isNonCanonicalIPv4(_ host: some StringProtocol) -> Bool {
         let host = Substring(host)
+        // An IPv6 literal (`::ffff:127.0.0.2`, `[::1]`) is parsed as IPv6, not by this rule.
+        guard !host.utf8.contains(UInt8(ascii: ":")) else { return false }
         var labels = host.split(separator: ".", omittingEmptySubsequences: false)
         if labels.count > 1, labels.last?.isEmpty == true { labels.removeLast() }
         guard let last = labels.last, isNumber(last) else { return false }

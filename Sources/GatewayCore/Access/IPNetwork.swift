@@ -8,8 +8,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     /// Host bits set below the prefix are refused (`10.0.0.1/8`): they hint at a typo.
     public init?(_ text: String) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let address = IPAddress(parts[0]) else { return nil }
-        let unmapped = address.unmapped
+        guard var address = IPAddress(parts[0]) else { return nil }
         let bits = address.bytes.count * 8
         var prefix = bits
         if parts.count == 2 {
@@ -18,17 +17,13 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
             else { return nil }
             prefix = value
         }
-        // ::ffff:10.0.0.0/104 is 10.0.0.0/8.
-        if !unmapped.isIPv4 || address.isIPv4 {
-            self.address = address
-            self.prefixLength = prefix
-        } else if prefix >= 96 {
-            self.address = unmapped
-            self.prefixLength = prefix - 96
-        } else {
-            self.address = address
-            self.prefixLength = prefix
+        // An IPv4-mapped range is the IPv4 range: ::ffff:10.0.0.0/104 is 10.0.0.0/8.
+        if !address.isIPv4, address.unmapped.isIPv4, prefix >= 96 {
+            address = address.unmapped
+            prefix -= 96
         }
+        self.address = address
+        self.prefixLength = prefix
         guard Self.masked(self.address.bytes, prefixLength) == self.address.bytes else { return nil }
     }
 
