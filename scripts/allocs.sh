@@ -19,6 +19,7 @@
 # Environment:
 #   ALLOCS_ITERATIONS  measured iterations of 1,000 requests per benchmark (default 5)
 #   BENCH_OUT          results file for --write (default scripts/bench-results.md)
+#   ALLOCS_LABEL       a note for this run's line in the file's list of runs (e.g. "before issue 14")
 set -Eeuo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -92,14 +93,20 @@ if write:
         "(via the gateway − direct) ÷ 1,000. Deterministic up to a few counts per iteration.", "",
     ] + lines + [""]
     text = open(out).read() if os.path.exists(out) else "# Benchmark results\n"
-    kept, skipping = [], False
+    kept, skipping, history = [], False, []
     for line in text.splitlines():
         if line.startswith("## "):
             skipping = line == title
         if not skipping:
             kept.append(line)
+        elif line.startswith("- "):
+            history.append(line)   # earlier runs' one-line figures stay (before / after)
     while kept and not kept[-1].strip():
         kept.pop()
+    label = os.environ.get("ALLOCS_LABEL", "")
+    figures = ", ".join(f"{name.removeprefix('gateway ')} {extra:.1f}" for name, _, _, extra in rows)
+    history.append(f"- {time.strftime('%Y-%m-%d')}, gateway {commit}{' (' + label + ')' if label else ''}: {figures}")
+    section += ["Runs so far (allocations per proxied request):", ""] + history + [""]
     open(out, "w").write("\n".join(kept + [""] + section))
     print(f"\nwritten to {out}", file=sys.stderr)
 EOF
