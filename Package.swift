@@ -11,6 +11,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "gateway", targets: ["gateway"]),
+        // For the separate Benchmarks/ package (which depends on this one by path); not used by the build here.
+        .library(name: "GatewayKit", targets: ["GatewayApp", "GatewayConfig", "GatewayCore", "GatewayTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

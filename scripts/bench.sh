@@ -8,8 +8,11 @@
 # Installs nginx, wrk, squid, tinyproxy, haproxy (apt-get) and mitmproxy (pip, in a venv
 # under ~/.cache/gateway-bench), builds the gateway in release, starts an nginx origin on
 # 127.0.0.1 and measures each path with wrk. Prints one markdown table and writes it to
-# scripts/bench-results.md. Everything runs on 127.0.0.1 on free ports; every process it
-# starts is stopped on exit. Run as root on Debian (or with everything already installed).
+# scripts/bench-results.md, then a summary from the same run: the gateway's CPU per request
+# divided by HAProxy's for the default config, the typical policies (gateway-policies) and
+# debug traces (gateway-traces), and typical / default and traces / default. Everything runs
+# on 127.0.0.1 on free ports; every process it starts is stopped on exit. Run as root on
+# Debian (or with everything already installed). Allocations per request: scripts/allocs.sh.
 #
 # Options:
 #   --quick            3 s per run (unless BENCH_SECONDS is set)
@@ -30,6 +33,7 @@
 #   BENCH_OUT          results file (default scripts/bench-results.md)
 #   BENCH_CACHE        where the mitmproxy venv lives (default ~/.cache/gateway-bench)
 #   BENCH_GATEWAY_BIN  gateway binary to measure (implies --no-build)
+#   BENCH_LOADS        the loads, "BODY CONNS" separated by ";" (default "1k 50;100k 50;1k 1")
 #
 # Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
 # (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on.
@@ -65,7 +69,7 @@ OUT=${BENCH_OUT:-$ROOT/scripts/bench-results.md}
 CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gateway-bench}
 GATEWAY_BIN=${BENCH_GATEWAY_BIN:-$ROOT/.build/release/gateway}
 [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && NO_BUILD=1
-LOADS=("1k 50" "100k 50" "1k 1")
+IFS=';' read -r -a LOADS <<<"${BENCH_LOADS:-1k 50;100k 50;1k 1}"
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
 
 log() { printf '==> %s\n' "$*" >&2; }

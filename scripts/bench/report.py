@@ -4,7 +4,9 @@ import os
 import sys
 from statistics import mean
 
-BUSY_PCT = 10.0  # other processes' share of all CPUs above which a run is flagged
+BUSY_PCT = 10.0
+# Written by scripts/allocs.sh into the same file; kept when bench.sh rewrites it.
+ALLOCS_TITLE = "## Allocations per proxied request"  # other processes' share of all CPUs above which a run is flagged
 
 
 def load_jsonl(path):
@@ -126,6 +128,86 @@ def verdict(ok):
     return "met" if ok else "**not met**"
 
 
+# The gateway configs compared by CPU per request (issue 14): rows of the same run.
+CPU_VARIANTS = [("gateway", "default config"), ("gateway-policies", "typical policies"),
+                ("gateway-traces", "debug traces")]
+
+
+def fmt_x(v):
+    return "—" if v is None else f"{v:.2f}×"
+
+
+def cpu_ratio(a, b):
+    return a["cpu"] / b["cpu"] if a and b and a.get("cpu") and b.get("cpu") else None
+
+
+def cpu_ratio_lines(stats):
+    """Per load: each gateway config's CPU per request ÷ HAProxy's, and typical / traces ÷ default."""
+    loads = []
+    for (name, body, conns) in stats:
+        if name == "haproxy" and (body, conns) not in loads:
+            loads.append((body, conns))
+    lines = ["| body | conns | HAProxy CPU µs/req | default ÷ HAProxy | typical ÷ HAProxy | traces ÷ HAProxy "
+             "| typical ÷ default | traces ÷ default |", "|---|---|---|---|---|---|---|---|"]
+    for body, conns in loads:
+        h = stats.get(("haproxy", body, conns))
+        g = {name: stats.get((name, body, conns)) for name, _ in CPU_VARIANTS}
+        if not any(g.values()):
+            continue
+        haproxy_cpu = "—" if not h or h["cpu"] is None else f"{h['cpu']:.1f}"
+        lines.append(f"| {body} | {conns} | {haproxy_cpu} | "
+                     + " | ".join(fmt_x(cpu_ratio(g[name], h)) for name, _ in CPU_VARIANTS) + " | "
+                     f"{fmt_x(cpu_ratio(g['gateway-policies'], g['gateway']))} | "
+                     f"{fmt_x(cpu_ratio(g['gateway-traces'], g['gateway']))} |")
+    return lines if len(lines) > 2 else []
+
+
+def cpu_summary(stats, body="1k", conns=50):
+    """Short lines for the end of bench.sh's output: the 1k × 50 ratios of this run."""
+    h = stats.get(("haproxy", body, conns))
+    g = {name: stats.get((name, body, conns)) for name, _ in CPU_VARIANTS}
+    out = []
+    for name, label in CPU_VARIANTS:
+        r = cpu_ratio(g[name], h)
+        if r is not None:
+            out.append(f"{label} ({name}): {g[name]['cpu']:.1f} µs/req = {r:.2f}× HAProxy's {h['cpu']:.1f} µs/req")
+    for name, label in (("gateway-policies", "typical / default"), ("gateway-traces", "traces / default")):
+        r = cpu_ratio(g[name], g["gateway"])
+        if r is not None:
+            out.append(f"{label} CPU per request: {r:.2f}×")
+    return out
+
+
+def targets_14(stats, body="1k", conns=50):
+    h = stats.get(("haproxy", body, conns))
+    g = {name: stats.get((name, body, conns)) for name, _ in CPU_VARIANTS}
+    out = []
+    r = cpu_ratio(g["gateway"], h)
+    if r is not None:
+        out.append(f"- default config: gateway CPU per request ≤ 1.5× HAProxy's ({body}, {conns} conns): "
+                   f"{r:.2f}× — {verdict(r <= 1.5)}")
+    for name, label, limit in (("gateway-policies", "typical policies on", 1.15), ("gateway-traces", "debug traces on", 1.5)):
+        r = cpu_ratio(g[name], g["gateway"])
+        if r is not None:
+            out.append(f"- {label}: ≤ {limit}× the default config's CPU per request: {r:.2f}× — {verdict(r <= limit)}")
+    return out
+
+
+def kept_section(path, title):
+    """A section of an earlier results file that bench.sh does not produce (written by another script)."""
+    if not os.path.exists(path):
+        return []
+    kept, inside = [], False
+    for line in open(path).read().splitlines():
+        if line.startswith("## "):
+            inside = line == title
+        if inside:
+            kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return kept + [""] if kept else []
+
+
 def targets(stats, extras, order):
     out = []
     def get(name, body, conns):
@@ -202,7 +284,17 @@ def main():
                   "error per request and reconnects.")
         md.append("")
     md += ["## Gateway memory", ""] + (extras_lines(extras) or ["- not measured"]) + [""]
+    ratios = cpu_ratio_lines(stats)
+    if ratios:
+        md += ["## CPU per request: gateway ÷ HAProxy (same run)", "",
+               "Each gateway config's CPU µs/req divided by HAProxy's from this run (rows above): the default "
+               "config (gateway.yaml), the typical policies (gateway-policies.yaml: bearer auth, endpoint template, "
+               "retry, rate limit, metrics) and debug traces on (gateway-traces.yaml); then typical and traces "
+               "divided by the default config.", ""] + ratios + [""]
+    md += ["## Targets (issue 14)", ""] + (targets_14(stats) or ["- not measured (needs gateway, gateway-policies, "
+                                                                  "gateway-traces and haproxy rows)"]) + [""]
     md += ["## Targets (issue 9)", ""] + targets(stats, extras, order) + [""]
+    md += kept_section(out_path, ALLOCS_TITLE)
     md += ["## Runs", "",
            "Every wrk run: origin requests and new origin connections during it (from nginx stub_status; a "
            "proxy that reuses connections opens few), and the CPU share used by other processes.", "",
@@ -223,6 +315,11 @@ def main():
     with open(out_path, "w") as f:
         f.write(text)
     print(text)
+    summary = cpu_summary(stats)
+    if summary:
+        print("\n## Summary: CPU per request (1k, 50 conns, this run)\n")
+        for line in summary:
+            print(f"- {line}")
 
 
 if __name__ == "__main__":
