@@ -15,6 +15,7 @@ final class ChainExchange: ClientExchange {
     private var request: ProxyRequest
     private let chain: any ProxyHandler
     private let eventLoop: any EventLoop
+    private let executor: EventLoopTaskExecutor
     private var body: BodyStream?
     private var task: Task<Void, Never>?
     private var responseSource: (any BodySource)?
@@ -23,12 +24,13 @@ final class ChainExchange: ClientExchange {
     private var bytesOut = 0
     private var finished = false
 
-    init(handler: ClientConnectionHandler, info: ExchangeInfo, request: ProxyRequest, chain: any ProxyHandler) {
+    init(handler: ClientConnectionHandler, info: ExchangeInfo, request: ProxyRequest, chain: any ProxyHandler, eventLoop: any EventLoop) {
         self.handler = handler
         self.info = info
         self.request = request
         self.chain = chain
-        self.eventLoop = handler.context!.eventLoop
+        self.eventLoop = eventLoop
+        self.executor = handler.taskExecutor(on: eventLoop)
     }
 
     func start() {
@@ -48,7 +50,7 @@ final class ChainExchange: ClientExchange {
         let request = self.request
         let context = info.context
         let chain = self.chain
-        task = Task(executorPreference: handler.taskExecutor) {
+        task = Task(executorPreference: executor) {
             let result: Result<ProxyResponse, any Error>
             do {
                 result = .success(try await chain.handle(request, context: context))
@@ -138,7 +140,7 @@ final class ChainExchange: ClientExchange {
             break
         }
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
-        Task(executorPreference: handler.taskExecutor) {
+        Task(executorPreference: executor) {
             let next: Result<ByteBuffer?, any Error>
             do {
                 next = .success(try await source.next())

@@ -74,15 +74,16 @@ extension ClientConnectionHandler {
                 info.observations = route.observers.map { $0.begin(request, context: context) }
                 current = info
             }
-            let exchange: any ClientExchange
+            guard let eventLoop = self.context?.eventLoop else { return }
             if let chain = route.chain {
-                exchange = ChainExchange(handler: self, info: info, request: request, chain: chain)
+                let exchange = ChainExchange(handler: self, info: info, request: request, chain: chain, eventLoop: eventLoop)
+                self.exchange = exchange
+                exchange.start()
             } else {
-                exchange = DirectExchange(handler: self, info: info, request: request, route: route, transport: active.transport)
+                let exchange = DirectExchange(handler: self, info: info, request: request, route: route, transport: active.transport)
+                self.exchange = exchange
+                exchange.start()
             }
-            self.exchange = exchange
-            (exchange as? DirectExchange)?.start()
-            (exchange as? ChainExchange)?.start()
         }
     }
 

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// for a request head: the first byte starts the header timer; if the head is not
 /// complete when it fires, a `GatewayError(.headTimeout)` is fired down the pipeline
 /// (the connection answers 408 and closes). With no byte at all for the idle
-/// timeout, the connection is closed quietly. `RequestHeadObserver`, after the
+/// timeout, the connection is closed quietly. `ClientConnectionHandler`, after the
 /// decoder, reports when a head is complete and when a request ends.
 final class HeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
@@ -66,7 +66,7 @@ final class HeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    /// Called by `RequestHeadObserver` when a complete head was decoded.
+    /// Called by `ClientConnectionHandler` when a complete head was decoded.
     func headReceived() {
         awaitingHead = false
         inFlight += 1
@@ -126,24 +126,5 @@ final class HeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
         timerDeadline = .distantFuture
         headerDeadline = nil
         idleDeadline = nil
-    }
-}
-
-/// After the decoder: tells `HeadTimeoutHandler` when a head is complete.
-final class RequestHeadObserver: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-
-    private let timeouts: HeadTimeoutHandler
-
-    init(timeouts: HeadTimeoutHandler) {
-        self.timeouts = timeouts
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) {
-            timeouts.headReceived()
-        }
-        context.fireChannelRead(data)
     }
 }
