@@ -181,7 +181,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayListenerTests",
-            dependencies: ["GatewayListener", "GatewayCore", "GatewayConfig"],
+            dependencies: [
+                "GatewayListener", "GatewayCore", "GatewayConfig",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -99,7 +99,17 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         finished = true
         cancellation?.cancel()
         writer?.abort(CancellationError())
+        releaseUpstream()
         info.finish(ExchangeOutcome(status: status, responseBytes: bytesOut, error: nil, cancelled: true))
+    }
+
+    /// Drops the references to the attempt and the upstream connection once the
+    /// exchange is over: the attempt holds this exchange as its delegate, so
+    /// keeping them would keep every finished exchange alive.
+    private func releaseUpstream() {
+        cancellation = nil
+        writer = nil
+        pendingBody.removeAll()
     }
 
     // MARK: Response side (from the upstream)
@@ -131,6 +141,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     func upstreamResponseEnd() {
         guard !finished else { return }
         finished = true
+        releaseUpstream()
         log(status: status ?? 0, error: nil)
         info.finish(ExchangeOutcome(status: status, responseBytes: bytesOut, error: nil))
         handler.sendResponseEnd()
@@ -139,6 +150,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     func upstreamExchangeFailed(_ error: any Error) {
         guard !finished else { return }
         finished = true
+        releaseUpstream()
         let gatewayError = (error as? GatewayError) ?? GatewayError(.internalError, "the gateway failed to forward the request", cause: error)
         if gatewayError.code == .internalError {
             info.logger.error("forwarding failed", metadata: ["error": "\(error)"])
