@@ -15,15 +15,28 @@ import Testing
         #expect(machine.allowsRead)
     }
 
-    @Test func readsAreHeldOnceTheRequestIsCompleteUntilTheResponseEnds() {
+    @Test func readsGoOnAfterAKeepAliveRequestSoTheNextOneCanBeQueued() {
         var machine = ClientConnectionStateMachine()
         _ = machine.requestHead(keepAlive: true)
         #expect(machine.allowsRead, "the body may still come")
         _ = machine.requestEnd()
-        #expect(!machine.allowsRead, "nothing is read (and buffered) while the response is pending")
+        #expect(machine.allowsRead, "what follows is the next request (no epoll_ctl per request)")
         _ = machine.responseHead(keepAlive: true)
         _ = machine.responseEnd()
         #expect(machine.allowsRead)
+    }
+
+    @Test func readsAreHeldAfterARequestThatEndsTheConnection() {
+        var machine = ClientConnectionStateMachine()
+        _ = machine.requestHead(keepAlive: false)
+        _ = machine.requestEnd()
+        #expect(!machine.allowsRead, "an upgrade-like request: the decoder would buffer what follows")
+
+        var closing = ClientConnectionStateMachine()
+        _ = closing.requestHead(keepAlive: true)
+        _ = closing.requestEnd()
+        _ = closing.responseHead(keepAlive: false)
+        #expect(!closing.allowsRead, "the response closes the connection")
     }
 
     @Test func pipelinedPartsAreQueuedUntilTheExchangeEnds() {

@@ -33,6 +33,7 @@ public struct AccessConfig: Sendable, Equatable {
         guard !IPAddress.isNonCanonicalIPv4(host) else { return false }
         let normalized = AccessConfig.normalize(host)
         guard !normalized.isEmpty else { return false }
+        if deny.isEmpty, allow.contains(where: \.isWildcard) { return true }
         if deny.contains(where: { $0.matches(normalized) }) { return false }
         return allow.contains(where: { $0.matches(normalized) })
     }
@@ -55,6 +56,12 @@ public struct AccessConfig: Sendable, Equatable {
     }
 
     static func normalize(_ host: String) -> String {
+        // Already normal (the common case): no copy.
+        if host.utf8.first != UInt8(ascii: "["), host.utf8.last != UInt8(ascii: "."),
+            !host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+        {
+            return host
+        }
         var text = Substring(host.lowercased())
         if text.hasPrefix("[") && text.hasSuffix("]") { text = text.dropFirst().dropLast() }
         while text.hasSuffix(".") { text = text.dropLast() }

@@ -48,15 +48,21 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// `*`: every host.
+    public var isWildcard: Bool {
+        if case .any = kind { return true }
+        return false
+    }
+
     public func matches(_ host: String) -> Bool {
         switch kind {
         case .any:
             return true
         case .exact(let exact):
-            return host.count == exact.count && host.lowercased() == exact
+            return host.utf8.count == exact.utf8.count && (host == exact || host.lowercased() == exact)
         case .suffix(let suffix):
-            let lower = host.lowercased()
-            return lower.count > suffix.count && lower.hasSuffix(suffix)
+            let lower = host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? host.lowercased() : host
+            return lower.utf8.count > suffix.utf8.count && lower.hasSuffix(suffix)
         case .network(let network):
             return IPAddress(host).map(network.contains) ?? false
         }

@@ -68,36 +68,68 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// and the whole is not `a.b.c.d` with decimal parts 0–255 without leading
     /// zeros. `2130706434`, `127.2`, `0x7f000002`, `0177.0.0.2`, `127.0.0.2.`.
     public static func isNonCanonicalIPv4(_ host: some StringProtocol) -> Bool {
-        let host = Substring(host)
+        let utf8 = Substring(host).utf8
         // An IPv6 literal (`::ffff:127.0.0.2`, `[::1]`) is parsed as IPv6, not by this rule.
-        guard !host.utf8.contains(UInt8(ascii: ":")) else { return false }
-        var labels = host.split(separator: ".", omittingEmptySubsequences: false)
-        if labels.count > 1, labels.last?.isEmpty == true { labels.removeLast() }
-        guard let last = labels.last, isNumber(last) else { return false }
-        return canonicalIPv4Bytes(host) == nil
+        guard !utf8.contains(UInt8(ascii: ":")) else { return false }
+        var end = utf8.endIndex
+        if end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "."), utf8.count > 1 {
+            end = utf8.index(before: end)
+        }
+        let labels = utf8[utf8.startIndex..<end]
+        let lastStart = labels.lastIndex(of: UInt8(ascii: ".")).map { labels.index(after: $0) } ?? labels.startIndex
+        guard isNumber(labels[lastStart...]) else { return false }
+        return canonicalIPv4(utf8) == nil
     }
 
-    private static func isNumber(_ label: Substring) -> Bool {
-        guard !label.isEmpty else { return false }
-        if label.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) { return true }
-        let lower = label.lowercased()
-        guard lower.hasPrefix("0x") else { return false }
-        return lower.dropFirst(2).allSatisfy(\.isHexDigit)
+    /// A decimal number, or `0x` followed by hex digits.
+    private static func isNumber(_ label: Substring.UTF8View.SubSequence) -> Bool {
+        guard let first = label.first else { return false }
+        if label.allSatisfy(isDigit) { return true }
+        guard first == UInt8(ascii: "0"), label.count >= 2 else { return false }
+        let second = label[label.index(after: label.startIndex)]
+        guard second | 0x20 == UInt8(ascii: "x") else { return false }
+        return label.dropFirst(2).allSatisfy(isHexDigit)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
     }
 
     static func canonicalIPv4Bytes(_ text: Substring) -> [UInt8]? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(4)
-        for part in parts {
-            guard !part.isEmpty, part.utf8.count <= 3, part.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-                part.utf8.count == 1 || part.utf8.first != UInt8(ascii: "0"),
-                let value = UInt8(part)
-            else { return nil }
-            bytes.append(value)
+        guard let value = canonicalIPv4(text.utf8) else { return nil }
+        return [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    /// `a.b.c.d` with decimal parts 0–255 without leading zeros, as a number;
+    /// nil for anything else. Reads the bytes once, allocates nothing.
+    static func canonicalIPv4(_ utf8: Substring.UTF8View) -> UInt32? {
+        var value: UInt32 = 0
+        var part: UInt32 = 0
+        var digits = 0
+        var leadingZero = false
+        var parts = 0
+        for byte in utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, parts < 3 else { return nil }
+                value = value << 8 | part
+                parts += 1
+                (part, digits, leadingZero) = (0, 0, false)
+            } else if isDigit(byte) {
+                guard !leadingZero, digits < 3 else { return nil }
+                if digits == 0, byte == UInt8(ascii: "0") { leadingZero = true }
+                part = part * 10 + UInt32(byte - UInt8(ascii: "0"))
+                digits += 1
+                guard part <= 255 else { return nil }
+            } else {
+                return nil
+            }
         }
-        return bytes
+        guard digits > 0, parts == 3 else { return nil }
+        return value << 8 | part
     }
 
     static func ipv6Bytes(_ text: Substring) -> [UInt8]? {

@@ -173,8 +173,15 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     // MARK: Outbound
 
+    /// Reads go on while the exchange takes request body (or its request is
+    /// complete) and no pipelined request waits: at most one read of pipelined
+    /// parts is ever queued.
+    private var mayRead: Bool {
+        machine.allowsRead && pipelined.isEmpty && (exchange?.wantsRequestBody ?? true)
+    }
+
     func read(context: ChannelHandlerContext) {
-        if machine.allowsRead && (exchange?.wantsRequestBody ?? true) {
+        if mayRead {
             context.read()
         } else {
             heldRead = true
@@ -183,7 +190,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// An exchange can take request body again (or the connection is idle): let a held read go.
     func resumeReading() {
-        guard heldRead, let context, machine.allowsRead, exchange?.wantsRequestBody ?? true else { return }
+        guard heldRead, let context, mayRead else { return }
         heldRead = false
         context.read()
     }

@@ -156,11 +156,17 @@ struct ClientConnectionStateMachine: Equatable {
     }
 
     /// Whether a read may go to the socket now. In an exchange whose request body
-    /// is still arriving, the exchange's own demand decides too.
+    /// is still arriving, the exchange's own demand decides too. After the
+    /// request is complete reads go on: what comes is the next request, queued
+    /// until this exchange ends (the handler stops reading once one is queued),
+    /// and holding reads on every keep-alive request would cost two `epoll_ctl`
+    /// calls per request. Not so on a connection that ends with this exchange
+    /// (an upgrade-like request: the decoder would buffer what follows unparsed).
     var allowsRead: Bool {
         switch state {
         case .idle, .exchange(request: .body, _, _): return true
-        case .exchange(request: .complete, _, _), .closing, .handedOver, .closed: return false
+        case .exchange(request: .complete, _, let keepAlive): return keepAlive
+        case .closing, .handedOver, .closed: return false
         }
     }
 

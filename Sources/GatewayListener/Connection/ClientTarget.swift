@@ -27,13 +27,16 @@ enum ClientTarget: Equatable, Sendable {
         } else {
             return nil
         }
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        guard let (host, port) = parseAuthority(authority, defaultPort: scheme.defaultPort) else { return nil }
-        var target = String(rest[authorityEnd...])
-        if let hash = target.firstIndex(of: "#") { target = String(target[..<hash]) }
-        if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
-        return .absolute(scheme: scheme, host: host, port: port, target: target)
+        let bytes = rest.utf8
+        let authorityEnd = bytes.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? bytes.endIndex
+        guard let (host, port) = parseAuthority(rest[..<authorityEnd], defaultPort: scheme.defaultPort) else { return nil }
+        let pathAndQuery = bytes[authorityEnd...]
+        let targetEnd = pathAndQuery.firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
+        let target = rest[authorityEnd..<targetEnd]
+        guard target.utf8.first == UInt8(ascii: "/") else {
+            return .absolute(scheme: scheme, host: host, port: port, target: "/" + String(target))
+        }
+        return .absolute(scheme: scheme, host: host, port: port, target: String(target))
     }
 
     /// The rest of `uri` after a case-insensitive scheme prefix, without Foundation.
@@ -54,15 +57,16 @@ enum ClientTarget: Equatable, Sendable {
     /// IPv6 in its canonical form (without brackets); IPv4 only as a canonical
     /// dotted quad (any other numeric form is malformed: the client gets 400).
     static func parseAuthority(_ authority: Substring, defaultPort: Int?) -> (String, Int)? {
-        guard !authority.isEmpty, !authority.utf8.contains(UInt8(ascii: "@")) else { return nil }
+        let bytes = authority.utf8
+        guard !bytes.isEmpty, !bytes.contains(UInt8(ascii: "@")) else { return nil }
         var host: Substring
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
+        var portText: Substring.UTF8View.SubSequence?
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            host = authority[bytes.index(after: bytes.startIndex)..<close]
+            let after = bytes[bytes.index(after: close)...]
             if !after.isEmpty {
-                guard after.hasPrefix(":") else { return nil }
+                guard after.first == UInt8(ascii: ":") else { return nil }
                 portText = after.dropFirst()
             }
             guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
@@ -70,9 +74,9 @@ enum ClientTarget: Equatable, Sendable {
             guard let address = IPAddress(host), !address.isIPv4 else { return nil }
             host = Substring(address.description)
         } else {
-            if let colon = authority.lastIndex(of: ":") {
+            if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
                 host = authority[..<colon]
-                portText = authority[authority.index(after: colon)...]
+                portText = bytes[bytes.index(after: colon)...]
             } else {
                 host = authority
             }
@@ -83,15 +87,25 @@ enum ClientTarget: Equatable, Sendable {
         }
         let port: Int
         if let portText {
-            guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCII),
-                let value = Int(portText), (1...65535).contains(value)
-            else { return nil }
+            guard let value = parsePort(portText) else { return nil }
             port = value
         } else {
             guard let defaultPort else { return nil }
             port = defaultPort
         }
-        return (host.lowercased(), port)
+        let hasUpper = host.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        return (hasUpper ? host.lowercased() : String(host), port)
+    }
+
+    /// 1 to 5 decimal digits, 1–65535.
+    private static func parsePort(_ text: Substring.UTF8View.SubSequence) -> Int? {
+        guard !text.isEmpty, text.count <= 5 else { return nil }
+        var value = 0
+        for byte in text {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return (1...65535).contains(value) ? value : nil
     }
 
     private static func isHostByte(_ byte: UInt8) -> Bool {

@@ -50,8 +50,11 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
 
     // MARK: Request side (from the client)
 
+    /// Once the whole request is in, reads go on (what follows is the next
+    /// request, which the handler queues): holding them would cost two
+    /// `epoll_ctl` calls per request.
     var wantsRequestBody: Bool {
-        finished || (writer != nil && !writeInFlight && pendingBody.isEmpty)
+        finished || requestEnded || (writer != nil && !writeInFlight && pendingBody.isEmpty)
     }
 
     func requestBodyPart(_ buffer: ByteBuffer) {
