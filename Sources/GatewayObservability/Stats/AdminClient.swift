@@ -57,8 +57,10 @@ public enum AdminClient {
             headers.add(name: "Host", value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
             headers.add(name: "Connection", value: "close")
             headers.add(name: "Accept", value: "application/json")
-            try await outbound.write(.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)))
-            try await outbound.write(.end(nil))
+            // Head and end in one write: the admin port answers a GET on its head and
+            // closes (`Connection: close`), so a separate write of the end could find
+            // the channel closed ("I/O on closed channel") on a loaded machine.
+            try await outbound.write(contentsOf: [.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)), .end(nil)])
             var status = 0
             var body: [UInt8] = []
             for try await part in inbound {
