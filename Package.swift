@@ -194,7 +194,11 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayPoliciesTests",
-            dependencies: ["GatewayPolicies", "GatewayCore", "GatewayConfig", "GatewayTesting"],
+            dependencies: [
+                "GatewayPolicies", "GatewayCore", "GatewayConfig", "GatewayTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -30,8 +30,8 @@ struct MetricsCostBenchmark {
         let config = gateway.app.liveConfig.current.config
         let metricsPolicy = MetricsPolicy(metrics: gateway.app.metrics, config: config)
         let pool = gateway.app.pool
-        let withMetrics = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: [metricsPolicy], attemptHooks: [], chain: nil))
-        let without = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: [], attemptHooks: [], chain: nil))
+        let withMetrics = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: [metricsPolicy]))
+        let without = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: []))
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-bench-\(UUID().uuidString).lua")
         try """
             local req = wrk.format("GET", "http://api.test\(path)", {Host="api.test"})

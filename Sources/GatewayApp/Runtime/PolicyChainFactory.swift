@@ -32,10 +32,13 @@ struct GatewayServices: Sendable {
 /// event loop) → retry. Per upstream attempt (inside retry): rate limit →
 /// token refresh → auth injection. Then the upstream pool.
 ///
-/// An upstream whose policies never wait (no retry, no rate limit, no OAuth2)
-/// takes the direct path: observers, then its credential as an attempt hook,
-/// then the pool, all on the client connection's event loop. Any other upstream
-/// runs its async chain (only the policies it configures) in one task per request.
+/// The direct path runs all of it on the client connection's event loop:
+/// observers, the retry planner, the rate-limit step and the credential step
+/// (each given its upstream's settings when the route is built), then the
+/// pool; it waits only when a policy must (a backoff, a pause, a queue slot).
+/// Two cases take the async chain (only the policies the upstream configures,
+/// in one task per request): OAuth2 upstreams (token refresh and the replay
+/// after a 401), and retried requests with a body, which it buffers first.
 enum PolicyChainFactory {
     static func routes(config: GatewayConfig, services: GatewayServices) -> RouteTable {
         var observers: [any ExchangeObserver] = []
@@ -51,17 +54,22 @@ enum PolicyChainFactory {
         var byUpstream: [String: UpstreamRoute] = [:]
         for upstream in config.upstreams where byUpstream[upstream.name] == nil {
             let hasStaticCredential = upstream.auth.map { StaticCredential($0) != nil } ?? false
+            let usesOAuth2 = upstream.auth != nil && !hasStaticCredential
             var waiting: [any GatewayPolicy] = []
             if upstream.retry != nil { waiting.append(retry) }
             if upstream.rateLimit != nil { waiting.append(rateLimit) }
-            if upstream.auth != nil, !hasStaticCredential { waiting.append(tokenRefresh) }
-            if waiting.isEmpty {
-                byUpstream[upstream.name] = UpstreamRoute(observers: observers, attemptHooks: hasStaticCredential ? [inject] : [], chain: nil)
-            } else {
-                if hasStaticCredential { waiting.append(inject) }
-                byUpstream[upstream.name] = UpstreamRoute(observers: observers, attemptHooks: [], chain: PolicyChain(policies: waiting, terminal: services.pool))
-            }
+            if usesOAuth2 { waiting.append(tokenRefresh) }
+            if hasStaticCredential { waiting.append(inject) }
+            var steps: [any AttemptStep] = []
+            if let step = rateLimit.step(forUpstream: upstream.name) { steps.append(step) }
+            if hasStaticCredential { steps.append(inject) }
+            let planner = retry.planner(forUpstream: upstream.name)
+            byUpstream[upstream.name] = UpstreamRoute(
+                observers: observers, steps: steps, retry: planner,
+                chain: planner != nil || usesOAuth2 ? PolicyChain(policies: waiting, terminal: services.pool) : nil,
+                direct: !usesOAuth2
+            )
         }
-        return RouteTable(byUpstream: byUpstream, unconfigured: UpstreamRoute(observers: observers, attemptHooks: [], chain: nil))
+        return RouteTable(byUpstream: byUpstream, unconfigured: UpstreamRoute(observers: observers))
     }
 }

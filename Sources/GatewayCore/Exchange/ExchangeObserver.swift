@@ -35,26 +35,32 @@ public struct ExchangeOutcome: Sendable {
     }
 }
 
-/// A synchronous step on the request of each upstream attempt on the direct
-/// path (static credential injection). It does not wait and cannot answer.
-public protocol AttemptHook: Sendable {
-    func prepare(_ request: inout ProxyRequest)
-}
-
 /// What runs for the requests of one upstream (or of unconfigured hosts),
-/// built once per config load: the observers around the exchange, and either
-/// the direct path (attempt hooks, then the transport) or, when a policy of
-/// this upstream may have to wait (retry, rate limit, OAuth2), an async chain.
+/// built once per config load: the observers around the exchange, then, on the
+/// direct path, the retry planner and the synchronous attempt steps (rate limit,
+/// credential) before the transport. The async chain serves what the direct
+/// path cannot: every request of an OAuth2 upstream (`direct` false), and
+/// requests whose body must be buffered to be retried.
 public struct UpstreamRoute: Sendable {
     public let observers: [any ExchangeObserver]
-    public let attemptHooks: [any AttemptHook]
-    /// nil: the direct path.
+    public let steps: [any AttemptStep]
+    public let retry: (any RetryPlanner)?
     public let chain: (any ProxyHandler)?
+    /// False: every request takes `chain`.
+    public let direct: Bool
 
-    public init(observers: [any ExchangeObserver], attemptHooks: [any AttemptHook], chain: (any ProxyHandler)?) {
+    public init(
+        observers: [any ExchangeObserver],
+        steps: [any AttemptStep] = [],
+        retry: (any RetryPlanner)? = nil,
+        chain: (any ProxyHandler)? = nil,
+        direct: Bool = true
+    ) {
         self.observers = observers
-        self.attemptHooks = attemptHooks
+        self.steps = steps
+        self.retry = retry
         self.chain = chain
+        self.direct = direct || chain == nil
     }
 }
 

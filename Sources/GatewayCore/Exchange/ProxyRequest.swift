@@ -94,4 +94,10 @@ public struct ProxyRequest: Sendable {
         default: return false
         }
     }
+
+    /// No request body goes upstream.
+    public var bodyLengthIsZero: Bool {
+        if case .empty = body.storage { return true }
+        return body.declaredLength == 0
+    }
 }

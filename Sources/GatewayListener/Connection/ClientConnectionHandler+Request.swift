@@ -75,14 +75,15 @@ extension ClientConnectionHandler {
                 current = info
             }
             guard let eventLoop = self.context?.eventLoop else { return }
-            if let chain = route.chain {
+            let plan = route.retry?.begin(request) ?? .single
+            if let chain = route.chain, !route.direct || plan.needsBufferedBody {
                 let exchange = ChainExchange(handler: self, info: info, request: request, chain: chain, eventLoop: eventLoop)
                 self.exchange = exchange
                 exchange.start()
             } else {
-                let exchange = DirectExchange(handler: self, info: info, request: request, route: route, transport: active.transport)
+                let exchange = DirectExchange(handler: self, info: info, request: request, route: route, transport: active.transport, eventLoop: eventLoop)
                 self.exchange = exchange
-                exchange.start()
+                exchange.start(plan)
             }
         }
     }

@@ -3,49 +3,78 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// The direct path of one request: the route's attempt hooks (credentials) on
-/// the routed request, one attempt through the transport, the request body
-/// passed to the upstream as it arrives (one write in flight; reads held
-/// meanwhile) and the response passed to the client as it arrives (the
-/// upstream's reads held while the client socket is not writable).
+/// The direct path of one request, all on the client connection's event loop:
+/// the route's retry planner and attempt steps (rate limit, credential), then
+/// an attempt through the transport, the request body passed upstream as it
+/// arrives (one write in flight; reads held meanwhile) and the response passed
+/// to the client as it arrives (the upstream's reads held while the client
+/// socket is not writable). It waits only when a policy must: a step's future
+/// (an upstream's pause, a queue slot) or a retry's backoff (a scheduled task).
 /// No task, no continuation, no intermediate buffer beyond one read.
+///
+/// Its progress is ``Phase``; the attempts are in ``DirectExchange+Attempts``.
 final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
-    private let handler: ClientConnectionHandler
-    private let info: ExchangeInfo
-    private var request: ProxyRequest
-    /// The request as routed, before attempt hooks added credentials: what logs name.
-    private let routed: ProxyRequest
-    private let route: UpstreamRoute
-    private let transport: any UpstreamTransport
-    private var cancellation: UpstreamExchangeCancellation?
-    private var writer: (any UpstreamRequestWriter)?
+    enum Phase {
+        /// Running the attempt steps, from `nextStep`.
+        case preparing
+        /// A step waits (its wait can be withdrawn).
+        case waiting(AttemptWait)
+        /// An attempt is in flight and no response head came yet.
+        case attempting
+        /// A response the retry planner turned down: its body is dropped, then the next attempt after `delay`.
+        case discarding(delay: Duration)
+        /// Sleeping before the next attempt.
+        case backingOff(Scheduled<Void>)
+        /// The response head went to the client: its body follows.
+        case responding
+        case finished
+    }
+
+    let handler: ClientConnectionHandler
+    let info: ExchangeInfo
+    /// The request of the attempt in flight (steps add credentials to a copy of `routed`).
+    var request: ProxyRequest
+    /// The request as routed, before steps added credentials: what logs name.
+    let routed: ProxyRequest
+    let route: UpstreamRoute
+    let transport: any UpstreamTransport
+    let eventLoop: any EventLoop
+    var phase = Phase.preparing
+    var nextStep = 0
+    /// The retry state of a request that may be sent more than once.
+    var retryRun: RetryRun?
+    /// Forwards the callbacks of the attempt in flight (retried requests only: a
+    /// timed-out attempt's late callbacks must not reach the next one).
+    var attemptDelegate: AttemptDelegate?
+    var attemptTimer: Scheduled<Void>?
+    var cancellation: UpstreamExchangeCancellation?
+    var writer: (any UpstreamRequestWriter)?
     /// Request body parts that arrived before the upstream took them.
     private var pendingBody = CircularBuffer<ByteBuffer>()
     private var writeInFlight = false
     private var requestEnded = false
     /// The request's end went upstream (or needs not: no body).
     private var endSent: Bool
-    private var bytesIn = 0
+    var bytesIn = 0
     private var bytesSent = 0
-    private var bytesOut = 0
-    private var status: Int?
+    var bytesOut = 0
+    var status: Int?
     private var bodyless = false
-    private var finished = false
 
-    init(handler: ClientConnectionHandler, info: ExchangeInfo, request: ProxyRequest, route: UpstreamRoute, transport: any UpstreamTransport) {
+    init(handler: ClientConnectionHandler, info: ExchangeInfo, request: ProxyRequest, route: UpstreamRoute, transport: any UpstreamTransport, eventLoop: any EventLoop) {
         self.handler = handler
         self.info = info
         self.request = request
         self.routed = request
         self.route = route
         self.transport = transport
+        self.eventLoop = eventLoop
         self.endSent = request.bodyLengthIsZero
     }
 
-    func start() {
-        for hook in route.attemptHooks { hook.prepare(&request) }
-        guard let eventLoop = handler.context?.eventLoop else { return }
-        cancellation = transport.startExchange(request, record: info.context.record, on: eventLoop, delegate: self)
+    var finished: Bool {
+        if case .finished = phase { return true }
+        return false
     }
 
     // MARK: Request side (from the client)
@@ -99,9 +128,8 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
 
     func cancel() {
         guard !finished else { return }
-        finished = true
-        cancellation?.cancel()
-        writer?.abort(CancellationError())
+        abandonAttempt(CancellationError())
+        phase = .finished
         releaseUpstream()
         info.finish(ExchangeOutcome(status: status, responseBytes: bytesOut, error: nil, cancelled: true))
     }
@@ -109,16 +137,19 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     /// Drops the references to the attempt and the upstream connection once the
     /// exchange is over: the attempt holds this exchange as its delegate, so
     /// keeping them would keep every finished exchange alive.
-    private func releaseUpstream() {
+    func releaseUpstream() {
         cancellation = nil
         writer = nil
+        attemptDelegate = nil
+        attemptTimer?.cancel()
+        attemptTimer = nil
         pendingBody.removeAll()
     }
 
     // MARK: Response side (from the upstream)
 
     func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
-        guard !finished else { return writer.abort(CancellationError()) }
+        guard case .attempting = phase else { return writer.abort(CancellationError()) }
         self.writer = writer
         if !endSent, info.expectsContinue, info.version.minor >= 1, !handler.machine.responseStarted {
             // The client waits for this before it sends the body.
@@ -129,30 +160,69 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     }
 
     func upstreamResponseHead(_ head: UpstreamResponseHead) {
-        guard !finished else { return }
+        guard case .attempting = phase else { return }
+        for step in route.steps { step.responseHead(head, of: request, context: info.context) }
+        if retryRun != nil, let delay = retryDelay(afterStatus: head.status, headers: head.headers) {
+            attemptTimer?.cancel()
+            attemptTimer = nil
+            phase = .discarding(delay: delay)
+            return
+        }
+        attemptTimer?.cancel()
+        attemptTimer = nil
+        phase = .responding
         status = Int(head.status.code)
         let framing = handler.sendResponseHead(status: head.status, headers: head.headers, declaredLength: head.declaredLength, info: info)
         bodyless = framing.bodyless
     }
 
     func upstreamResponseBodyPart(_ buffer: ByteBuffer) {
-        guard !finished, !bodyless else { return }
+        guard case .responding = phase, !bodyless else { return }
         bytesOut += buffer.readableBytes
         handler.sendResponseBodyPart(buffer)
     }
 
     func upstreamResponseEnd() {
-        guard !finished else { return }
-        finished = true
-        releaseUpstream()
-        log(status: status ?? 0, error: nil)
-        info.finish(ExchangeOutcome(status: status, responseBytes: bytesOut, error: nil))
-        handler.sendResponseEnd()
+        switch phase {
+        case .discarding(let delay):
+            writer = nil
+            backOff(delay)
+        case .responding:
+            phase = .finished
+            releaseUpstream()
+            log(status: status ?? 0, error: nil)
+            info.finish(ExchangeOutcome(status: status, responseBytes: bytesOut, error: nil))
+            handler.sendResponseEnd()
+        default:
+            break
+        }
     }
 
     func upstreamExchangeFailed(_ error: any Error) {
+        switch phase {
+        case .attempting:
+            attemptFailed(error)
+        case .discarding(let delay):
+            // The discarded response did not end cleanly: the next attempt goes on anyway.
+            writer = nil
+            backOff(delay)
+        case .responding:
+            fail(error)
+        default:
+            break
+        }
+    }
+
+    var upstreamShouldPauseReading: Bool {
+        if case .discarding = phase { return false }
+        return !(handler.context?.channel.isWritable ?? true)
+    }
+
+    /// The exchange ends with `error`: a gateway error response, or, once the
+    /// response started, a closed connection.
+    func fail(_ error: any Error) {
         guard !finished else { return }
-        finished = true
+        phase = .finished
         releaseUpstream()
         let gatewayError = (error as? GatewayError) ?? GatewayError(.internalError, "the gateway failed to forward the request", cause: error)
         if gatewayError.code == .internalError {
@@ -172,22 +242,10 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         handler.respond(gatewayError.response(), info: info, addVia: true, keepAlive: false)
     }
 
-    var upstreamShouldPauseReading: Bool {
-        !(handler.context?.channel.isWritable ?? true)
-    }
-
-    private func log(status: Int, error: GatewayError.Code?) {
+    func log(status: Int, error: GatewayError.Code?) {
         ExchangeLogLine.log(
             info.logger, method: "\(info.method)", url: routed.url, status: status, started: info.started,
             bytesIn: bytesIn, bytesOut: bytesOut, upstream: request.upstreamName, error: error
         )
-    }
-}
-
-extension ProxyRequest {
-    /// No request body goes upstream.
-    var bodyLengthIsZero: Bool {
-        if case .empty = body.storage { return true }
-        return body.declaredLength == 0
     }
 }

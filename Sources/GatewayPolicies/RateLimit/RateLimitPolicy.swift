@@ -1,7 +1,7 @@
 public import GatewayConfig
 public import GatewayCore
 import Logging
-import NIOHTTP1
+public import NIOHTTP1
 
 /// Per upstream attempt: keeps requests within the upstream's limits, per its
 /// `rate_limit` config (upstreams without one pass through untouched).
@@ -78,7 +78,9 @@ public struct RateLimitPolicy: GatewayPolicy {
             }
         }
         let response = try await next.handle(request, context: context)
-        if config.honorUpstream { observe(response, upstream: name, authority: authority, maxWait: config.maxWait, logger: context.logger) }
+        if config.honorUpstream {
+            observe(status: response.status, headers: response.headers, upstream: name, authority: authority, maxWait: config.maxWait, logger: context.logger)
+        }
         return response
     }
 
@@ -101,7 +103,7 @@ public struct RateLimitPolicy: GatewayPolicy {
 
     /// The local 429: `Retry-After` in whole seconds (rounded up), `X-Gateway-Error: local_rate_limit`.
     /// `authority` (`host:port`) is the error body's `upstream`, as in every gateway error.
-    private func refuse(_ name: String, authority: String, wait: Duration, why: String) -> ProxyResponse {
+    func refuse(_ name: String, authority: String, wait: Duration, why: String) -> ProxyResponse {
         events.rateLimited(upstream: name, source: "local")
         let error = GatewayError(.localRateLimit, "too many requests: \(why)", upstream: authority)
         return error.response(extraHeaders: ["Retry-After": RetryAfter.headerValue(for: wait)])
@@ -109,15 +111,15 @@ public struct RateLimitPolicy: GatewayPolicy {
 
     /// Learns holds of `authority` from the upstream's answer; one longer than
     /// `maxWait` is not kept (the response goes to the client as it is).
-    private func observe(_ response: ProxyResponse, upstream name: String, authority: String, maxWait: Duration, logger: Logger) {
+    func observe(status: HTTPResponseStatus, headers: HTTPHeaders, upstream name: String, authority: String, maxWait: Duration, logger: Logger) {
         let now = clock.now
         let wall = clock.secondsSince1970
-        let status = response.status.code
+        let status = status.code
         var hold: Duration?
-        if status == 429 || status == 503, let value = response.headers.first(name: "retry-after") {
+        if status == 429 || status == 503, let value = headers.first(name: "retry-after") {
             hold = RetryAfter.parse(value, secondsSince1970: wall)
         }
-        if let signal = UpstreamRateLimitSignal.parse(response.headers, secondsSince1970: wall), let signalHold = signal.hold {
+        if let signal = UpstreamRateLimitSignal.parse(headers, secondsSince1970: wall), let signalHold = signal.hold {
             hold = Swift.max(hold ?? .zero, signalHold)
         }
         if status == 429 || (status == 503 && hold != nil) {

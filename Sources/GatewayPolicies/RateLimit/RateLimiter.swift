@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+public import NIOCore
 
 /// One local rate limiter (an upstream's, or one endpoint's): drives a
 /// ``RateLimitQueue`` with real waiting. Waiters suspend on a continuation; one
@@ -15,6 +16,8 @@ public final class RateLimiter: Sendable {
         var queue: RateLimitQueue
         var nextID = 0
         var continuations: [Int: CheckedContinuation<Void, any Error>] = [:]
+        /// Waiters of the direct path: a promise on their event loop.
+        var promises: [Int: EventLoopPromise<Void>] = [:]
         /// Granted before their continuation was stored.
         var grantedEarly: Set<Int> = []
         /// Cancelled before their continuation was stored.
@@ -98,6 +101,59 @@ public final class RateLimiter: Sendable {
         return .admitted
     }
 
+    /// The direct path's `acquire`: decides at once, without a task. A request
+    /// that must wait its turn gets a future on `eventLoop` that succeeds when
+    /// its token is granted, and a cancel that withdraws it (the future then
+    /// fails with `CancellationError`).
+    public func admit(on eventLoop: any EventLoop) -> DirectAdmission {
+        let now = clock.now
+        let (id, admission, promise, startPump) = state.withLockedValue { s -> (Int, RateLimitQueue.Admission, EventLoopPromise<Void>?, Bool) in
+            s.nextID += 1
+            let admission = s.queue.arrive(s.nextID, now: now)
+            var startPump = false
+            var promise: EventLoopPromise<Void>?
+            if admission == .wait {
+                let made = eventLoop.makePromise(of: Void.self)
+                s.promises[s.nextID] = made
+                promise = made
+                if !s.pumpRunning {
+                    s.pumpRunning = true
+                    startPump = true
+                }
+            }
+            return (s.nextID, admission, promise, startPump)
+        }
+        switch admission {
+        case .proceed:
+            return .admitted
+        case .reject(let retryAfter):
+            return .rejected(retryAfter: retryAfter)
+        case .wait:
+            break
+        }
+        guard let promise else { return .admitted }
+        depthChanged(1)
+        if startPump { Task { await self.pump() } }
+        return .queued(promise.futureResult, cancel: { [self] in self.withdraw(id) })
+    }
+
+    /// A direct-path waiter gave up: it leaves the queue and its future fails.
+    private func withdraw(_ id: Int) {
+        let promise = state.withLockedValue { s -> EventLoopPromise<Void>? in
+            guard s.queue.cancel(id) else { return nil }
+            return s.promises.removeValue(forKey: id)
+        }
+        guard let promise else { return }
+        depthChanged(-1)
+        promise.fail(CancellationError())
+    }
+
+    public enum DirectAdmission {
+        case admitted
+        case rejected(retryAfter: Duration)
+        case queued(EventLoopFuture<Void>, cancel: @Sendable () -> Void)
+    }
+
     /// Sleeps until the head waiter's token is due, hands out tokens, repeats
     /// until nobody waits.
     private func pump() async {
@@ -110,20 +166,24 @@ public final class RateLimiter: Sendable {
             guard let wake else { return }
             try? await clock.sleep(until: wake, tolerance: nil)
             let now = clock.now
-            let (granted, resumed) = state.withLockedValue { s -> (Int, [CheckedContinuation<Void, any Error>]) in
+            let (granted, resumed, fulfilled) = state.withLockedValue { s -> (Int, [CheckedContinuation<Void, any Error>], [EventLoopPromise<Void>]) in
                 let ids = s.queue.grant(now: now)
                 var resumed: [CheckedContinuation<Void, any Error>] = []
+                var fulfilled: [EventLoopPromise<Void>] = []
                 for id in ids {
                     if let continuation = s.continuations.removeValue(forKey: id) {
                         resumed.append(continuation)
+                    } else if let promise = s.promises.removeValue(forKey: id) {
+                        fulfilled.append(promise)
                     } else {
                         s.grantedEarly.insert(id)
                     }
                 }
-                return (ids.count, resumed)
+                return (ids.count, resumed, fulfilled)
             }
             if granted > 0 { depthChanged(-granted) }
             for continuation in resumed { continuation.resume() }
+            for promise in fulfilled { promise.succeed() }
         }
     }
 }

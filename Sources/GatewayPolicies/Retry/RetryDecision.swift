@@ -1,5 +1,6 @@
 public import GatewayConfig
 public import GatewayCore
+public import NIOHTTP1
 
 /// Whether one attempt's outcome is worth another attempt, and why: a pure
 /// function of the outcome and the upstream's `retry.on` conditions.
@@ -21,20 +22,37 @@ public enum RetryDecision: Sendable, Equatable {
     ) -> RetryDecision {
         switch outcome {
         case .failure(let error):
-            guard let error = error as? GatewayError, matches(error.code, conditions) else { return .final }
-            return .retry(reason: error.code.rawValue, retryAfter: nil)
+            guard let error = error as? GatewayError else { return .final }
+            return evaluate(error, on: conditions)
         case .success(let response):
-            let status = Int(response.status.code)
-            // A response the gateway made itself (e.g. its own 429) is never retried.
-            guard conditions.contains(.status(status)), !response.headers.contains(name: "x-gateway-error") else {
-                return .final
-            }
-            var retryAfter: Duration?
-            if honorRetryAfter, status == 429 || status == 503, let value = response.headers.first(name: "retry-after") {
-                retryAfter = RetryAfter.parse(value, secondsSince1970: secondsSince1970)
-            }
-            return .retry(reason: "status_\(status)", retryAfter: retryAfter)
+            return evaluate(status: response.status, headers: response.headers, on: conditions, honorRetryAfter: honorRetryAfter, secondsSince1970: secondsSince1970)
         }
+    }
+
+    /// An attempt that failed before its response head.
+    public static func evaluate(_ error: GatewayError, on conditions: Set<RetryCondition>) -> RetryDecision {
+        guard matches(error.code, conditions) else { return .final }
+        return .retry(reason: error.code.rawValue, retryAfter: nil)
+    }
+
+    /// An attempt that got a response head.
+    public static func evaluate(
+        status: HTTPResponseStatus,
+        headers: HTTPHeaders,
+        on conditions: Set<RetryCondition>,
+        honorRetryAfter: Bool,
+        secondsSince1970: Double
+    ) -> RetryDecision {
+        let code = Int(status.code)
+        // A response the gateway made itself (e.g. its own 429) is never retried.
+        guard conditions.contains(.status(code)), !headers.contains(name: "x-gateway-error") else {
+            return .final
+        }
+        var retryAfter: Duration?
+        if honorRetryAfter, code == 429 || code == 503, let value = headers.first(name: "retry-after") {
+            retryAfter = RetryAfter.parse(value, secondsSince1970: secondsSince1970)
+        }
+        return .retry(reason: "status_\(code)", retryAfter: retryAfter)
     }
 
     /// Which error codes each condition covers. Only failures where the request

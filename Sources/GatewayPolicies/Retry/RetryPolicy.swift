@@ -25,20 +25,11 @@ import Logging
 /// attempt is in `context.record` (the pool records it). Cancellation (the client
 /// went away) ends the current attempt or backoff sleep at once: no more retries.
 public struct RetryPolicy: GatewayPolicy {
-    struct Rules: Sendable {
-        var retry: RetryConfig
-        var honorRetryAfter: Bool
-        var maxRetryAfter: Duration
-    }
-
-    let rules: [String: Rules]
+    let rules: [String: UpstreamRetryRules]
+    let services: RetryServices
 
     /// True when no upstream configures this policy (the chain can leave it out).
     public var isEmpty: Bool { rules.isEmpty }
-    let budgets: RetryBudgets
-    let events: any GatewayEvents
-    let clock: any PolicyClock
-    let random: any RandomSource
 
     /// - Parameter upstreams: the config snapshot's upstreams; those without `retry` pass through.
     public init(
@@ -48,20 +39,13 @@ public struct RetryPolicy: GatewayPolicy {
         clock: any PolicyClock = SystemPolicyClock(),
         random: any RandomSource = SystemRandomSource()
     ) {
-        var rules: [String: Rules] = [:]
+        var rules: [String: UpstreamRetryRules] = [:]
         for upstream in upstreams {
             guard let retry = upstream.retry else { continue }
-            rules[upstream.name] = Rules(
-                retry: retry,
-                honorRetryAfter: upstream.rateLimit?.honorUpstream ?? true,
-                maxRetryAfter: upstream.rateLimit?.maxWait ?? RateLimitConfig.defaultMaxWait
-            )
+            rules[upstream.name] = UpstreamRetryRules(upstream, retry: retry)
         }
         self.rules = rules
-        self.budgets = budgets
-        self.events = events
-        self.clock = clock
-        self.random = random
+        self.services = RetryServices(budgets: budgets, events: events, clock: clock, random: random)
     }
 
     /// True when the request may be sent more than once (body aside).
@@ -69,18 +53,24 @@ public struct RetryPolicy: GatewayPolicy {
         request.isIdempotent || retryNonIdempotent || request.headers.contains(name: "idempotency-key")
     }
 
+    /// The direct path's planner for `upstream` (nil when it has no `retry`).
+    public func planner(forUpstream upstream: String) -> (any RetryPlanner)? {
+        rules[upstream].map { DirectRetryPlanner(rules: $0, services: services) }
+    }
+
     public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
         guard let name = request.upstreamName, let rules = rules[name] else {
             return try await next.handle(request, context: context)
         }
         let config = rules.retry
+        let clock = services.clock
         let started = clock.now
         let deadline = config.deadline.map { started + $0 }
-        budgets.recordRequest(upstream: name, now: started)
+        services.budgets.recordRequest(upstream: name, now: started)
 
         var request = request
         var maxAttempts = 1
-        if config.attempts > 1, Self.isSafeToRetry(request, retryNonIdempotent: config.retryNonIdempotent) {
+        if config.attempts > 1, rules.isSafeToRetry(request) {
             let prepared = try await ReplayableBody.prepare(request.body, limit: config.bufferLimit)
             request.body = prepared.body
             if prepared.replayable { maxAttempts = config.attempts }
@@ -107,33 +97,11 @@ public struct RetryPolicy: GatewayPolicy {
             let decision = RetryDecision.evaluate(
                 outcome, on: config.on, honorRetryAfter: rules.honorRetryAfter, secondsSince1970: clock.secondsSince1970
             )
-            guard case .retry(let reason, let retryAfter) = decision else { return try outcome.get() }
-
-            let delay: Duration
-            if let retryAfter {
-                guard retryAfter <= rules.maxRetryAfter else {
-                    context.logger.debug("not retrying: Retry-After exceeds max_wait", metadata: ["upstream": "\(name)", "retry_after": "\(retryAfter)"])
-                    return try outcome.get()
-                }
-                delay = retryAfter
-            } else {
-                delay = Backoff.fullJitter(retry: attempt, base: config.backoffBase, max: config.backoffMax, unit: random.nextUnit())
-            }
-            if let deadline, clock.now + delay >= deadline {
-                context.logger.debug("not retrying: the deadline would pass", metadata: ["upstream": "\(name)"])
-                return try outcome.get()
-            }
-            guard budgets.tryRetry(upstream: name, percent: config.budgetPercent, minPerSecond: config.budgetMinPerSecond, now: clock.now) else {
-                context.logger.debug("not retrying: retry budget exhausted", metadata: ["upstream": "\(name)", "reason": "\(reason)"])
-                return try outcome.get()
-            }
+            guard let delay = rules.wait(
+                after: decision, retryIndex: attempt, maxAttempts: maxAttempts, deadline: deadline, services: services, logger: context.logger
+            ) else { return try outcome.get() }
             if case .success(let response) = outcome { response.body.discard() }
             attempt += 1
-            events.retry(upstream: name, reason: reason)
-            context.logger.debug(
-                "retrying",
-                metadata: ["upstream": "\(name)", "attempt": "\(attempt + 1)/\(maxAttempts)", "reason": "\(reason)", "delay_ms": "\(Int64(delay.seconds * 1000))"]
-            )
             try await clock.sleep(for: delay)
         }
     }

@@ -16,7 +16,7 @@ final class ClientConnectionHarness {
     let tracker = ConnectionTracker()
 
     init(config: GatewayConfig = GatewayConfig(), routes: RouteTable? = nil) throws {
-        let empty = UpstreamRoute(observers: [], attemptHooks: [], chain: nil)
+        let empty = UpstreamRoute(observers: [])
         let active = ActiveConfig(config: config, routes: routes ?? RouteTable(byUpstream: [:], unconfigured: empty), transport: transport)
         var logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         logger.logLevel = .critical

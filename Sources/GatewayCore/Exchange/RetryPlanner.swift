@@ -1,0 +1,54 @@
+public import NIOHTTP1
+
+/// The retry rules of one upstream for the direct path: whether a request may
+/// be sent more than once, and after each failed attempt whether (and after how
+/// long) to send it again. Built once per config load; the state of one request
+/// is the value ``RetryRun``, kept by the exchange (nothing allocated per request).
+public protocol RetryPlanner: Sendable {
+    /// Called once per client request, before its first attempt (it counts the
+    /// request in the retry budget, unless it answers `needsBufferedBody`).
+    func begin(_ request: ProxyRequest) -> RetryPlan
+
+    /// After an attempt failed before its response head: the wait before the
+    /// next attempt, or nil to give the failure to the client.
+    func retry(after error: GatewayError, run: inout RetryRun, context: RequestContext) -> Duration?
+
+    /// After a response head: the wait before the next attempt (the response is
+    /// then discarded), or nil to give it to the client.
+    func retry(afterStatus status: HTTPResponseStatus, headers: HTTPHeaders, run: inout RetryRun, context: RequestContext) -> Duration?
+}
+
+/// How a request's attempts go.
+public enum RetryPlan {
+    /// One attempt: the method is not safe to repeat, or retries are off.
+    case single
+    /// Up to `run.maxAttempts` attempts on the direct path (the request has no body).
+    case retrying(RetryRun)
+    /// Safe to retry but its body must be buffered first: the async chain does that.
+    case needsBufferedBody
+}
+
+/// One request's retry state on the direct path.
+public struct RetryRun: Sendable {
+    /// Attempts made so far (1 during the first).
+    public var attempts: Int
+    public let maxAttempts: Int
+    /// When the whole request gives up (`retry.deadline`).
+    public let deadline: ContinuousClock.Instant?
+    /// The limit on one attempt until its response head (`retry.per_try_timeout`).
+    public let perTryTimeout: Duration?
+
+    public init(maxAttempts: Int, deadline: ContinuousClock.Instant?, perTryTimeout: Duration?) {
+        self.attempts = 1
+        self.maxAttempts = maxAttempts
+        self.deadline = deadline
+        self.perTryTimeout = perTryTimeout
+    }
+}
+
+extension RetryPlan {
+    public var needsBufferedBody: Bool {
+        if case .needsBufferedBody = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,43 @@
+import GatewayCore
+import NIOCore
+
+/// Stands between one upstream attempt and its ``DirectExchange`` when the
+/// request may be retried: once the exchange gives the attempt up (a
+/// per-try timeout, a retryable response), `detach` cuts it off, so late
+/// callbacks of that attempt (from another loop, say) never reach the next one.
+final class AttemptDelegate: UpstreamExchangeDelegate {
+    private var exchange: DirectExchange?
+
+    init(_ exchange: DirectExchange) {
+        self.exchange = exchange
+    }
+
+    func detach() {
+        exchange = nil
+    }
+
+    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+        guard let exchange else { return writer.abort(CancellationError()) }
+        exchange.upstreamExchangeStarted(writer)
+    }
+
+    func upstreamResponseHead(_ head: UpstreamResponseHead) {
+        exchange?.upstreamResponseHead(head)
+    }
+
+    func upstreamResponseBodyPart(_ buffer: ByteBuffer) {
+        exchange?.upstreamResponseBodyPart(buffer)
+    }
+
+    func upstreamResponseEnd() {
+        exchange?.upstreamResponseEnd()
+    }
+
+    func upstreamExchangeFailed(_ error: any Error) {
+        exchange?.upstreamExchangeFailed(error)
+    }
+
+    var upstreamShouldPauseReading: Bool {
+        exchange?.upstreamShouldPauseReading ?? false
+    }
+}

@@ -1,0 +1,172 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP1
+
+/// The attempts of a direct exchange: the steps before each one (which may
+/// answer, or wait), the attempt itself under `per_try_timeout` and the
+/// request's deadline, and the retry planner's verdict after a failure or a
+/// retryable status, with the backoff as a scheduled task on the loop.
+extension DirectExchange {
+    /// - Parameter plan: the route's retry planner's `begin` for this request.
+    func start(_ plan: RetryPlan) {
+        if case .retrying(let run) = plan { retryRun = run }
+        prepareAttempt()
+    }
+
+    /// Runs the steps from `nextStep` on; sends the attempt when all proceeded.
+    func prepareAttempt() {
+        phase = .preparing
+        let steps = route.steps
+        while nextStep < steps.count {
+            switch steps[nextStep].prepare(&request, context: info.context, on: eventLoop) {
+            case .proceed:
+                nextStep += 1
+            case .respond(let response):
+                return respondLocally(response)
+            case .wait(let wait):
+                phase = .waiting(wait)
+                wait.future.assumeIsolated().whenComplete { result in
+                    guard case .waiting = self.phase else { return }
+                    switch result {
+                    case .success:
+                        if !wait.repeatStep { self.nextStep += 1 }
+                        self.prepareAttempt()
+                    case .failure(let error):
+                        self.fail(error)
+                    }
+                }
+                return
+            }
+        }
+        send()
+    }
+
+    private func send() {
+        phase = .attempting
+        let delegate: any UpstreamExchangeDelegate
+        if let run = retryRun {
+            let forwarder = AttemptDelegate(self)
+            attemptDelegate = forwarder
+            delegate = forwarder
+            armAttemptTimer(run)
+        } else {
+            delegate = self
+        }
+        cancellation = transport.startExchange(request, record: info.context.record, on: eventLoop, delegate: delegate)
+    }
+
+    /// The attempt in flight failed before its response head: retried, or the client gets the error.
+    func attemptFailed(_ error: any Error) {
+        writer = nil
+        attemptTimer?.cancel()
+        attemptTimer = nil
+        if retryRun != nil, let gatewayError = error as? GatewayError, let delay = retryDelay(after: gatewayError) {
+            return backOff(delay)
+        }
+        fail(error)
+    }
+
+    func retryDelay(after error: GatewayError) -> Duration? {
+        guard let planner = route.retry, var run = retryRun else { return nil }
+        let delay = planner.retry(after: error, run: &run, context: info.context)
+        retryRun = run
+        return delay
+    }
+
+    func retryDelay(afterStatus status: HTTPResponseStatus, headers: HTTPHeaders) -> Duration? {
+        guard let planner = route.retry, var run = retryRun else { return nil }
+        let delay = planner.retry(afterStatus: status, headers: headers, run: &run, context: info.context)
+        retryRun = run
+        return delay
+    }
+
+    /// Sleeps `delay`, then the next attempt runs every step again (a fresh copy of the routed request).
+    func backOff(_ delay: Duration) {
+        attemptDelegate?.detach()
+        attemptDelegate = nil
+        cancellation = nil
+        let next = {
+            self.request = self.routed
+            self.nextStep = 0
+            self.prepareAttempt()
+        }
+        guard delay > .zero else { return next() }
+        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: delay.timeAmount) {
+            guard case .backingOff = self.phase else { return }
+            next()
+        }
+        phase = .backingOff(scheduled)
+    }
+
+    /// A step answered for the upstream (a local 429): the response goes to the
+    /// client as the chain's would, with `Via`, and the connection stays open.
+    private func respondLocally(_ response: ProxyResponse) {
+        phase = .finished
+        releaseUpstream()
+        let code = Int(response.status.code)
+        status = code
+        log(status: code, error: nil)
+        let written = handler.respond(response, info: info, addVia: true)
+        info.finish(ExchangeOutcome(status: code, responseBytes: written, error: nil))
+    }
+
+    /// Stops whatever is under way (a wait, a backoff, an attempt): the client
+    /// went away or a limit passed. An attempt's writer is aborted, which closes
+    /// its connection.
+    func abandonAttempt(_ error: any Error) {
+        let current = phase
+        // Callbacks the abort causes find no attempt in flight.
+        phase = .preparing
+        switch current {
+        case .waiting(let wait):
+            wait.cancel()
+        case .backingOff(let scheduled):
+            scheduled.cancel()
+        default:
+            break
+        }
+        attemptDelegate?.detach()
+        attemptDelegate = nil
+        cancellation?.cancel()
+        cancellation = nil
+        writer?.abort(error)
+        writer = nil
+        attemptTimer?.cancel()
+        attemptTimer = nil
+    }
+
+    /// `per_try_timeout` from now, or the request's deadline if sooner: the
+    /// attempt is abandoned and counts as a `request_timeout` failure.
+    private func armAttemptTimer(_ run: RetryRun) {
+        let now = ContinuousClock.now
+        var limit: (at: ContinuousClock.Instant, message: String)?
+        if let perTry = run.perTryTimeout {
+            limit = (now + perTry, "no response from the upstream within per_try_timeout (\(Self.format(perTry)))")
+        }
+        if let deadline = run.deadline, limit.map({ deadline < $0.at }) ?? true {
+            limit = (deadline, "the request's deadline passed before the upstream answered")
+        }
+        guard let limit else { return }
+        let upstream = request.hostPort
+        attemptTimer = eventLoop.assumeIsolated().scheduleTask(in: (limit.at - now).timeAmount) {
+            guard case .attempting = self.phase else { return }
+            let error = GatewayError(.requestTimeout, limit.message, upstream: upstream)
+            self.abandonAttempt(error)
+            self.attemptFailed(error)
+        }
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let milliseconds = Int64((duration.seconds * 1000).rounded())
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
+    }
+}
+
+extension Duration {
+    /// As NIO's `TimeAmount` (nanoseconds, saturating).
+    var timeAmount: TimeAmount {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return .nanoseconds(overflow ? .max : product &+ attoseconds / 1_000_000_000)
+    }
+}

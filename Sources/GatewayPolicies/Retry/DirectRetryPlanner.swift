@@ -1,0 +1,52 @@
+public import GatewayCore
+public import NIOHTTP1
+
+/// The retry policy on the direct path, for one upstream: the same rules as
+/// ``RetryPolicy`` (safe methods, `retry.on`, full-jitter backoff or the
+/// upstream's `Retry-After` within `max_wait`, the deadline, the budget), decided
+/// synchronously on the event loop; the exchange sleeps with a scheduled task.
+/// A request with a body that may be retried goes to the async chain instead,
+/// which buffers the body so it can be sent again.
+struct DirectRetryPlanner: RetryPlanner {
+    let rules: UpstreamRetryRules
+    let services: RetryServices
+
+    /// Counts the request in the retry budget, unless it goes to the chain
+    /// (`needsBufferedBody`), whose retry policy counts it.
+    func begin(_ request: ProxyRequest) -> RetryPlan {
+        let safe = rules.retry.attempts > 1 && rules.isSafeToRetry(request)
+        if safe, !request.bodyLengthIsZero { return .needsBufferedBody }
+        let now = services.clock.now
+        services.budgets.recordRequest(upstream: rules.upstream, now: now)
+        guard safe else { return .single }
+        return .retrying(RetryRun(
+            maxAttempts: rules.retry.attempts,
+            deadline: rules.retry.deadline.map { now + $0 },
+            perTryTimeout: rules.retry.perTryTimeout
+        ))
+    }
+
+    func retry(after error: GatewayError, run: inout RetryRun, context: RequestContext) -> Duration? {
+        next(RetryDecision.evaluate(error, on: rules.retry.on), run: &run, context: context)
+    }
+
+    func retry(afterStatus status: HTTPResponseStatus, headers: HTTPHeaders, run: inout RetryRun, context: RequestContext) -> Duration? {
+        // Most responses are not retryable: decided before the clock is read.
+        guard rules.retry.on.contains(.status(Int(status.code))) else { return nil }
+        let decision = RetryDecision.evaluate(
+            status: status, headers: headers, on: rules.retry.on,
+            honorRetryAfter: rules.honorRetryAfter, secondsSince1970: services.clock.secondsSince1970
+        )
+        return next(decision, run: &run, context: context)
+    }
+
+    private func next(_ decision: RetryDecision, run: inout RetryRun, context: RequestContext) -> Duration? {
+        guard run.attempts < run.maxAttempts else { return nil }
+        guard let delay = rules.wait(
+            after: decision, retryIndex: run.attempts - 1, maxAttempts: run.maxAttempts,
+            deadline: run.deadline, services: services, logger: context.logger
+        ) else { return nil }
+        run.attempts += 1
+        return delay
+    }
+}

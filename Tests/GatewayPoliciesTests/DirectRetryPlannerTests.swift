@@ -1,0 +1,55 @@
+import GatewayConfig
+import GatewayCore
+import GatewayPolicies
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// The retry policy's rules as the direct path's planner: which requests it
+/// retries, which go to the chain to have their body buffered, and the wait
+/// after each failed attempt (counted, within attempts and budget).
+struct DirectRetryPlannerTests {
+    func planner(_ retry: RetryConfig, events: RecordingEvents = RecordingEvents()) throws -> any RetryPlanner {
+        let policy = RetryPolicy(
+            upstreams: [upstreamConfig(retry: retry)], budgets: RetryBudgets(), events: events, clock: ManualClock(), random: LockedRandomSource(seed: 1)
+        )
+        return try #require(policy.planner(forUpstream: "api"))
+    }
+
+    static let retry = RetryConfig(attempts: 3, backoffBase: .milliseconds(10), backoffMax: .milliseconds(40))
+
+    @Test func aBodylessSafeRequestIsRetriedOnTheDirectPath() throws {
+        let planner = try planner(Self.retry)
+        guard case .retrying(let run) = planner.begin(.test()) else { Issue.record("expected retrying"); return }
+        #expect(run.maxAttempts == 3 && run.attempts == 1)
+    }
+
+    @Test func aPostGetsOneAttemptAndASafeRequestWithABodyGoesToTheChain() throws {
+        let planner = try planner(Self.retry)
+        guard case .single = planner.begin(.test(.POST)) else { Issue.record("a POST is not retried"); return }
+        let put = ProxyRequest.test(.PUT, body: .bytes(ByteBuffer(string: "x")))
+        #expect(planner.begin(put).needsBufferedBody)
+        let keyed = ProxyRequest.test(.POST, headers: ["Idempotency-Key": "k"], body: .bytes(ByteBuffer(string: "x")))
+        #expect(planner.begin(keyed).needsBufferedBody)
+    }
+
+    @Test func waitsAreCountedAndStopAtTheLastAttempt() throws {
+        let events = RecordingEvents()
+        let planner = try planner(RetryConfig(attempts: 2, backoffBase: .milliseconds(10), backoffMax: .milliseconds(40), budgetPercent: 100, budgetMinPerSecond: 100), events: events)
+        guard case .retrying(var run) = planner.begin(.test()) else { Issue.record("expected retrying"); return }
+        let delay = try #require(planner.retry(afterStatus: .serviceUnavailable, headers: [:], run: &run, context: .test()))
+        #expect(delay >= .zero && delay <= .milliseconds(10), "full jitter within the first ceiling")
+        #expect(run.attempts == 2)
+        #expect(events.retries == ["status_503"])
+        #expect(planner.retry(after: GatewayError(.connectFailed, "refused"), run: &run, context: .test()) == nil, "no attempts left")
+    }
+
+    @Test func retryAfterOnA503IsTheWaitAndOtherStatusesAreFinal() throws {
+        let planner = try planner(RetryConfig(attempts: 3, budgetPercent: 100, budgetMinPerSecond: 100))
+        guard case .retrying(var run) = planner.begin(.test()) else { Issue.record("expected retrying"); return }
+        #expect(planner.retry(afterStatus: .ok, headers: [:], run: &run, context: .test()) == nil)
+        #expect(planner.retry(afterStatus: .notFound, headers: [:], run: &run, context: .test()) == nil)
+        #expect(planner.retry(afterStatus: .serviceUnavailable, headers: ["Retry-After": "2"], run: &run, context: .test()) == .seconds(2))
+        #expect(planner.retry(afterStatus: .serviceUnavailable, headers: ["X-Gateway-Error": "local_rate_limit"], run: &run, context: .test()) == nil, "the gateway's own answers are never retried")
+    }
+}
