@@ -1,4 +1,5 @@
 import GatewayPolicies
+import GatewayTesting
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))

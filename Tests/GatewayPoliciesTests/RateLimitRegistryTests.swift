@@ -1,6 +1,7 @@
 import GatewayConfig
 import GatewayCore
 import GatewayPolicies
+import GatewayTesting
 import Testing
 
 /// Per-endpoint limiters are bounded (`RateLimitRegistry.maxLimiters`): an API

@@ -1,6 +1,7 @@
 import GatewayConfig
 import GatewayCore
 import GatewayPolicies
+import GatewayTesting
 import NIOCore
 import NIOHTTP1
 import NIOPosix

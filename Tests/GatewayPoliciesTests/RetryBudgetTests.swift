@@ -1,6 +1,7 @@
 import GatewayConfig
 import GatewayCore
 import GatewayPolicies
+import GatewayTesting
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))

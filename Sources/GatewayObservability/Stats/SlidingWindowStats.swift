@@ -66,16 +66,16 @@ struct SlidingWindowStats: Sendable {
         let epoch = epoch(at: now)
         let index = epoch % sliceCount
         let micros = UInt64(max(0, latency.nanoseconds) / 1000)
-        if slices[index] == nil {
-            slices[index] = Slice(epoch: epoch)
-        } else if slices[index]!.epoch != epoch {
-            slices[index]!.reset(epoch: epoch)
-        }
-        slices[index]!.histogram.record(micros)
-        slices[index]!.count += 1
-        if failed { slices[index]!.failures += 1 }
-        slices[index]!.retries += retries
-        slices[index]!.maxMicros = max(slices[index]!.maxMicros, micros)
+        var slice = slices[index] ?? Slice(epoch: epoch)
+        // Taken out while it changes, so the histogram is not copied on write.
+        slices[index] = nil
+        if slice.epoch != epoch { slice.reset(epoch: epoch) }
+        slice.histogram.record(micros)
+        slice.count += 1
+        if failed { slice.failures += 1 }
+        slice.retries += retries
+        slice.maxMicros = max(slice.maxMicros, micros)
+        slices[index] = slice
     }
 
     /// The live slices (newer than `now - window`), oldest first.

@@ -1,3 +1,4 @@
+public import GatewayPolicies
 import GatewayCore
 import NIOConcurrencyHelpers
 
