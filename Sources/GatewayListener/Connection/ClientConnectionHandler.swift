@@ -85,9 +85,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let tracker = environment.tracker
         context.channel.closeFuture.whenComplete { _ in tracker.remove(id) }
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        environment.tracker.setAbort(id) {
-            handler.eventLoop.execute { handler.value.drainTimedOut() }
-        }
+        environment.tracker.setCallbacks(id, ConnectionTracker.Callbacks(
+            drain: { handler.eventLoop.execute { handler.value.drainRequested() } },
+            abort: { handler.eventLoop.execute { handler.value.drainTimedOut() } }
+        ))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -111,7 +112,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             switch machine.requestHead(keepAlive: head.isKeepAlive && !head.isUpgradeLike) {
             case .start:
                 timeouts.headReceived()
-                if let trackingID { _ = environment.tracker.setIdle(trackingID, false) }
                 discardedBytes = 0
                 startExchange(head)
             case .queue:
@@ -207,7 +207,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange = nil
         current = nil
         timeouts.exchangeFinished()
-        let draining = trackingID.map { !environment.tracker.setIdle($0, true) } ?? environment.tracker.isDraining
+        let draining = environment.tracker.isDraining
         guard keepAlive else { return }  // the close follows the last write (see `sendResponseEnd`)
         guard !draining else {
             machine.closeAfterWrite()
@@ -222,6 +222,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             for part in parts { handle(part) }
         }
         resumeReading()
+    }
+
+    /// Draining began: an idle connection closes now; a busy one after its exchange (see `exchangeDone`).
+    func drainRequested() {
+        guard let context, machine.isIdle, exchange == nil else { return }
+        machine.closeAfterWrite()
+        context.close(promise: nil)
     }
 
     /// The drain timeout passed with this connection busy: a request still

@@ -1,36 +1,53 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// The open client connections, for graceful shutdown: idle ones are closed at
 /// once, busy ones finish their exchange and then close.
+///
+/// Nothing here is touched per request: each connection registers once, with
+/// what to call when draining begins (its handler closes it if idle, on its own
+/// loop) and when the drain timeout passes; `isDraining` is an atomic load.
 final class ConnectionTracker: Sendable {
+    /// What a connection's handler does when asked, each hopping to its loop itself.
+    struct Callbacks: Sendable {
+        /// Draining began: close now if no exchange is in flight.
+        var drain: @Sendable () -> Void
+        /// The drain timeout passed: answer 503 to a request in flight if possible, then close.
+        var abort: @Sendable () -> Void
+    }
+
     private struct Entry {
         let channel: any Channel
-        var idle: Bool
-        /// Ends the connection's exchange in flight (drain timeout): it answers 503 if it can.
-        var abort: (@Sendable () -> Void)?
+        var callbacks: Callbacks?
     }
 
     private struct State {
         var nextID = 0
         var entries: [Int: Entry] = [:]
-        var draining = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = NIOLockedValueBox(State())
+    private let draining = Atomic<Bool>(false)
 
     var count: Int { state.withLockedValue { $0.entries.count } }
-    var isDraining: Bool { state.withLockedValue { $0.draining } }
 
-    /// Registers a connection; returns nil when draining (the caller closes it).
+    /// True once shutdown began: responses say `Connection: close` and connections end after their exchange.
+    var isDraining: Bool { draining.load(ordering: .relaxed) }
+
+    /// Registers a connection; nil when draining already began (the caller closes it).
     func add(_ channel: any Channel) -> Int? {
         state.withLockedValue { s in
-            guard !s.draining else { return nil }
+            guard !draining.load(ordering: .relaxed) else { return nil }
             s.nextID += 1
-            s.entries[s.nextID] = Entry(channel: channel, idle: true)
+            s.entries[s.nextID] = Entry(channel: channel)
             return s.nextID
         }
+    }
+
+    func setCallbacks(_ id: Int, _ callbacks: Callbacks) {
+        state.withLockedValue { $0.entries[id]?.callbacks = callbacks }
     }
 
     func remove(_ id: Int) {
@@ -43,25 +60,22 @@ final class ConnectionTracker: Sendable {
         for w in waiters { w.resume() }
     }
 
-    /// Marks a connection idle (waiting for a request head) or busy. Returns false
-    /// when the gateway is draining and the connection should close instead.
-    func setIdle(_ id: Int, _ idle: Bool) -> Bool {
-        state.withLockedValue { s in
-            s.entries[id]?.idle = idle
-            return !s.draining
-        }
-    }
-
-    /// Stops taking connections and closes the idle ones.
+    /// Stops new connections and closes the idle ones (each decides on its loop;
+    /// a connection without a handler yet is closed outright).
     func beginDraining() {
-        let idle = state.withLockedValue { s -> [any Channel] in
-            s.draining = true
-            return s.entries.values.filter(\.idle).map(\.channel)
+        let entries = state.withLockedValue { s -> [Entry] in
+            draining.store(true, ordering: .relaxed)
+            return Array(s.entries.values)
         }
-        for channel in idle { channel.close(promise: nil) }
+        for entry in entries {
+            if let drain = entry.callbacks?.drain {
+                drain()
+            } else {
+                entry.channel.close(promise: nil)
+            }
+        }
     }
 
-    /// Waits until every connection is gone.
     func waitUntilEmpty() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let done = state.withLockedValue { s -> Bool in
@@ -73,19 +87,11 @@ final class ConnectionTracker: Sendable {
         }
     }
 
-    /// Sets what ``abortAll()`` calls for connection `id`.
-    func setAbort(_ id: Int, _ abort: @escaping @Sendable () -> Void) {
-        state.withLockedValue { $0.entries[id]?.abort = abort }
-    }
-
-    /// Ends every exchange still in flight (the drain timeout passed): each
-    /// answers 503 `shutting_down` if its response has not started, then closes.
     func abortAll() {
-        let aborts = state.withLockedValue { $0.entries.values.compactMap(\.abort) }
+        let aborts = state.withLockedValue { $0.entries.values.compactMap(\.callbacks?.abort) }
         for abort in aborts { abort() }
     }
 
-    /// Closes every connection, busy or not.
     func closeAll() {
         let all = state.withLockedValue { $0.entries.values.map(\.channel) }
         for channel in all { channel.close(promise: nil) }
