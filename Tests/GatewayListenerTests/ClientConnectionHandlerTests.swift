@@ -94,3 +94,4 @@ struct ClientConnectionHandlerTests {
         #expect(response.contains("X-Gateway-Error:"))
     }
 }
+

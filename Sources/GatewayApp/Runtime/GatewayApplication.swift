@@ -63,7 +63,7 @@ public final class GatewayApplication: Sendable {
         }
         let liveConfig = LiveConfig(initial)
         self.liveConfig = liveConfig
-        self.proxyServer = ProxyServer(liveConfig: liveConfig, eventLoopGroup: eventLoopGroup, logger: logger)
+        self.proxyServer = ProxyServer(liveConfig: liveConfig, eventLoopGroup: eventLoopGroup, logger: logger, events: shared.metrics)
         let ready = proxyServer
         self.adminServer = AdminServer(
             host: config.listen.admin.host,

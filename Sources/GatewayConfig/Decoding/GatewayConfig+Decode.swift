@@ -71,11 +71,18 @@ extension BindAddress {
 extension ListenerLimits {
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
-        let map = try node.mapping(keys: ["max_head_bytes", "header_timeout", "idle_timeout", "drain_timeout"])
+        let map = try node.mapping(keys: [
+            "max_head_bytes", "header_timeout", "idle_timeout", "drain_timeout",
+            "body_timeout", "send_timeout", "max_client_connections", "tunnel_idle_timeout",
+        ])
         if let value = map["max_head_bytes"] { maxHeadBytes = try value.size() }
         if let value = map["header_timeout"] { headerTimeout = try value.duration() }
         if let value = map["idle_timeout"] { idleTimeout = try value.duration() }
         if let value = map["drain_timeout"] { drainTimeout = try value.duration() }
+        if let value = map["body_timeout"] { bodyTimeout = try value.duration() }
+        if let value = map["send_timeout"] { sendTimeout = try value.duration() }
+        if let value = map["max_client_connections"] { maxClientConnections = try value.int() }
+        if let value = map["tunnel_idle_timeout"] { tunnelIdleTimeout = try value.duration() }
     }
 }
 

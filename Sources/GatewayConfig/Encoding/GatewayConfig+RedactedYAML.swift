@@ -49,6 +49,10 @@ extension GatewayConfig {
             out.plain("header_timeout", ConfigUnits.formatDuration(limits.headerTimeout))
             out.plain("idle_timeout", ConfigUnits.formatDuration(limits.idleTimeout))
             out.plain("drain_timeout", ConfigUnits.formatDuration(limits.drainTimeout))
+            out.plain("body_timeout", ConfigUnits.formatDuration(limits.bodyTimeout))
+            out.plain("send_timeout", ConfigUnits.formatDuration(limits.sendTimeout))
+            out.plain("max_client_connections", String(limits.maxClientConnections))
+            out.plain("tunnel_idle_timeout", ConfigUnits.formatDuration(limits.tunnelIdleTimeout))
         }
         out.key("pool")
         out.indented { out in

@@ -67,12 +67,18 @@ extension GatewayConfig {
             ("limits.header_timeout", limits.headerTimeout),
             ("limits.idle_timeout", limits.idleTimeout),
             ("limits.drain_timeout", limits.drainTimeout),
+            ("limits.body_timeout", limits.bodyTimeout),
+            ("limits.send_timeout", limits.sendTimeout),
+            ("limits.tunnel_idle_timeout", limits.tunnelIdleTimeout),
             ("pool.idle_timeout", pool.idleTimeout),
             ("pool.connect_timeout", pool.connectTimeout),
             ("pool.request_timeout", pool.requestTimeout),
         ]
         for (key, duration) in timeouts where duration <= .zero {
             throw fail(key, "must be greater than 0, got \(ConfigUnits.formatDuration(duration))")
+        }
+        guard limits.maxClientConnections >= 1 else {
+            throw fail("limits.max_client_connections", "must be at least 1, got \(limits.maxClientConnections)")
         }
         guard pool.maxConnectionsPerHost >= 1 else {
             throw fail("pool.max_connections_per_host", "must be at least 1, got \(pool.maxConnectionsPerHost)")

@@ -10,6 +10,14 @@ public struct ListenerLimits: Sendable, Equatable {
     public var idleTimeout: Duration
     /// On graceful shutdown, in-flight requests get this long to finish.
     public var drainTimeout: Duration
+    /// While a request body arrives, the longest pause between two reads; then 408.
+    public var bodyTimeout: Duration
+    /// How long a client may leave its response unread (socket not writable); then the connection closes.
+    public var sendTimeout: Duration
+    /// Open client connections at most; beyond, new ones are closed at once (counted).
+    public var maxClientConnections: Int
+    /// A blind `CONNECT` tunnel with no byte either way for this long is closed.
+    public var tunnelIdleTimeout: Duration
 
     public static let minHeadBytes = 1024
     public static let maxHeadBytesLimit = 1024 * 1024
@@ -18,11 +26,19 @@ public struct ListenerLimits: Sendable, Equatable {
         maxHeadBytes: Int = 32 * 1024,
         headerTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(60),
-        drainTimeout: Duration = .seconds(30)
+        drainTimeout: Duration = .seconds(30),
+        bodyTimeout: Duration = .seconds(60),
+        sendTimeout: Duration = .seconds(60),
+        maxClientConnections: Int = 10_000,
+        tunnelIdleTimeout: Duration = .seconds(600)
     ) {
         self.maxHeadBytes = maxHeadBytes
         self.headerTimeout = headerTimeout
         self.idleTimeout = idleTimeout
         self.drainTimeout = drainTimeout
+        self.bodyTimeout = bodyTimeout
+        self.sendTimeout = sendTimeout
+        self.maxClientConnections = maxClientConnections
+        self.tunnelIdleTimeout = tunnelIdleTimeout
     }
 }

@@ -75,19 +75,24 @@ extension GatewayError {
         /// (`Transfer-Encoding: gzip, chunked`): 501, as nginx answers; the
         /// gateway neither decodes it nor passes it on as if it were plain chunked.
         case unsupportedTransferCoding = "unsupported_transfer_coding"
+        /// The client stopped sending a request body for `limits.body_timeout`: 408, and the connection closes.
+        case bodyTimeout = "body_timeout"
+        /// The client did not read its response for `limits.send_timeout`: the connection closes
+        /// (no response can reach it; the code names the cause in logs and metrics).
+        case sendTimeout = "send_timeout"
 
         public var status: HTTPResponseStatus {
             switch self {
             case .badRequest, .requestSmuggling, .unsupportedTarget: return .badRequest
             case .headTooLarge: return .init(statusCode: 431, reasonPhrase: "Request Header Fields Too Large")
-            case .headTimeout: return .requestTimeout
+            case .headTimeout, .bodyTimeout: return .requestTimeout
             case .hostNotAllowed, .portNotAllowed: return .forbidden
             case .proxyAuthRequired: return .proxyAuthenticationRequired
             case .bodyTooLarge: return .payloadTooLarge
             case .dnsFailure, .connectFailed, .connectionReset, .upstreamProtocolError,
                 .tlsHandshakeFailed, .certificateInvalid, .pinMismatch, .interceptionFailed:
                 return .badGateway
-            case .connectTimeout, .requestTimeout: return .gatewayTimeout
+            case .connectTimeout, .requestTimeout, .sendTimeout: return .gatewayTimeout
             case .poolExhausted, .shuttingDown: return .serviceUnavailable
             case .internalError: return .internalServerError
             case .localRateLimit: return .tooManyRequests

@@ -63,14 +63,15 @@ extension ClientConnectionHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
-    /// Answers 200, replaces the HTTP handlers with a glue to `peer`, logs when both close.
+    /// Answers 200, replaces the HTTP handlers with a tunnel to `peer`, logs when both close.
     private func splice(head: HTTPRequestHead, peer: any Channel, upstream: String, info: ExchangeInfo) {
         guard let context, context.channel.isActive else {
             peer.close(promise: nil)
             return
         }
         writeConnectionEstablished(version: head.version)
-        let (clientGlue, peerGlue) = GlueHandler.matchedPair()
+        let idleTimeout = environment.liveConfig.current.config.limits.tunnelIdleTimeout.timeAmount
+        let (clientGlue, peerGlue) = TunnelHandler.pair(idleTimeout: idleTimeout)
         let pipeline = context.pipeline
         let sync = pipeline.syncOperations
         let handlers = self.pipeline

@@ -29,7 +29,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     let environment: ClientConnectionEnvironment
     var pipeline: ClientPipeline
-    var timeouts: HeadTimeoutHandler { pipeline.timeouts }
+    var timeouts: ClientTimeoutHandler { pipeline.timeouts }
     /// Set inside an intercepted `CONNECT`: every request goes there over TLS.
     var origin: InterceptedOrigin?
     var machine = ClientConnectionStateMachine()
@@ -77,7 +77,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Tracks the connection for graceful shutdown, until its channel closes (a tunnel outlives this handler).
     private func register(_ context: ChannelHandlerContext) {
         guard trackingID == nil else { return }
-        guard let id = environment.tracker.add(context.channel) else {
+        let limit = environment.liveConfig.current.config.limits.maxClientConnections
+        guard let id = environment.tracker.add(context.channel, limit: limit) else {
             context.close(promise: nil)
             return
         }
@@ -111,7 +112,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .head(let head):
             switch machine.requestHead(keepAlive: head.isKeepAlive && !head.isUpgradeLike) {
             case .start:
-                timeouts.headReceived()
+                timeouts.headReceived(bodyFollows: head.announcesBody)
                 discardedBytes = 0
                 startExchange(head)
             case .queue:
@@ -132,6 +133,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 break
             }
         case .end:
+            timeouts.requestEnded()
             switch machine.requestEnd() {
             case .forward:
                 exchange?.requestEnd()
@@ -161,6 +163,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             self.exchange = nil
             exchange.cancel()
         }
+        if gatewayError.code == .sendTimeout {
+            // Nothing can reach a client that does not read: close without a word.
+            environment.logger.info("closed connection: \(gatewayError.code.rawValue)", metadata: ["client": "\(clientAddress)"])
+            machine.closeAfterWrite()
+            context.close(promise: nil)
+            return
+        }
         if machine.responseStarted && !machine.isIdle {
             machine.closeAfterWrite()
             context.close(promise: nil)
@@ -184,6 +193,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if mayRead {
             context.read()
         } else {
+            if !heldRead { timeouts.readsHeld(true) }
             heldRead = true
         }
     }
@@ -192,6 +202,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func resumeReading() {
         guard heldRead, let context, mayRead else { return }
         heldRead = false
+        timeouts.readsHeld(false)
         context.read()
     }
 
@@ -255,6 +266,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 }
 
 extension HTTPRequestHead {
+    /// Whether a request body follows the head (a non-zero `Content-Length`, or
+    /// `Transfer-Encoding`); the framing itself is validated later.
+    var announcesBody: Bool {
+        if let length = headers.first(name: "content-length") { return length != "0" }
+        return headers.contains(name: "transfer-encoding")
+    }
+
     /// A request after which the HTTP decoder stops parsing (an upgrade it
     /// expects us to perform): the connection cannot carry another request.
     var isUpgradeLike: Bool {

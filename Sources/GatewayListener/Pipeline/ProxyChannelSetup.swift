@@ -4,22 +4,21 @@ import NIOHTTP1
 
 /// Builds the per-connection pipeline of the proxy listener:
 ///
-///     HeadTimeoutHandler → HTTPResponseEncoder → HTTP decoder (limits, leftover
+///     ClientTimeoutHandler → HTTPResponseEncoder → HTTP decoder (limits, leftover
 ///     bytes forwarded for CONNECT) → ClientConnectionHandler
 ///
 /// The encoder does not set framing headers: the handler decides them per
 /// response (it knows about HEAD, 204/304 and HTTP/1.0 clients).
 struct ProxyChannelSetup: Sendable {
     var maxHeadBytes: Int
-    var headerTimeout: TimeAmount
-    var idleTimeout: TimeAmount
+    var timeouts: ClientTimeoutStateMachine.Limits
     var environment: ClientConnectionEnvironment
 
     func configure(_ channel: any Channel) throws {
         channel.eventLoop.assertInEventLoop()
         var encoderConfiguration = HTTPResponseEncoder.Configuration()
         encoderConfiguration.automaticallySetFramingHeaders = false
-        let timeouts = HeadTimeoutHandler(headerTimeout: headerTimeout, idleTimeout: idleTimeout)
+        let timeouts = ClientTimeoutHandler(limits: self.timeouts)
         let encoder = HTTPResponseEncoder(configuration: encoderConfiguration)
         let decoder = Self.makeDecoder(maxHeadBytes: maxHeadBytes)
         let handlers = ClientPipeline(timeouts: timeouts, encoder: encoder, decoder: decoder)
@@ -46,7 +45,7 @@ struct ProxyChannelSetup: Sendable {
 /// The HTTP handlers in front of a ``ClientConnectionHandler``: a tunnel removes
 /// them, interception replaces the decoder.
 struct ClientPipeline {
-    let timeouts: HeadTimeoutHandler
+    let timeouts: ClientTimeoutHandler
     let encoder: HTTPResponseEncoder
     var decoder: ByteToMessageHandler<HTTPRequestDecoder>
 }

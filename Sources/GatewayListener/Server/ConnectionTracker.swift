@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOConcurrencyHelpers
 import NIOCore
 import Synchronization
@@ -30,20 +31,29 @@ final class ConnectionTracker: Sendable {
 
     private let state = NIOLockedValueBox(State())
     private let draining = Atomic<Bool>(false)
+    private let events: any GatewayEvents
+
+    init(events: any GatewayEvents = NoGatewayEvents()) {
+        self.events = events
+    }
 
     var count: Int { state.withLockedValue { $0.entries.count } }
 
     /// True once shutdown began: responses say `Connection: close` and connections end after their exchange.
     var isDraining: Bool { draining.load(ordering: .relaxed) }
 
-    /// Registers a connection; nil when draining already began (the caller closes it).
-    func add(_ channel: any Channel) -> Int? {
-        state.withLockedValue { s in
-            guard !draining.load(ordering: .relaxed) else { return nil }
+    /// Registers a connection; nil when draining already began or `limit`
+    /// connections are open (counted): the caller closes it.
+    func add(_ channel: any Channel, limit: Int = .max) -> Int? {
+        let result = state.withLockedValue { s -> Int? in
+            guard !draining.load(ordering: .relaxed) else { return 0 }
+            guard s.entries.count < limit else { return nil }
             s.nextID += 1
             s.entries[s.nextID] = Entry(channel: channel)
             return s.nextID
         }
+        if result == nil { events.clientConnectionRefused() }
+        return result == 0 ? nil : result
     }
 
     func setCallbacks(_ id: Int, _ callbacks: Callbacks) {

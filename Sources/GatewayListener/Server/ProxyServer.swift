@@ -1,22 +1,24 @@
-import GatewayCore
+public import GatewayCore
 public import Logging
 public import NIOCore
 import NIOPosix
 public import ServiceLifecycle
 
-/// The proxy listener: accepts client connections (one task each) and serves
-/// them with `ProxyConnection`. On graceful shutdown it stops accepting, closes
+/// The proxy listener: accepts client connections and serves each with its
+/// pipeline's handlers on its event loop (``ProxyChannelSetup``), at most
+/// `limits.max_client_connections` at once. On graceful shutdown it stops accepting, closes
 /// idle connections, lets busy ones finish for up to the drain timeout, then
 /// closes whatever is left.
 public final class ProxyServer: Service, Sendable {
     private let liveConfig: LiveConfig
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
-    private let tracker = ConnectionTracker()
+    private let tracker: ConnectionTracker
     private let requestIDs = RequestIDGenerator()
     private let bound = OneShotValue<SocketAddress>()
 
-    public init(liveConfig: LiveConfig, eventLoopGroup: any EventLoopGroup, logger: Logger) {
+    public init(liveConfig: LiveConfig, eventLoopGroup: any EventLoopGroup, logger: Logger, events: any GatewayEvents = NoGatewayEvents()) {
+        self.tracker = ConnectionTracker(events: events)
         self.liveConfig = liveConfig
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
@@ -35,8 +37,7 @@ public final class ProxyServer: Service, Sendable {
         let limits = config.limits
         let setup = ProxyChannelSetup(
             maxHeadBytes: limits.maxHeadBytes,
-            headerTimeout: .nanoseconds(Int64(limits.headerTimeout.seconds * 1e9)),
-            idleTimeout: .nanoseconds(Int64(limits.idleTimeout.seconds * 1e9)),
+            timeouts: ClientTimeoutStateMachine.Limits(limits),
             environment: ClientConnectionEnvironment(
                 liveConfig: liveConfig, tracker: tracker, logger: logger, requestIDs: requestIDs, maxHeadBytes: limits.maxHeadBytes
             )

@@ -17,6 +17,7 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     let endpoints: EndpointRegistry
     private let openConnections: Gauge
     private let clientConnections: Gauge
+    private let clientConnectionsRefused: Counter
     private let pinFailures: LabeledHandles<Counter>
     private let retries: LabeledHandles<Counter>
     private let tokenRefreshes: LabeledHandles<Counter>
@@ -51,6 +52,7 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
         }
         self.openConnections = factory.gauge(.upstreamConnections, [])
         self.clientConnections = factory.gauge(.clientConnections, [])
+        self.clientConnectionsRefused = factory.counter(.clientConnectionsRefused, [])
         factory.gauge(.buildInfo, [version]).set(1 as Int64)
         self.pinFailures = LabeledHandles { factory.counter(.pinFailures, $0) }
         self.retries = LabeledHandles { factory.counter(.retries, $0) }
@@ -88,6 +90,10 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     }
 
     // MARK: GatewayEvents
+
+    public func clientConnectionRefused() {
+        clientConnectionsRefused.increment()
+    }
 
     public func pinFailure(host: String, upstream: String?, mode: PinMode) {
         pinFailures.get([upstreamLabel(upstream ?? host), mode.rawValue]).increment()

@@ -97,6 +97,10 @@ public struct MetricFamily: Sendable, Hashable {
         name: "gateway_client_connections_open", kind: .gauge,
         help: "Open client connections to the proxy port",
         labelNames: [])
+    public static let clientConnectionsRefused = MetricFamily(
+        name: "gateway_client_connections_refused_total", kind: .counter,
+        help: "Client connections closed at once because limits.max_client_connections were open",
+        labelNames: [])
     public static let buildInfo = MetricFamily(
         name: "gateway_build_info", kind: .gauge,
         help: "Build information",
@@ -107,6 +111,6 @@ public struct MetricFamily: Sendable, Hashable {
         requests, requestErrors, requestDuration, upstreamAttempts, upstreamPhase,
         retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
         interceptionCertificates, interceptionHandshakeFailures,
-        upstreamConnections, clientConnections, buildInfo,
+        upstreamConnections, clientConnections, clientConnectionsRefused, buildInfo,
     ]
 }

@@ -107,8 +107,9 @@ public struct TracePolicy: GatewayPolicy {
             curl: through,
             curlDirect: direct
         )
-        writer.submit(record, body: bodyFile)
+        // Logged before the record is queued: whoever reads the record finds the line logged.
         (logger ?? context.logger).notice("trace \(context.id): \(through)")
+        writer.submit(record, body: bodyFile)
     }
 }
 

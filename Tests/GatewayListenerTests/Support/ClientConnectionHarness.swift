@@ -13,9 +13,11 @@ import NIOHTTP1
 final class ClientConnectionHarness {
     let channel = EmbeddedChannel()
     let transport = ScriptedTransport()
-    let tracker = ConnectionTracker()
+    let tracker: ConnectionTracker
 
-    init(config: GatewayConfig = GatewayConfig(), routes: RouteTable? = nil) throws {
+    /// - Parameter tracker: share one to test limits across connections.
+    init(config: GatewayConfig = GatewayConfig(), routes: RouteTable? = nil, tracker: ConnectionTracker = ConnectionTracker()) throws {
+        self.tracker = tracker
         let empty = UpstreamRoute(observers: [])
         let active = ActiveConfig(config: config, routes: routes ?? RouteTable(byUpstream: [:], unconfigured: empty), transport: transport)
         var logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -25,7 +27,7 @@ final class ClientConnectionHarness {
             requestIDs: RequestIDGenerator(), maxHeadBytes: config.limits.maxHeadBytes
         )
         let setup = ProxyChannelSetup(
-            maxHeadBytes: config.limits.maxHeadBytes, headerTimeout: .seconds(10), idleTimeout: .seconds(60), environment: environment
+            maxHeadBytes: config.limits.maxHeadBytes, timeouts: ClientTimeoutStateMachine.Limits(config.limits), environment: environment
         )
         try setup.configure(channel)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
