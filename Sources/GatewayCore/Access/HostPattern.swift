@@ -64,6 +64,8 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
             let lower = host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? host.lowercased() : host
             return lower.utf8.count > suffix.utf8.count && lower.hasSuffix(suffix)
         case .network(let network):
+            // A dotted quad (the common case) is matched without allocating.
+            if let value = IPAddress.canonicalIPv4(Substring(host).utf8) { return network.contains(ipv4: value) }
             return IPAddress(host).map(network.contains) ?? false
         }
     }

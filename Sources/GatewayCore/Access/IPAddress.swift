@@ -106,7 +106,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// `a.b.c.d` with decimal parts 0–255 without leading zeros, as a number;
     /// nil for anything else. Reads the bytes once, allocates nothing.
-    static func canonicalIPv4(_ utf8: Substring.UTF8View) -> UInt32? {
+    public static func canonicalIPv4(_ utf8: Substring.UTF8View) -> UInt32? {
         var value: UInt32 = 0
         var part: UInt32 = 0
         var digits = 0

@@ -3,6 +3,8 @@
 public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     public let address: IPAddress
     public let prefixLength: Int
+    /// An IPv4 range as (network, mask), for matching without allocating.
+    private let ipv4: (network: UInt32, mask: UInt32)?
 
     /// `10.0.0.0/8`, `fd00::/8`, `127.0.0.1` (a /32), `[::1]` (a /128).
     /// Host bits set below the prefix are refused (`10.0.0.1/8`): they hint at a typo.
@@ -25,6 +27,28 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         self.address = address
         self.prefixLength = prefix
         guard Self.masked(self.address.bytes, prefixLength) == self.address.bytes else { return nil }
+        if address.isIPv4 {
+            let value = address.bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            let mask: UInt32 = prefix == 0 ? 0 : ~UInt32(0) << UInt32(32 - prefix)
+            ipv4 = (value, mask)
+        } else {
+            ipv4 = nil
+        }
+    }
+
+    /// Whether the IPv4 address `value` (as from ``IPAddress/canonicalIPv4(_:)``) lies in the range.
+    public func contains(ipv4 value: UInt32) -> Bool {
+        guard let ipv4 else { return false }
+        return value & ipv4.mask == ipv4.network
+    }
+
+    public static func == (lhs: IPNetwork, rhs: IPNetwork) -> Bool {
+        lhs.address == rhs.address && lhs.prefixLength == rhs.prefixLength
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(address)
+        hasher.combine(prefixLength)
     }
 
     /// Whether `ip` (unmapped first) lies in the range.
