@@ -26,27 +26,36 @@ public final class RawTCPConnection: Sendable {
     /// Installs the inbox handler on a fresh channel (whose `autoRead` must be off).
     static func configure(_ channel: any Channel) throws -> RawTCPConnection {
         let inbox = RawTCPInbox()
-        try channel.pipeline.syncOperations.addHandler(AbruptCloseHandler())
-        try channel.pipeline.syncOperations.addHandler(RawTCPInboxHandler(inbox: inbox))
+        try installHandlers(on: channel, inbox: inbox)
         return RawTCPConnection(channel: channel, inbox: inbox)
     }
 
-    /// Connects to `host:port`.
+    private static func installHandlers(on channel: any Channel, inbox: RawTCPInbox) throws {
+        try channel.pipeline.syncOperations.addHandler(AbruptCloseHandler())
+        try channel.pipeline.syncOperations.addHandler(RawTCPInboxHandler(inbox: inbox))
+    }
+
+    /// Connects to `host:port`. The inbox is in the pipeline before the connection
+    /// is: a peer that closes at once (an idle timeout) is seen. NIO reads an EOF
+    /// as soon as it is signalled, even with `autoRead` off, and with half-closure
+    /// allowed the channel stays open, so an inbox added after that would wait forever.
     public static func connect(
         host: String = "127.0.0.1",
         port: Int,
         timeout: Duration = .seconds(10)
     ) async throws -> RawTCPConnection {
+        let inbox = RawTCPInbox()
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(TimeAmount(timeout))
             .channelOption(ChannelOptions.autoRead, value: false)
             .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try installHandlers(on: channel, inbox: inbox) }
+            }
             .connect(host: host, port: port)
             .get()
-        return try await channel.eventLoop.submit {
-            try Self.configure(channel)
-        }.get()
+        return RawTCPConnection(channel: channel, inbox: inbox)
     }
 
     /// The local port of this connection.

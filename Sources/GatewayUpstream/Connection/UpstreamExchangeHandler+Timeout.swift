@@ -1,75 +1,42 @@
 import GatewayCore
 import NIOCore
 
-/// The request timeout: the longest the handler waits on the upstream without
-/// progress (response head after the request was sent, the next body chunk, a write
-/// to complete). Time spent waiting on the client (a slow consumer holding the
-/// read, a slow request body) does not count.
+/// The request timeout's task: the machine's ``UpstreamRequestTimeout`` says
+/// when it is armed and until when; here one task is kept scheduled meanwhile.
+///
+/// Disarming leaves the task pending (it finds nothing to time when it fires),
+/// and arming reuses a pending one (when it fires before the later deadline, it
+/// is scheduled again for it): no task is cancelled and scheduled again for every
+/// exchange on a reused connection. Only a failed or closed connection cancels it.
 extension UpstreamExchangeHandler {
-    /// Whether the exchange is waiting for the upstream to do something.
-    var isWaitingOnUpstream: Bool {
-        guard let exchange else { return false }
-        if exchange.outstandingWrites > 0 { return true }
-        if exchange.awaitingHead { return exchange.requestComplete }
-        return !exchange.responseComplete && !heldRead
-    }
-
-    func noteProgress() {
-        lastProgress = .now()
-    }
-
-    /// Arms the timer when the exchange starts waiting on the upstream, disarms it otherwise.
-    ///
-    /// Disarming leaves a scheduled timer pending (it finds nothing to time when it
-    /// fires), and arming reuses a pending one (it re-arms itself for the later
-    /// deadline): no timer is cancelled and scheduled again for every exchange.
-    func updateTimer() {
-        guard isWaitingOnUpstream else {
-            timerArmed = false
-            return
-        }
-        guard !timerArmed else { return }
-        timerArmed = true
-        lastProgress = .now()
-        if timer == nil { schedule(at: lastProgress + requestTimeout) }
-    }
-
-    /// Disarms the timer, leaving it pending (see `updateTimer`).
-    func disarmTimer() {
-        timerArmed = false
-    }
-
-    func cancelTimer() {
-        timerArmed = false
-        timer?.cancel()
-        timer = nil
-    }
-
-    private func schedule(at deadline: NIODeadline) {
-        guard let context else { return }
+    /// Schedules the task when the timeout is armed and none is pending. Called
+    /// after every event the machine handled.
+    func scheduleTimerIfArmed() {
+        guard timer == nil, let deadline = machine.timeout.deadline, let context else { return }
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.timerFired()
         }
     }
 
+    func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+
     private func timerFired() {
         timer = nil
-        guard timerArmed, isWaitingOnUpstream else { return }
-        let deadline = lastProgress + requestTimeout
-        guard NIODeadline.now() >= deadline else {
-            schedule(at: deadline)
-            return
-        }
-        let beforeHead = exchange?.awaitingHead ?? false
+        // Not run out yet: `run` schedules the task again for the new deadline.
+        run(machine.timerFired(now: eventLoop.now))
+    }
+
+    func timeoutError(beforeHead: Bool) -> GatewayError {
         let seconds = Double(requestTimeout.nanoseconds) / 1e9
-        fail(
-            GatewayError(
-                .requestTimeout,
-                beforeHead
-                    ? "the upstream did not answer within \(seconds)s"
-                    : "the upstream stalled for \(seconds)s mid-exchange",
-                upstream: upstream
-            )
+        return GatewayError(
+            .requestTimeout,
+            beforeHead
+                ? "the upstream did not answer within \(seconds)s"
+                : "the upstream stalled for \(seconds)s mid-exchange",
+            upstream: upstream
         )
     }
 }

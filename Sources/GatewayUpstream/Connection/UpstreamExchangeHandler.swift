@@ -15,6 +15,12 @@ struct ConnectionClosedBeforeUse: Error {
 /// cannot take more. It applies the request timeout and tells the pool when an
 /// exchange ends and whether the connection may be reused.
 ///
+/// The protocol state is an ``UpstreamExchangeStateMachine``: this handler feeds
+/// it events (here the request side, in `+Inbound.swift` the response side) and
+/// performs the action each returns (`+Actions.swift`); it owns only what the
+/// machine must not: the channel context, the exchange's delegate and recorder,
+/// and the scheduled timer task (`+Timeout.swift`).
+///
 /// All its methods run on the channel's event loop.
 final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
@@ -29,36 +35,24 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         case streamed
     }
 
-    struct Exchange {
-        let id: Int
-        let isHEAD: Bool
-        let requestKeepAlive: Bool
+    /// Who hears of the exchange in flight: not protocol state, so not in the machine.
+    struct ActiveExchange {
         let recorder: AttemptRecorder
         let delegate: any UpstreamExchangeDelegate
-        var awaitingHead = true
-        var requestComplete = false
-        var responseComplete = false
-        var responseKeepAlive = true
-        var outstandingWrites = 0
     }
 
     let upstream: String
-    let requestTimeout: TimeAmount
     /// The channel's loop, kept for answering callers after the pipeline was torn down.
     let eventLoop: any EventLoop
     /// Called on the event loop when an exchange ends: true if the connection may be reused.
-    private let onRelease: @Sendable (_ reusable: Bool) -> Void
+    let onRelease: @Sendable (_ reusable: Bool) -> Void
 
     var context: ChannelHandlerContext?
-    var exchange: Exchange?
-    private var nextExchangeID = 0
-    /// A `read()` held back because the delegate cannot take more.
-    var heldRead = false
-    private(set) var isClosed = false
-    var lastProgress = NIODeadline.now()
+    var machine: UpstreamExchangeStateMachine
+    /// Set while the machine is in an exchange.
+    var active: ActiveExchange?
+    /// Pending while the machine's request timeout is armed (and a while after).
     var timer: Scheduled<Void>?
-    /// The exchange is waiting on the upstream and `timer` (or its re-arm) times it.
-    var timerArmed = false
 
     init(
         upstream: String,
@@ -67,17 +61,21 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
     ) {
         self.upstream = upstream
-        self.requestTimeout = requestTimeout
         self.eventLoop = eventLoop
         self.onRelease = onRelease
+        self.machine = UpstreamExchangeStateMachine(requestTimeout: requestTimeout)
     }
+
+    var requestTimeout: TimeAmount { machine.timeout.timeout }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        isClosed = !context.channel.isActive
+        if !context.channel.isActive { run(machine.channelClosed()) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        // Normally after `channelInactive`: nothing left to do.
+        run(machine.channelClosed())
         self.context = nil
     }
 
@@ -92,188 +90,121 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         recorder: AttemptRecorder,
         delegate: any UpstreamExchangeDelegate
     ) throws {
-        guard exchange == nil else {
+        let endQueued: Bool
+        if case .streamed = body { endQueued = false } else { endQueued = true }
+        switch machine.startExchange(isHEAD: head.method == .HEAD, keepAlive: head.isKeepAlive, endQueued: endQueued, now: eventLoop.now) {
+        case .refuseBusy:
             throw GatewayError(.internalError, "upstream connection leased twice", upstream: upstream)
-        }
-        guard let context, !isClosed else {
+        case .refuseClosed:
             // Closed while idle, just before it was leased: give it back for removal.
             onRelease(false)
             throw ConnectionClosedBeforeUse(upstream: upstream)
+        case .start(let exchangeID):
+            active = ActiveExchange(recorder: recorder, delegate: delegate)
+            guard let context = liveContext() else { return }
+            // Only the last write of a batch is observed: writes complete in order, and
+            // a failed write fails every write queued after it.
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            switch body {
+            case .none:
+                writeObserved(.end(nil), isEnd: true, exchangeID: exchangeID, context: context)
+            case .bytes(let buffer):
+                context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                writeObserved(.end(nil), isEnd: true, exchangeID: exchangeID, context: context)
+            case .streamed:
+                break
+            }
+            context.flush()
+            scheduleTimerIfArmed()
+            delegate.upstreamExchangeStarted(ExchangeWriter(handler: self, exchangeID: exchangeID))
         }
-        nextExchangeID += 1
-        let id = nextExchangeID
-        exchange = Exchange(id: id, isHEAD: head.method == .HEAD, requestKeepAlive: head.isKeepAlive, recorder: recorder, delegate: delegate)
-        // Only the last write of a batch is observed: writes complete in order, and
-        // a failed write fails every write queued after it.
-        switch body {
-        case .none:
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            write(.end(nil), exchangeID: id)
-        case .bytes(let buffer):
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            write(.end(nil), exchangeID: id)
-        case .streamed:
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-        }
-        context.flush()
-        delegate.upstreamExchangeStarted(ExchangeWriter(handler: self, exchangeID: id))
     }
 
     /// Writes one chunk of a streamed body; with `isLast`, the end of the request in
     /// the same flush, so the request counts as sent before any answer to it is read.
     func writeBodyPart(_ chunk: ByteBuffer, isLast: Bool, exchangeID: Int) -> EventLoopFuture<Void> {
-        guard let context, exchange?.id == exchangeID, exchange?.requestComplete == false else {
-            return failedWrite()
+        switch machine.requestWrite(exchangeID: exchangeID, isEnd: isLast, now: eventLoop.now) {
+        case .refuse(let beforeHead):
+            return failedWrite(beforeHead: beforeHead)
+        case .write:
+            guard let context = liveContext() else { return failedWrite(beforeHead: true) }
+            let future: EventLoopFuture<Void>
+            if isLast {
+                context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+                future = writeObserved(.end(nil), isEnd: true, exchangeID: exchangeID, context: context)
+            } else {
+                future = writeObserved(.body(.byteBuffer(chunk)), isEnd: false, exchangeID: exchangeID, context: context)
+            }
+            context.flush()
+            scheduleTimerIfArmed()
+            return future
         }
-        let future: EventLoopFuture<Void>
-        if isLast {
-            context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
-            future = write(.end(nil), exchangeID: exchangeID)
-        } else {
-            future = write(.body(.byteBuffer(chunk)), exchangeID: exchangeID)
-        }
-        context.flush()
-        return future
     }
 
+    /// Ends a streamed request body whose length was not known.
     func endRequest(exchangeID: Int) -> EventLoopFuture<Void> {
-        guard let context, exchange?.id == exchangeID, exchange?.requestComplete == false else {
-            return failedWrite()
+        switch machine.requestWrite(exchangeID: exchangeID, isEnd: true, now: eventLoop.now) {
+        case .refuse(let beforeHead):
+            return failedWrite(beforeHead: beforeHead)
+        case .write:
+            guard let context = liveContext() else { return failedWrite(beforeHead: true) }
+            let future = writeObserved(.end(nil), isEnd: true, exchangeID: exchangeID, context: context)
+            context.flush()
+            scheduleTimerIfArmed()
+            return future
         }
-        let future = write(.end(nil), exchangeID: exchangeID)
-        context.flush()
-        return future
     }
 
     /// The request body could not be read (client gone, length mismatch), or the
     /// consumer gave up: the exchange fails and the connection closes.
     func abort(exchangeID: Int, error: any Error) {
-        guard exchange?.id == exchangeID else { return }
-        fail(error)
+        run(machine.abort(exchangeID: exchangeID, error: error))
     }
 
+    /// Writes `part` with a promise whose completion goes to the machine.
     @discardableResult
-    private func write(_ part: HTTPClientRequestPart, exchangeID: Int) -> EventLoopFuture<Void> {
-        guard let context else { return failedWrite() }
-        let isEnd: Bool
-        if case .end = part { isEnd = true } else { isEnd = false }
-        exchange?.outstandingWrites += 1
-        updateTimer()
+    private func writeObserved(_ part: HTTPClientRequestPart, isEnd: Bool, exchangeID: Int, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         let promise = context.eventLoop.makePromise(of: Void.self)
         context.write(wrapOutboundOut(part), promise: promise)
         promise.futureResult.assumeIsolated().whenComplete { result in
-            self.writeCompleted(exchangeID: exchangeID, isEnd: isEnd, result: result)
+            switch result {
+            case .success:
+                self.run(self.machine.writeSucceeded(exchangeID: exchangeID, isEnd: isEnd, now: self.eventLoop.now))
+            case .failure(let error):
+                self.run(self.machine.writeFailed(exchangeID: exchangeID, error: error))
+            }
         }
         return promise.futureResult
     }
 
-    private func writeCompleted(exchangeID: Int, isEnd: Bool, result: Result<Void, any Error>) {
-        guard exchange?.id == exchangeID else { return }
-        exchange?.outstandingWrites -= 1
-        switch result {
-        case .success:
-            noteProgress()
-            if isEnd {
-                exchange?.requestComplete = true
-                exchange?.recorder.requestSent()
-                if finishIfComplete() { return }
-            }
-            updateTimer()
-        case .failure(let error):
-            fail(error)
-        }
+    private func failedWrite(beforeHead: Bool) -> EventLoopFuture<Void> {
+        eventLoop.makeFailedFuture(GatewayError.upstreamClosed(upstream: upstream, beforeHead: beforeHead))
     }
 
-    private func failedWrite() -> EventLoopFuture<Void> {
-        let error = GatewayError.upstreamClosed(upstream: upstream, beforeHead: exchange?.awaitingHead ?? true)
-        return eventLoop.makeFailedFuture(error)
+    /// The context for I/O the machine let through. The machine hears of
+    /// `handlerRemoved`, so it lets none through outside a pipeline: nil is a bug.
+    private func liveContext() -> ChannelHandlerContext? {
+        if let context { return context }
+        assertionFailure("I/O on an upstream exchange handler outside a pipeline")
+        run(machine.channelClosed())
+        return nil
     }
 
-    // MARK: Ending an exchange
-
-    /// Ends the exchange once the response is complete. A response that completed
-    /// before the request body was fully sent ends it too, with the connection closed.
-    @discardableResult
-    func finishIfComplete() -> Bool {
-        guard let exchange, exchange.responseComplete else { return false }
-        let reusable = exchange.requestComplete && exchange.requestKeepAlive && exchange.responseKeepAlive && !isClosed
-        finish(reusable: reusable)
-        return true
-    }
-
-    private func finish(reusable: Bool) {
-        guard exchange != nil else { return }
-        exchange = nil
-        if reusable {
-            disarmTimer()  // stays scheduled for the next exchange on this connection
-            resumeHeldRead()
-        } else {
-            cancelTimer()
-            context?.close(promise: nil)
-        }
-        onRelease(reusable)
-    }
+    // MARK: Ending and closing
 
     /// Fails the exchange in flight (if any) with `error` and closes the connection.
     func fail(_ error: any Error) {
-        guard let failed = exchange else {
-            context?.close(promise: nil)
-            return
-        }
-        exchange = nil
-        cancelTimer()
-        let mapped = GatewayError.exchangeFailure(error, upstream: upstream)
-        // Recorded before the delegate hears of it, so that it sees the final record.
-        failed.recorder.failed(mapped)
-        context?.close(promise: nil)
-        onRelease(false)
-        failed.delegate.upstreamExchangeFailed(mapped)
+        run(machine.errorCaught(error))
     }
 
-    fileprivate func onReleaseUnused() {
-        onRelease(context != nil && !isClosed)
-    }
-
-    func markClosed() {
-        isClosed = true
-        if exchange == nil { cancelTimer() }
-    }
-}
-
-/// The request side of one exchange, handed to its delegate: calls for an
-/// exchange that has ended are refused (they cannot reach the next one).
-final class ExchangeWriter: UpstreamRequestWriter {
-    private let handler: UpstreamExchangeHandler
-    private let exchangeID: Int
-
-    init(handler: UpstreamExchangeHandler, exchangeID: Int) {
-        self.handler = handler
-        self.exchangeID = exchangeID
-    }
-
-    func writeBodyPart(_ chunk: ByteBuffer, isLast: Bool) -> EventLoopFuture<Void> {
-        handler.writeBodyPart(chunk, isLast: isLast, exchangeID: exchangeID)
-    }
-
-    func endRequest() -> EventLoopFuture<Void> {
-        handler.endRequest(exchangeID: exchangeID)
-    }
-
-    func abort(_ error: any Error) {
-        handler.abort(exchangeID: exchangeID, error: error)
-    }
-
-    func resumeReading() {
-        handler.consumerDemand(exchangeID: exchangeID)
-    }
-}
-
-extension UpstreamExchangeHandler {
     /// A lease whose requester went away before using it: the connection goes
     /// back to the pool as it is (closed ones are removed).
     func releaseUnused() {
-        guard exchange == nil else { return }
-        onReleaseUnused()
+        run(machine.releaseUnused())
+    }
+
+    /// The channel closed: an exchange in flight fails, the timer stops.
+    func markClosed() {
+        run(machine.channelClosed())
     }
 }

@@ -1,0 +1,93 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP1
+
+/// Performs what the machine decided. The handler's own state (the active
+/// exchange, the timer task) changes before anyone is called: the pool may start
+/// the next exchange from `onRelease`, and a delegate may call back in.
+extension UpstreamExchangeHandler {
+    func run(_ action: UpstreamExchangeStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .read:
+            context?.read()
+        case .forwardHead(let head, let declaredLength, let hasBody):
+            forwardHead(head, declaredLength: declaredLength, hasBody: hasBody)
+        case .forwardBody(let buffer):
+            active?.delegate.upstreamResponseBodyPart(buffer)
+        case .forwardEnd(let release):
+            endExchange(release)
+        case .requestSent:
+            active?.recorder.requestSent()
+        case .failExchange(let failure):
+            failExchange(gatewayError(for: failure))
+        case .close:
+            cancelTimer()
+            context?.close(promise: nil)
+        case .stopTimer:
+            cancelTimer()
+        case .release(let reusable):
+            onRelease(reusable)
+        }
+        scheduleTimerIfArmed()
+    }
+
+    private func forwardHead(_ head: HTTPResponseHead, declaredLength: Int?, hasBody: Bool) {
+        guard let active else { return }
+        active.recorder.responseHead(status: Int(head.status.code))
+        var headers = head.headers
+        if headers.contains(name: "transfer-encoding") {
+            headers.remove(name: "content-length")
+        }
+        HopByHopHeaders.removeAll(from: &headers)
+        active.delegate.upstreamResponseHead(
+            UpstreamResponseHead(status: head.status, headers: headers, declaredLength: declaredLength, hasBody: hasBody)
+        )
+    }
+
+    /// Back to the pool before the delegate sees the end, so that its next
+    /// request finds the connection idle. A reused connection keeps its timer
+    /// task pending for the next exchange.
+    private func endExchange(_ release: UpstreamExchangeStateMachine.Release) {
+        let ended = active
+        active = nil
+        ended?.recorder.ended()
+        let reusable: Bool
+        switch release {
+        case .reuse(let resumeRead):
+            reusable = true
+            if resumeRead { context?.read() }
+        case .close:
+            reusable = false
+            cancelTimer()
+            context?.close(promise: nil)
+        }
+        onRelease(reusable)
+        ended?.delegate.upstreamResponseEnd()
+    }
+
+    private func failExchange(_ error: any Error) {
+        let failed = active
+        active = nil
+        cancelTimer()
+        // Recorded before the delegate hears of it, so that it sees the final record.
+        failed?.recorder.failed(error)
+        context?.close(promise: nil)
+        onRelease(false)
+        failed?.delegate.upstreamExchangeFailed(error)
+    }
+
+    private func gatewayError(for failure: UpstreamExchangeStateMachine.Failure) -> any Error {
+        switch failure {
+        case .error(let error):
+            return GatewayError.exchangeFailure(error, upstream: upstream)
+        case .closed(let beforeHead):
+            return GatewayError.upstreamClosed(upstream: upstream, beforeHead: beforeHead)
+        case .timedOut(let beforeHead):
+            return timeoutError(beforeHead: beforeHead)
+        case .protocolViolation(let violation):
+            return GatewayError(.upstreamProtocolError, "the upstream sent a malformed response: \(violation.message)", upstream: upstream)
+        }
+    }
+}

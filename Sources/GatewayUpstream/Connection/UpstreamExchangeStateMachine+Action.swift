@@ -1,0 +1,88 @@
+import NIOCore
+import NIOHTTP1
+
+/// What ``UpstreamExchangeStateMachine`` asks its handler to do: one value per
+/// event, with no closures and no arrays, so that running an exchange allocates
+/// nothing here.
+extension UpstreamExchangeStateMachine {
+    enum Action {
+        case none
+        /// Let the pipeline's `read()` through (or send the one that was held).
+        case read
+        /// Record the status and hand the head to the delegate.
+        case forwardHead(HTTPResponseHead, declaredLength: Int?, hasBody: Bool)
+        case forwardBody(ByteBuffer)
+        /// The exchange is over: record its end, release the connection (as
+        /// `release` says), then hand the end to the delegate, in that order so that
+        /// the delegate's next request finds the connection back in the pool.
+        case forwardEnd(Release)
+        /// The end of the request reached the socket: record it.
+        case requestSent
+        /// The exchange failed: record the failure, stop the timer, close the
+        /// connection, release it as not reusable, then tell the delegate.
+        case failExchange(Failure)
+        /// No exchange in flight: stop the timer and close the connection.
+        case close
+        /// The channel closed while idle: stop the timer.
+        case stopTimer
+        /// Give an unused lease back to the pool.
+        case release(reusable: Bool)
+    }
+
+    /// What becomes of the connection when an exchange ends normally.
+    enum Release: Equatable {
+        /// Back to the pool; `resumeRead`: a read held for the delegate goes out.
+        /// The timer task stays pending for the next exchange.
+        case reuse(resumeRead: Bool)
+        /// Either side asked to close, or the request was not fully sent.
+        case close
+    }
+
+    /// Why an exchange failed; the handler turns it into a `GatewayError`.
+    enum Failure {
+        /// A write failed, the pipeline reported an error, or the delegate aborted.
+        case error(any Error)
+        /// The connection closed under the exchange.
+        case closed(beforeHead: Bool)
+        /// The request timeout ran out.
+        case timedOut(beforeHead: Bool)
+        case protocolViolation(ProtocolViolation)
+    }
+
+    /// A response that does not fit the exchange in flight.
+    enum ProtocolViolation: Equatable {
+        /// A second response head for one request.
+        case secondHead
+        /// A 1xx head the decoder let through (101: we never ask for an upgrade).
+        case informational(UInt)
+        case bodyBeforeHead
+        case endBeforeHead
+
+        var message: String {
+            switch self {
+            case .secondHead: "response without a request in flight"
+            case .informational(let code): "unexpected \(code) response"
+            case .bodyBeforeHead: "response body without a response in flight"
+            case .endBeforeHead: "response end without a response in flight"
+            }
+        }
+    }
+
+    /// The answer to ``UpstreamExchangeStateMachine/startExchange(isHEAD:keepAlive:endQueued:now:)``.
+    enum StartDecision: Equatable {
+        /// Write the request; the delegate's writer carries `exchangeID`.
+        case start(exchangeID: Int)
+        /// The connection closed while idle, before it was leased: nothing was sent.
+        case refuseClosed
+        /// An exchange is already running on it (a pool bug).
+        case refuseBusy
+    }
+
+    /// The answer to ``UpstreamExchangeStateMachine/requestWrite(exchangeID:isEnd:now:)``.
+    enum WriteDecision: Equatable {
+        /// Write it with an observed promise.
+        case write
+        /// The writer's exchange is over, or its request already ended: fail the write.
+        case refuse(beforeHead: Bool)
+    }
+}

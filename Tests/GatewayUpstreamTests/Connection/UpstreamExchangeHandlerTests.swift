@@ -1,0 +1,168 @@
+import GatewayCore
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import GatewayUpstream
+
+/// The real upstream exchange handler behind the HTTP/1.1 client codec on an
+/// `EmbeddedChannel`, the test playing the upstream with raw bytes: reuse and
+/// close, streamed request bodies, back-pressure, failures and the request
+/// timeout on the embedded loop's clock. No socket, no sleep.
+struct UpstreamExchangeHandlerTests {
+    @Test func oneKeepAliveExchange() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        let record = try harness.start(uri: "/a", delegate: delegate)
+        #expect(try harness.sent() == "GET /a HTTP/1.1\r\nHost: upstream.test\r\n\r\n")
+        #expect(delegate.events == [.started])
+        #expect(record.attempts.first?.requestSent != nil)
+
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nKeep-Alive: timeout=5\r\n\r\nhello")
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("hello"), .end])
+        #expect(delegate.head?.declaredLength == 5)
+        // Hop-by-hop headers stay here.
+        #expect(delegate.head?.headers.contains(name: "keep-alive") == false)
+        #expect(harness.releases == [true])
+        #expect(harness.channel.isActive)
+        #expect(record.attempts.first?.status == 200)
+        #expect(record.attempts.first?.end != nil)
+    }
+
+    @Test func twoExchangesInARowReuseTheConnection() throws {
+        let harness = try UpstreamExchangeHarness()
+        for path in ["/1", "/2"] {
+            let delegate = RecordingDelegate()
+            try harness.start(uri: path, delegate: delegate)
+            #expect(try harness.sent().hasPrefix("GET \(path) HTTP/1.1\r\n"))
+            try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("ok"), .end])
+        }
+        #expect(harness.releases == [true, true])
+        #expect(harness.channel.isActive)
+    }
+
+    @Test func aResponseAskingToCloseClosesTheConnection() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        try harness.start(delegate: delegate)
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("ok"), .end])
+        #expect(harness.releases == [false])
+        #expect(!harness.channel.isActive)
+        // A lease that raced the close is refused before anything is written.
+        #expect(throws: ConnectionClosedBeforeUse.self) {
+            try harness.start(delegate: RecordingDelegate())
+        }
+        #expect(harness.releases == [false, false])
+    }
+
+    @Test func aHEADResponseHasNoBody() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        try harness.start(.HEAD, delegate: delegate)
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: false), .end])
+        #expect(harness.releases == [true])
+    }
+
+    @Test func aStreamedRequestBodyGoesThroughTheWriter() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        let record = try harness.start(.POST, headers: ["Host": "upstream.test", "Content-Length": "5"], body: .streamed, delegate: delegate)
+        #expect(try harness.sent() == "POST / HTTP/1.1\r\nHost: upstream.test\r\nContent-Length: 5\r\n\r\n")
+        let writer = try #require(delegate.writer)
+        try writer.writeBodyPart(ByteBuffer(string: "hel"), isLast: false).wait()
+        #expect(record.attempts.first?.requestSent == nil)
+        try writer.writeBodyPart(ByteBuffer(string: "lo"), isLast: true).wait()
+        #expect(try harness.sent() == "hello")
+        #expect(record.attempts.first?.requestSent != nil)
+        // Nothing may follow the end of the request.
+        #expect(throws: GatewayError.self) { try writer.endRequest().wait() }
+
+        try harness.respond("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+        #expect(delegate.events == [.started, .head(status: 201, hasBody: false), .end])
+        #expect(harness.releases == [true])
+    }
+
+    @Test func aResponseBeforeTheRequestBodyEndedClosesTheConnection() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        try harness.start(.POST, headers: ["Host": "upstream.test", "Content-Length": "10"], body: .streamed, delegate: delegate)
+        let writer = try #require(delegate.writer)
+        try writer.writeBodyPart(ByteBuffer(string: "abc"), isLast: false).wait()
+        try harness.respond("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n\r\n")
+        #expect(delegate.events == [.started, .head(status: 413, hasBody: false), .end])
+        #expect(harness.releases == [false])
+        #expect(!harness.channel.isActive)
+        #expect(throws: GatewayError.self) { try writer.writeBodyPart(ByteBuffer(string: "defg"), isLast: false).wait() }
+    }
+
+    @Test func aPausedDelegateHoldsReadsUntilItResumes() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        try harness.start(delegate: delegate)
+        delegate.pause = true
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nabc")
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("abc")])
+
+        let readsBefore = harness.reads.count
+        harness.channel.read()
+        #expect(harness.reads.count == readsBefore)
+        delegate.pause = false
+        delegate.writer?.resumeReading()
+        #expect(harness.reads.count == readsBefore + 1)
+        harness.channel.read()
+        #expect(harness.reads.count == readsBefore + 2)
+
+        try harness.respond("def")
+        #expect(delegate.events.suffix(2) == [.body("def"), .end])
+        #expect(harness.releases == [true])
+    }
+
+    @Test func theUpstreamClosingMidBodyFailsTheExchange() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        let record = try harness.start(delegate: delegate)
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+        try harness.channel.close().wait()
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("abc"), .failed(.connectionReset)])
+        #expect(harness.releases == [false])
+        #expect(record.attempts.first?.errorCode == .connectionReset)
+    }
+
+    @Test func anUpstreamStallingMidBodyTimesOut() throws {
+        let harness = try UpstreamExchangeHarness(requestTimeout: .seconds(5))
+        let delegate = RecordingDelegate()
+        try harness.start(delegate: delegate)
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")
+        // The timeout counts from the head, the last progress.
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true)])
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(delegate.events.last == .failed(.requestTimeout))
+        #expect(harness.releases == [false])
+        #expect(!harness.channel.isActive)
+    }
+
+    @Test func aReusedConnectionKeepsItsTimerTask() throws {
+        let harness = try UpstreamExchangeHarness(requestTimeout: .seconds(5))
+        try harness.start(delegate: RecordingDelegate())
+        try harness.respond("HTTP/1.1 204 No Content\r\n\r\n")
+        let pending = try #require(harness.handler.timer?.futureResult)
+
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        let second = RecordingDelegate()
+        try harness.start(delegate: second)
+        // Same task: the one scheduled for the first exchange finds the new start
+        // when it fires, and waits for the rest of the timeout.
+        #expect(harness.handler.timer?.futureResult === pending)
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        #expect(second.events == [.started])
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(second.events == [.started, .failed(.requestTimeout)])
+        #expect(harness.releases == [true, false])
+    }
+}

@@ -1,0 +1,120 @@
+import GatewayCore
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import GatewayUpstream
+
+/// An upstream connection's pipeline on an `EmbeddedChannel`: a read counter,
+/// the HTTP/1.1 client codec as the connector sets it up, and the
+/// ``UpstreamExchangeHandler`` under test. The test plays the upstream with raw
+/// bytes; time is the embedded loop's.
+final class UpstreamExchangeHarness {
+    let channel: EmbeddedChannel
+    let handler: UpstreamExchangeHandler
+    let reads = ReadCounter()
+    /// What the handler told the pool, in order.
+    private let releaseBox = NIOLockedValueBox<[Bool]>([])
+
+    init(requestTimeout: TimeAmount = .seconds(30)) throws {
+        channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 8080)).wait()
+        let box = releaseBox
+        handler = UpstreamExchangeHandler(
+            upstream: "upstream.test:8080",
+            requestTimeout: requestTimeout,
+            eventLoop: channel.eventLoop,
+            onRelease: { reusable in box.withLockedValue { $0.append(reusable) } }
+        )
+        try channel.pipeline.syncOperations.addHandler(reads)
+        var encoder = HTTPRequestEncoder.Configuration()
+        encoder.automaticallySetFramingHeaders = false
+        try channel.pipeline.syncOperations.addHTTPClientHandlers(encoderConfiguration: encoder)
+        try channel.pipeline.syncOperations.addHandler(handler)
+    }
+
+    var releases: [Bool] { releaseBox.withLockedValue { $0 } }
+
+    /// Starts an exchange; returns the record its attempt writes into.
+    @discardableResult
+    func start(
+        _ method: HTTPMethod = .GET,
+        uri: String = "/",
+        headers: HTTPHeaders = ["Host": "upstream.test"],
+        body: UpstreamExchangeHandler.RequestBody = .none,
+        delegate: RecordingDelegate
+    ) throws -> ExchangeRecord {
+        let record = ExchangeRecord()
+        let index = record.beginAttempt(AttemptTimings(started: .now))
+        let head = HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)
+        try handler.start(head: head, body: body, recorder: AttemptRecorder(record: record, index: index), delegate: delegate)
+        return record
+    }
+
+    /// Everything written to the upstream since the last call.
+    func sent() throws -> String {
+        var text = ""
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
+            text += String(buffer: buffer)
+        }
+        return text
+    }
+
+    /// The upstream sends `bytes`.
+    func respond(_ bytes: String) throws {
+        try channel.writeInbound(ByteBuffer(string: bytes))
+    }
+}
+
+/// Counts the reads that reach the socket (the first handler of the pipeline).
+final class ReadCounter: ChannelOutboundHandler {
+    typealias OutboundIn = Any
+    private(set) var count = 0
+
+    func read(context: ChannelHandlerContext) {
+        count += 1
+        context.read()
+    }
+}
+
+/// Records what the handler tells an exchange's delegate, and pauses reads on request.
+final class RecordingDelegate: UpstreamExchangeDelegate {
+    enum Event: Equatable {
+        case started
+        case head(status: UInt, hasBody: Bool)
+        case body(String)
+        case end
+        case failed(GatewayError.Code?)
+    }
+
+    private(set) var events: [Event] = []
+    private(set) var writer: (any UpstreamRequestWriter)?
+    private(set) var head: UpstreamResponseHead?
+    var pause = false
+
+    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+        self.writer = writer
+        events.append(.started)
+    }
+
+    func upstreamResponseHead(_ head: UpstreamResponseHead) {
+        self.head = head
+        events.append(.head(status: head.status.code, hasBody: head.hasBody))
+    }
+
+    func upstreamResponseBodyPart(_ buffer: ByteBuffer) {
+        events.append(.body(String(buffer: buffer)))
+    }
+
+    func upstreamResponseEnd() {
+        events.append(.end)
+    }
+
+    func upstreamExchangeFailed(_ error: any Error) {
+        events.append(.failed((error as? GatewayError)?.code))
+    }
+
+    var upstreamShouldPauseReading: Bool { pause }
+}

@@ -1,0 +1,84 @@
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import GatewayUpstream
+
+/// What a machine's action says, in a form tests compare with `==` (the
+/// actions carry errors, which are not `Equatable`).
+enum Seen: Equatable {
+    enum FailureKind: Equatable {
+        case error
+        case closed(beforeHead: Bool)
+        case timedOut(beforeHead: Bool)
+        case violation(UpstreamExchangeStateMachine.ProtocolViolation)
+    }
+
+    case none
+    case read
+    case head(status: UInt, length: Int?, hasBody: Bool)
+    case body(Int)
+    case end(UpstreamExchangeStateMachine.Release)
+    case requestSent
+    case failed(FailureKind)
+    case close
+    case stopTimer
+    case release(Bool)
+}
+
+extension UpstreamExchangeStateMachine.Action {
+    var seen: Seen {
+        switch self {
+        case .none: .none
+        case .read: .read
+        case .forwardHead(let head, let length, let hasBody): .head(status: head.status.code, length: length, hasBody: hasBody)
+        case .forwardBody(let buffer): .body(buffer.readableBytes)
+        case .forwardEnd(let release): .end(release)
+        case .requestSent: .requestSent
+        case .failExchange(.error): .failed(.error)
+        case .failExchange(.closed(let beforeHead)): .failed(.closed(beforeHead: beforeHead))
+        case .failExchange(.timedOut(let beforeHead)): .failed(.timedOut(beforeHead: beforeHead))
+        case .failExchange(.protocolViolation(let violation)): .failed(.violation(violation))
+        case .close: .close
+        case .stopTimer: .stopTimer
+        case .release(let reusable): .release(reusable)
+        }
+    }
+}
+
+extension UpstreamExchangeStateMachine {
+    var exchange: Exchange? {
+        if case .exchange(let exchange) = state { return exchange }
+        return nil
+    }
+
+    /// Starts a GET whose request is written at once; returns its id.
+    mutating func startGET(at seconds: Int64) -> Int {
+        guard case .start(let id) = startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(seconds)) else {
+            Issue.record("the exchange did not start")
+            return 0
+        }
+        return id
+    }
+
+    mutating func startStreamed(at seconds: Int64) -> Int {
+        guard case .start(let id) = startExchange(isHEAD: false, keepAlive: true, endQueued: false, now: .at(seconds)) else {
+            Issue.record("the exchange did not start")
+            return 0
+        }
+        return id
+    }
+}
+
+extension NIODeadline {
+    /// A point on the tests' clock, in whole seconds.
+    static func at(_ seconds: Int64) -> NIODeadline {
+        .uptimeNanoseconds(UInt64(1_000 + seconds) * 1_000_000_000)
+    }
+}
+
+extension HTTPResponseHead {
+    static func ok(length: Int) -> HTTPResponseHead {
+        HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(length)"])
+    }
+}

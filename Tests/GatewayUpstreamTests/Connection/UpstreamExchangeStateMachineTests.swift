@@ -1,0 +1,310 @@
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import GatewayUpstream
+
+/// The upstream exchange state machine as pure values: every state, keep-alive
+/// and close, HEAD, early responses, failures, the request timeout's clock, and
+/// the events a peer or a late callback can cause at the wrong time.
+struct UpstreamExchangeStateMachineTests {
+    typealias Machine = UpstreamExchangeStateMachine
+
+    // MARK: Normal exchanges
+
+    @Test func aKeepAliveExchangeReturnsTheConnectionToIdle() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        #expect(machine.state == .idle)
+        let id = machine.startGET(at: 0)
+        #expect(id == 1)
+        #expect(machine.exchange?.request == .endQueued)
+        #expect(machine.exchange?.outstandingWrites == 1)
+        #expect(machine.timeout.isArmed)
+
+        #expect(machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(1)).seen == .requestSent)
+        #expect(machine.exchange?.request == .sent)
+        #expect(machine.timeout.isArmed)
+
+        #expect(machine.responseHead(.ok(length: 5), now: .at(2)).seen == .head(status: 200, length: 5, hasBody: true))
+        #expect(machine.exchange?.response == .streaming(keepAlive: true))
+        #expect(machine.isStreamingResponse)
+        #expect(machine.responseBodyPart(ByteBuffer(string: "hello"), now: .at(3)).seen == .body(5))
+        #expect(machine.responseEnd().seen == .end(.reuse(resumeRead: false)))
+        #expect(machine.state == .idle)
+        #expect(!machine.timeout.isArmed)
+    }
+
+    @Test func exchangesOnOneConnectionGetNewIDs() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        for expected in 1...3 {
+            let id = machine.startGET(at: 0)
+            #expect(id == expected)
+            _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+            _ = machine.responseHead(.ok(length: 0), now: .at(0))
+            #expect(machine.responseEnd().seen == .end(.reuse(resumeRead: false)))
+        }
+    }
+
+    @Test func aResponseAskingToCloseClosesTheConnection() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "2", "Connection": "close"])
+        _ = machine.responseHead(head, now: .at(0))
+        #expect(machine.exchange?.response == .streaming(keepAlive: false))
+        #expect(machine.responseEnd().seen == .end(.close))
+        #expect(machine.isClosed)
+        #expect(machine.startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(1)) == .refuseClosed)
+    }
+
+    @Test func aRequestAskingToCloseClosesTheConnection() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        guard case .start(let id) = machine.startExchange(isHEAD: false, keepAlive: false, endQueued: true, now: .at(0)) else {
+            Issue.record("not started")
+            return
+        }
+        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.responseHead(.ok(length: 0), now: .at(0))
+        #expect(machine.responseEnd().seen == .end(.close))
+    }
+
+    @Test func bodylessResponsesSayNoBodyFollows() {
+        var head = Machine(requestTimeout: .seconds(5))
+        guard case .start = head.startExchange(isHEAD: true, keepAlive: true, endQueued: true, now: .at(0)) else {
+            Issue.record("not started")
+            return
+        }
+        #expect(head.responseHead(.ok(length: 100), now: .at(0)).seen == .head(status: 200, length: 100, hasBody: false))
+
+        let cases: [(HTTPResponseStatus, Int?, Bool)] = [(.noContent, nil, false), (.notModified, nil, false), (.ok, 0, false), (.ok, nil, true)]
+        for (status, length, hasBody) in cases {
+            var machine = Machine(requestTimeout: .seconds(5))
+            _ = machine.startGET(at: 0)
+            let response = HTTPResponseHead(version: .http1_1, status: status, headers: length.map { ["Content-Length": "\($0)"] } ?? [:])
+            #expect(machine.responseHead(response, now: .at(0)).seen == .head(status: status.code, length: length, hasBody: hasBody))
+        }
+    }
+
+    // MARK: Streamed request bodies
+
+    @Test func aStreamedBodyIsTimedOnlyWhileItsWritesAreOutstanding() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startStreamed(at: 0)
+        #expect(machine.exchange?.request == .streaming)
+        // Waiting on the client for the body: not the upstream's time.
+        #expect(!machine.timeout.isArmed)
+
+        #expect(machine.requestWrite(exchangeID: id, isEnd: false, now: .at(1)) == .write)
+        #expect(machine.timeout.deadline == .at(6))
+        #expect(machine.writeSucceeded(exchangeID: id, isEnd: false, now: .at(2)).seen == Seen.none)
+        #expect(!machine.timeout.isArmed)
+
+        #expect(machine.requestWrite(exchangeID: id, isEnd: true, now: .at(3)) == .write)
+        #expect(machine.exchange?.request == .endQueued)
+        // Nothing may follow the end.
+        #expect(machine.requestWrite(exchangeID: id, isEnd: false, now: .at(3)) == .refuse(beforeHead: true))
+        #expect(machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(4)).seen == .requestSent)
+        // Now waiting for the head, from the last progress.
+        #expect(machine.timeout.deadline == .at(9))
+    }
+
+    @Test func aResponseBeforeTheRequestBodyEndedClosesTheConnection() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startStreamed(at: 0)
+        #expect(machine.responseHead(.ok(length: 2), now: .at(1)).seen == .head(status: 200, length: 2, hasBody: true))
+        // The response streams from the upstream: timed.
+        #expect(machine.timeout.deadline == .at(6))
+        #expect(machine.responseEnd().seen == .end(.close))
+        #expect(machine.isClosed)
+        // The delegate's writer learns the exchange is over.
+        #expect(machine.requestWrite(exchangeID: id, isEnd: true, now: .at(2)) == .refuse(beforeHead: true))
+    }
+
+    @Test func aFailedWriteFailsTheExchange() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startGET(at: 0)
+        #expect(machine.writeFailed(exchangeID: id, error: ChannelError.ioOnClosedChannel).seen == .failed(.error))
+        #expect(machine.isClosed)
+    }
+
+    // MARK: Failures
+
+    @Test func anErrorMidBodyFailsTheExchangeOnce() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.responseHead(.ok(length: 10), now: .at(0))
+        _ = machine.responseBodyPart(ByteBuffer(string: "abc"), now: .at(0))
+        #expect(machine.errorCaught(ChannelError.eof).seen == .failed(.error))
+        #expect(machine.isClosed)
+        #expect(!machine.timeout.isArmed)
+        // What follows the failure finds nothing to fail.
+        #expect(machine.channelClosed().seen == Seen.none)
+        #expect(machine.errorCaught(ChannelError.eof).seen == Seen.none)
+        #expect(machine.responseBodyPart(ByteBuffer(string: "d"), now: .at(0)).seen == Seen.none)
+        #expect(machine.responseEnd().seen == Seen.none)
+        #expect(machine.abort(exchangeID: id, error: ChannelError.eof).seen == Seen.none)
+    }
+
+    @Test func theChannelClosingFailsTheExchangeBeforeOrAfterTheHead() {
+        var beforeHead = Machine(requestTimeout: .seconds(5))
+        _ = beforeHead.startGET(at: 0)
+        #expect(beforeHead.channelClosed().seen == .failed(.closed(beforeHead: true)))
+
+        var midBody = Machine(requestTimeout: .seconds(5))
+        _ = midBody.startGET(at: 0)
+        _ = midBody.responseHead(.ok(length: 10), now: .at(0))
+        #expect(midBody.channelClosed().seen == .failed(.closed(beforeHead: false)))
+    }
+
+    @Test func anAbortFailsOnlyItsOwnExchange() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let first = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(0))
+        _ = machine.responseHead(.ok(length: 0), now: .at(0))
+        _ = machine.responseEnd()
+        let second = machine.startGET(at: 0)
+        #expect(machine.abort(exchangeID: first, error: CancellationError()).seen == Seen.none)
+        #expect(machine.abort(exchangeID: second, error: CancellationError()).seen == .failed(.error))
+    }
+
+    // MARK: Idle and closed connections
+
+    @Test func closingWhileIdleStopsTheTimerAndRefusesLeases() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        #expect(machine.releaseUnused().seen == .release(true))
+        #expect(machine.channelClosed().seen == .stopTimer)
+        #expect(machine.isClosed)
+        #expect(machine.startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(0)) == .refuseClosed)
+        #expect(machine.releaseUnused().seen == .release(false))
+        #expect(machine.channelClosed().seen == Seen.none)
+    }
+
+    @Test func anErrorWhileIdleClosesTheConnection() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        #expect(machine.errorCaught(ChannelError.eof).seen == .close)
+        #expect(machine.isClosed)
+    }
+
+    // MARK: Request timeout
+
+    @Test func theTimeoutCountsFromTheLastProgress() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(1))
+        #expect(machine.timeout.deadline == .at(6))
+        // The task scheduled at the start fires early: not run out, rescheduled for the deadline.
+        #expect(machine.timerFired(now: .at(5)).seen == Seen.none)
+        #expect(machine.timeout.deadline == .at(6))
+        _ = machine.responseHead(.ok(length: 10), now: .at(4))
+        _ = machine.responseBodyPart(ByteBuffer(string: "a"), now: .at(8))
+        #expect(machine.timerFired(now: .at(12)).seen == Seen.none)
+        #expect(machine.timerFired(now: .at(13)).seen == .failed(.timedOut(beforeHead: false)))
+        #expect(machine.isClosed)
+    }
+
+    @Test func noAnswerWithinTheTimeoutFailsBeforeTheHead() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        #expect(machine.timerFired(now: .at(5)).seen == .failed(.timedOut(beforeHead: true)))
+    }
+
+    @Test func aReusedConnectionArmsTheTimeoutAgainFromTheNextStart() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let first = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(0))
+        _ = machine.responseHead(.ok(length: 0), now: .at(0))
+        _ = machine.responseEnd()
+        #expect(machine.timeout.deadline == nil)
+        // The task still pending from the first exchange fires: nothing to time.
+        #expect(machine.timerFired(now: .at(1)).seen == Seen.none)
+        _ = machine.startGET(at: 3)
+        #expect(machine.timeout.deadline == .at(8))
+        #expect(machine.timerFired(now: .at(5)).seen == Seen.none)
+        #expect(machine.timerFired(now: .at(8)).seen == .failed(.timedOut(beforeHead: true)))
+    }
+
+    // MARK: Back-pressure
+
+    @Test func aHeldReadStopsTheClockUntilDemand() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        // Before the head the delegate is not asked: reads go on.
+        #expect(machine.readRequested(consumerPaused: true).seen == .read)
+        _ = machine.responseHead(.ok(length: 10), now: .at(0))
+        #expect(machine.readRequested(consumerPaused: false).seen == .read)
+        #expect(machine.readRequested(consumerPaused: true).seen == Seen.none)
+        #expect(machine.readHeld)
+        #expect(!machine.timeout.isArmed)
+        #expect(machine.timerFired(now: .at(60)).seen == Seen.none)
+        // Demand from another exchange's writer does nothing.
+        #expect(machine.consumerDemand(exchangeID: id + 1, now: .at(60)).seen == Seen.none)
+        #expect(machine.consumerDemand(exchangeID: id, now: .at(60)).seen == .read)
+        #expect(!machine.readHeld)
+        #expect(machine.timeout.deadline == .at(65))
+        #expect(machine.consumerDemand(exchangeID: id, now: .at(61)).seen == Seen.none)
+    }
+
+    @Test func aReadHeldAtTheEndGoesOutWithTheRelease() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.responseHead(.ok(length: 1), now: .at(0))
+        _ = machine.readRequested(consumerPaused: true)
+        // The end was decoded from bytes already read.
+        #expect(machine.responseEnd().seen == .end(.reuse(resumeRead: true)))
+        #expect(!machine.readHeld)
+    }
+
+    // MARK: Events at the wrong time
+
+    @Test func responsePartsNobodyAskedForCloseAnIdleConnection() {
+        var head = Machine(requestTimeout: .seconds(5))
+        #expect(head.responseHead(.ok(length: 0), now: .at(0)).seen == .close)
+        #expect(head.isClosed)
+        // What the decoder still had is dropped.
+        #expect(head.responseEnd().seen == Seen.none)
+
+        var body = Machine(requestTimeout: .seconds(5))
+        #expect(body.responseBodyPart(ByteBuffer(string: "x"), now: .at(0)).seen == .close)
+        var end = Machine(requestTimeout: .seconds(5))
+        #expect(end.responseEnd().seen == .close)
+    }
+
+    @Test func malformedResponsesFailTheExchange() {
+        var second = Machine(requestTimeout: .seconds(5))
+        _ = second.startGET(at: 0)
+        _ = second.responseHead(.ok(length: 1), now: .at(0))
+        #expect(second.responseHead(.ok(length: 1), now: .at(0)).seen == .failed(.violation(.secondHead)))
+
+        var upgrade = Machine(requestTimeout: .seconds(5))
+        _ = upgrade.startGET(at: 0)
+        let switching = HTTPResponseHead(version: .http1_1, status: .switchingProtocols)
+        #expect(upgrade.responseHead(switching, now: .at(0)).seen == .failed(.violation(.informational(101))))
+
+        var body = Machine(requestTimeout: .seconds(5))
+        _ = body.startGET(at: 0)
+        #expect(body.responseBodyPart(ByteBuffer(string: "x"), now: .at(0)).seen == .failed(.violation(.bodyBeforeHead)))
+
+        var end = Machine(requestTimeout: .seconds(5))
+        _ = end.startGET(at: 0)
+        #expect(end.responseEnd().seen == .failed(.violation(.endBeforeHead)))
+    }
+
+    @Test func aStaleWriterIsRefusedAndItsCompletionsIgnored() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let first = machine.startStreamed(at: 0)
+        #expect(machine.requestWrite(exchangeID: first, isEnd: true, now: .at(0)) == .write)
+        _ = machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(0))
+        _ = machine.responseHead(.ok(length: 0), now: .at(0))
+        _ = machine.responseEnd()
+        let second = machine.startStreamed(at: 1)
+        #expect(machine.requestWrite(exchangeID: first, isEnd: false, now: .at(1)) == .refuse(beforeHead: true))
+        #expect(machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(1)).seen == Seen.none)
+        #expect(machine.writeFailed(exchangeID: first, error: ChannelError.eof).seen == Seen.none)
+        #expect(machine.exchange?.id == second)
+        #expect(machine.exchange?.outstandingWrites == 0)
+    }
+}
