@@ -53,6 +53,8 @@ public final class TraceWriter: Sendable {
     public let maxFiles: Int
     /// The absolute directory of the trace file (body files are referenced by absolute path).
     public let directory: String
+    /// Body files go to `<directory>/bodies/` (stored: the event loop reads it per record).
+    public let bodiesDirectory: String
     /// Most records waiting in the queue (`trace.buffer`).
     public let maxQueuedRecords: Int
     /// Most bytes waiting in the queue (records of up to 8 MiB bodies would
@@ -79,14 +81,14 @@ public final class TraceWriter: Sendable {
         self.maxFiles = max(1, maxFiles)
         let parent = (file as NSString).deletingLastPathComponent
         let absolute = parent.hasPrefix("/") ? parent : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(parent)
-        self.directory = (absolute as NSString).standardizingPath
+        let directory = (absolute as NSString).standardizingPath
+        self.directory = directory
+        self.bodiesDirectory = "\(directory)/bodies"
         self.thread = thread
         self.queue = NIOLockedValueBox(Queue(started: start))
-        self.sink = TraceFileSink(file: file, maxFileBytes: self.maxFileBytes, maxFiles: self.maxFiles, bodiesDirectory: "\(directory)/bodies")
+        self.sink = TraceFileSink(file: file, maxFileBytes: self.maxFileBytes, maxFiles: self.maxFiles, bodiesDirectory: bodiesDirectory)
     }
 
-    /// Body files go to `<directory>/bodies/`.
-    public var bodiesDirectory: String { "\(directory)/bodies" }
 
     /// The absolute path of the body file of record `id`.
     public func bodyFilePath(id: String) -> String { TraceFiles.bodyFile(id: id, bodiesDirectory: bodiesDirectory) }
