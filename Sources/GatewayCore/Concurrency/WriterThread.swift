@@ -32,11 +32,13 @@ public final class WriterThread: @unchecked Sendable {
     /// stalling other tests' writers). The thread lives as long as the process.
     public init(name: String) {
         let thread = Thread { [self] in
-            // Set from the thread itself: on Linux a name set before `start()` is not applied
-            // (the thread keeps its creator's name, e.g. a dispatch worker's).
+            // Best effort on Linux: Foundation applies the name to the OS thread only
+            // when it already knows the thread's pthread, which races with `start()`
+            // (else the thread keeps its creator's name, e.g. a dispatch worker's).
             Thread.current.name = name
             run()
         }
+        thread.name = name
         thread.start()
     }
 

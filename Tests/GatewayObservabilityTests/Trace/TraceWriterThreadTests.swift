@@ -120,21 +120,23 @@ struct TraceWriterThreadTests {
         #expect(registry.droppedCount == 0)
     }
 
-    /// The submitting thread only queues: the format closure runs on the writer thread.
+    /// The submitting thread only queues: every format closure runs on the one writer thread.
     @Test func formattingRunsOnTheWriterThread() async throws {
         let (dir, file) = try TraceWriterTests.tempFile()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let writer = TraceWriter(file: file, maxFileBytes: 1 << 20, maxFiles: 1, bufferRecords: 10)
-        let formattedOn = NIOLockedValueBox<(thread: pthread_t?, name: String?)>((nil, nil))
+        let formattedOn = NIOLockedValueBox<[pthread_t]>([])
         let submitter = pthread_self()
-        writer.submit(estimatedBytes: 10) {
-            formattedOn.withLockedValue { $0 = (pthread_self(), Thread.current.name) }
-            return TraceWriter.Entry(record: TraceWriterTests.record("x"))
+        for i in 0..<5 {
+            writer.submit(estimatedBytes: 10) {
+                formattedOn.withLockedValue { $0.append(pthread_self()) }
+                return TraceWriter.Entry(record: TraceWriterTests.record("x\(i)"))
+            }
         }
         await writer.flush()
-        let seen = formattedOn.withLockedValue { $0 }
-        let thread = try #require(seen.thread)
-        #expect(pthread_equal(thread, submitter) == 0)
-        #expect(seen.name == "gateway-writer")
+        let threads = formattedOn.withLockedValue { $0 }
+        #expect(threads.count == 5)
+        #expect(threads.allSatisfy { pthread_equal($0, submitter) == 0 })
+        #expect(threads.allSatisfy { pthread_equal($0, threads[0]) != 0 }, "one writer thread")
     }
 }
