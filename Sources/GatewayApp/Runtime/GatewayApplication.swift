@@ -48,6 +48,7 @@ public final class GatewayApplication: Sendable {
         self.pool = pool
         let shared = GatewayServices(pool: pool, metrics: metrics, logger: logger)
         self.traceProxyAddress = shared.traceProxyAddress
+        self.traceWriters = shared.traceWriters
         let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig = { config in
             let interceptor = try shared.interceptors.interceptor(for: config, events: metrics, logger: logger)
             return ActiveConfig(config: config, routes: PolicyChainFactory.routes(config: config, services: shared), transport: pool, interceptor: interceptor)
@@ -88,11 +89,14 @@ public final class GatewayApplication: Sendable {
 
     private let reloader: ConfigReloadService
     private let traceProxyAddress: TraceProxyAddress
+    /// Flushed when `run()` ends: the records of the last exchanges reach the file.
+    private let traceWriters: TraceWriterRegistry
 
     /// Why the first config could not be applied (e.g. the interception CA); run() throws it.
     private let startupError: String?
 
-    /// Runs until shut down (signal or `shutdown()`); then closes upstream connections.
+    /// Runs until shut down (signal or `shutdown()`); then closes upstream
+    /// connections and writes the trace records still queued.
     public func run() async throws {
         if let startupError { throw StartupError(description: startupError) }
         prepareTLS(for: liveConfig.current.config)
@@ -105,9 +109,11 @@ public final class GatewayApplication: Sendable {
             try await serviceGroup.run()
         } catch {
             await pool.shutdown()
+            await traceWriters.flush()
             throw error
         }
         await pool.shutdown()
+        await traceWriters.flush()
     }
 
     private let tls: PinningTLSHandlerFactory

@@ -2,13 +2,12 @@ import Foundation
 public import GatewayConfig
 public import GatewayCore
 public import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 
 /// Outermost policy while `debug` is on: when an exchange ends (response body
-/// done, failed or abandoned) it queues one ``TraceRecord`` on the
-/// ``TraceWriter`` (never waiting) and logs the through-gateway curl line at
-/// `notice`.
+/// done, failed or abandoned) it queues the exchange's captured values on the
+/// ``TraceWriter`` (never waiting, never formatting); the writer thread makes
+/// the ``TraceRecord`` and logs the through-gateway curl line at `notice`.
 ///
 /// Request bodies: a buffered body is used as is; a streamed body with a
 /// declared length up to ``captureLimit`` is buffered here and forwarded as
@@ -19,16 +18,12 @@ public struct TracePolicy: GatewayPolicy {
     public static let teeLimit = 8 * 1024 * 1024
 
     let writer: TraceWriter
-    let forms: TraceCurlForms
-    let logger: Logger?
-    /// The bound listener address for `-x` (port 0 resolved); the configured one until set.
-    let boundProxy: TraceProxyAddress?
+    /// Redaction and curl lines, applied on the writer thread.
+    let formatter: TraceFormatter
 
     public init(config: GatewayConfig, writer: TraceWriter, proxyURL: String? = nil, boundProxy: TraceProxyAddress? = nil, logger: Logger? = nil) {
         self.writer = writer
-        self.forms = TraceCurlForms(config: config, proxyURL: proxyURL)
-        self.boundProxy = boundProxy
-        self.logger = logger
+        self.formatter = TraceFormatter(forms: TraceCurlForms(config: config, proxyURL: proxyURL), logger: logger, boundProxy: boundProxy)
     }
 
     public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
@@ -69,81 +64,30 @@ public struct TracePolicy: GatewayPolicy {
         }
     }
 
+    /// On the event loop (or the chain's task): captures the exchange's values
+    /// and queues them; the writer thread formats the record and logs its curl line.
     func emit(_ pending: PendingTrace, responseBytes: Int, error: String?) {
         let context = pending.context
-        let request = pending.request
-        let captured = pending.capture.bytes
-        let redacted = captured.map { forms.redactor.body($0, contentType: request.headers.first(name: "content-type")) }
-        let bodyPath = writer.bodyFilePath(id: context.id)
-        var bodyFile: (path: String, bytes: [UInt8])?
-        let body = TraceCurlForms.body(redacted, length: pending.declaredLength) {
-            bodyFile = (bodyPath, redacted ?? [])
-            return bodyPath
-        }
-        let length = redacted.map(\.count)
-        var throughCommand = forms.throughGateway(request, body: body, bodyLength: length)
-        if let bound = boundProxy?.url { throughCommand.proxy = bound }
-        let through = throughCommand.line
-        let direct = forms.direct(request, body: body, bodyLength: length).line
-        let attempts = context.record.attempts.map { a in
-            TraceRecord.Attempt(
-                status: a.status, error: a.errorCode?.rawValue, reusedConnection: a.reusedConnection,
-                connect: a.connect?.seconds, tls: a.tls?.seconds, ttfb: a.timeToFirstByte?.seconds, total: a.total?.seconds
-            )
-        }
-        let record = TraceRecord(
+        let capture = TraceCapture(
             id: context.id,
-            time: TraceRecord.timestamp(pending.wallStart),
+            wallStart: pending.wallStart,
             client: context.clientAddress,
-            upstream: request.upstreamName ?? context.record.upstreamName,
-            method: request.method.rawValue,
-            endpoint: forms.redactor.scrub(request.clientAuthority + String(request.path)),
-            attempts: attempts,
+            request: pending.request,
+            recordedUpstream: context.record.upstreamName,
+            attempts: context.record.attempts,
+            declaredLength: pending.declaredLength,
+            body: pending.capture.bytes,
             status: pending.status,
             error: error,
-            requestBytes: captured?.count ?? pending.declaredLength,
             responseBytes: responseBytes,
-            duration: (ContinuousClock.now - context.startedAt).seconds,
-            curl: through,
-            curlDirect: direct
+            duration: ContinuousClock.now - context.startedAt,
+            logger: context.logger
         )
-        // Logged before the record is queued: whoever reads the record finds the line logged.
-        (logger ?? context.logger).notice("trace \(context.id): \(through)")
-        writer.submit(record, body: bodyFile)
-    }
-}
-
-/// The exchange state the trace needs once the response is done.
-final class PendingTrace: Sendable {
-    let policy: TracePolicy
-    let request: ProxyRequest
-    let declaredLength: Int?
-    let capture: BodyCapture
-    let context: RequestContext
-    let wallStart: Date
-    private let state = NIOLockedValueBox((status: Int?.none, done: false))
-
-    init(policy: TracePolicy, request: ProxyRequest, declaredLength: Int?, capture: BodyCapture, context: RequestContext, wallStart: Date) {
-        self.policy = policy
-        self.request = request
-        self.declaredLength = declaredLength
-        self.capture = capture
-        self.context = context
-        self.wallStart = wallStart
-    }
-
-    var status: Int? {
-        get { state.withLockedValue { $0.status } }
-        set { state.withLockedValue { $0.status = newValue } }
-    }
-
-    func finish(responseBytes: Int, error: String?) {
-        let first = state.withLockedValue { s -> Bool in
-            defer { s.done = true }
-            return !s.done
+        let formatter = self.formatter
+        let bodiesDirectory = writer.bodiesDirectory
+        writer.submit(estimatedBytes: capture.estimatedBytes) {
+            formatter.entry(for: capture, bodyPath: TraceFiles.bodyFile(id: capture.id, bodiesDirectory: bodiesDirectory))
         }
-        guard first else { return }
-        policy.emit(self, responseBytes: responseBytes, error: error)
     }
 }
 

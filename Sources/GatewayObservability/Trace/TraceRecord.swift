@@ -66,15 +66,6 @@ public struct TraceRecord: Sendable, Codable, Equatable {
         self.curlDirect = curlDirect
     }
 
-    /// The JSON line, newline-terminated.
-    public func jsonLine() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var bytes = (try? Array(encoder.encode(self))) ?? Array("{}".utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        return bytes
-    }
-
     public static func decode(line: some StringProtocol) throws -> TraceRecord {
         try JSONDecoder().decode(TraceRecord.self, from: Data(line.utf8))
     }

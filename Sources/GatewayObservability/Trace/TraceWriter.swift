@@ -1,16 +1,51 @@
 import Foundation
+public import GatewayCore
 import NIOConcurrencyHelpers
 
 /// Appends trace lines (and body files) to a size-rotated JSON Lines file from
-/// its own task. `submit` never blocks nor waits: the queue is bounded in
-/// records and in bytes (lines plus body files), and what does not fit is
-/// dropped and counted. A record and its body file are
-/// one queue item (both written or both dropped); the body files of a trace
-/// file are deleted when rotation deletes that file (see ``TraceFiles``).
+/// the process's ``WriterThread``. `submit` never blocks nor waits, and does no
+/// formatting: it takes the lock for an append and schedules the writer when
+/// it is not already scheduled. The queue is bounded in records and in bytes
+/// (captured bodies plus an estimate of each line), and what does not fit is
+/// dropped and counted. A record and its body file are one queue item (both
+/// written or both dropped); the body files of a trace file are deleted when
+/// rotation deletes that file (see ``TraceFiles``).
+///
+/// On the writer thread a drain takes everything queued, formats it in order
+/// (redaction, curl lines, JSON: see ``submit(estimatedBytes:format:)``), and
+/// appends the lines with one `write(2)` per batch (split where rotation falls).
 public final class TraceWriter: Sendable {
+    /// What one queued record writes: its JSON line and, when its curl lines
+    /// reference one, its body file (written first).
+    public struct Entry: Sendable {
+        public var record: TraceRecord
+        public var body: (path: String, bytes: [UInt8])?
+
+        public init(record: TraceRecord, body: (path: String, bytes: [UInt8])? = nil) {
+            self.record = record
+            self.body = body
+        }
+    }
+
     enum Item: Sendable {
-        case line([UInt8], body: (path: String, bytes: [UInt8])?)
+        /// A record built by the caller (tests, tools).
+        case record(Entry, cost: Int)
+        /// A record built on the writer thread from values captured on an event loop.
+        case deferred(@Sendable () -> Entry, cost: Int)
         case flush(@Sendable () -> Void)
+    }
+
+    struct Queue {
+        var items: [Item] = []
+        /// Records in `items` (flush markers do not count).
+        var records = 0
+        /// Bytes of records queued or being written (given back once written).
+        var bytes = 0
+        var dropped = 0
+        var written = 0
+        var started: Bool
+        /// On the thread's list (or being drained): a submit does not schedule again.
+        var scheduled = false
     }
 
     public let file: String
@@ -18,156 +53,110 @@ public final class TraceWriter: Sendable {
     public let maxFiles: Int
     /// The absolute directory of the trace file (body files are referenced by absolute path).
     public let directory: String
-    private let continuation: AsyncStream<Item>.Continuation
-    private let stream: NIOLockedValueBox<AsyncStream<Item>?>
-    private let counters = NIOLockedValueBox((dropped: 0, written: 0, queuedBytes: 0))
+    /// Body files go to `<directory>/bodies/` (stored: the event loop reads it per record).
+    public let bodiesDirectory: String
+    /// Most records waiting in the queue (`trace.buffer`).
+    public let maxQueuedRecords: Int
     /// Most bytes waiting in the queue (records of up to 8 MiB bodies would
     /// otherwise add up to gigabytes behind a slow disk).
     public let maxQueuedBytes: Int
     public static let defaultMaxQueuedBytes = 64 << 20
 
-    /// - Parameter start: start the writer task now (tests pass false to fill the queue first).
+    let queue: NIOLockedValueBox<Queue>
+    let thread: WriterThread
+    /// Touched only on the writer thread (by ``drainOnWriterThread()``).
+    let sink: TraceFileSink
+
+    /// - Parameters:
+    ///   - start: start writing now (tests pass false to fill the queue first).
+    ///   - thread: the thread that formats and writes (tests pass their own to block it).
     public init(
         file: String, maxFileBytes: Int, maxFiles: Int, bufferRecords: Int,
-        maxQueuedBytes: Int = TraceWriter.defaultMaxQueuedBytes, start: Bool = true
+        maxQueuedBytes: Int = TraceWriter.defaultMaxQueuedBytes, start: Bool = true, thread: WriterThread = .shared
     ) {
         self.file = file
         self.maxQueuedBytes = maxQueuedBytes
+        self.maxQueuedRecords = max(1, bufferRecords)
         self.maxFileBytes = max(1024, maxFileBytes)
         self.maxFiles = max(1, maxFiles)
         let parent = (file as NSString).deletingLastPathComponent
         let absolute = parent.hasPrefix("/") ? parent : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(parent)
-        self.directory = (absolute as NSString).standardizingPath
-        let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingOldest(max(1, bufferRecords)))
-        self.continuation = continuation
-        self.stream = NIOLockedValueBox(stream)
-        if start { self.start() }
+        let directory = (absolute as NSString).standardizingPath
+        self.directory = directory
+        self.bodiesDirectory = "\(directory)/bodies"
+        self.thread = thread
+        self.queue = NIOLockedValueBox(Queue(started: start))
+        self.sink = TraceFileSink(file: file, maxFileBytes: self.maxFileBytes, maxFiles: self.maxFiles, bodiesDirectory: bodiesDirectory)
     }
 
-    deinit { continuation.finish() }
-
-    /// Body files go to `<directory>/bodies/`.
-    public var bodiesDirectory: String { "\(directory)/bodies" }
 
     /// The absolute path of the body file of record `id`.
     public func bodyFilePath(id: String) -> String { TraceFiles.bodyFile(id: id, bodiesDirectory: bodiesDirectory) }
 
     /// Records dropped because the queue was full.
-    public var droppedCount: Int { counters.withLockedValue { $0.dropped } }
+    public var droppedCount: Int { queue.withLockedValue { $0.dropped } }
     /// Records appended to the file.
-    public var writtenCount: Int { counters.withLockedValue { $0.written } }
+    public var writtenCount: Int { queue.withLockedValue { $0.written } }
 
-    /// Queues a line, with the body file its curl lines reference (written
-    /// first); false (and counted) when the queue is full: neither is written.
+    /// Queues a built record, with the body file its curl lines reference
+    /// (written first); false (and counted) when the queue is full: neither is written.
     @discardableResult
     public func submit(_ record: TraceRecord, body: (path: String, bytes: [UInt8])? = nil) -> Bool {
-        let line = record.jsonLine()
-        let size = line.count + (body?.bytes.count ?? 0)
-        let reserved = counters.withLockedValue { c -> Bool in
-            guard c.queuedBytes + size <= maxQueuedBytes else {
-                c.dropped += 1
-                return false
+        let cost = record.estimatedLineBytes + (body?.bytes.count ?? 0)
+        return enqueue(.record(Entry(record: record, body: body), cost: cost), cost: cost)
+    }
+
+    /// Queues a record that `format` builds on the writer thread, in submission
+    /// order with every other record: the event loop only captures values
+    /// (`format`'s context) and never formats. `estimatedBytes` (captured body
+    /// plus an estimate of the line) counts against ``maxQueuedBytes``.
+    /// False (and counted) when the queue is full: `format` is never called.
+    @discardableResult
+    public func submit(estimatedBytes: Int, format: @escaping @Sendable () -> Entry) -> Bool {
+        enqueue(.deferred(format, cost: estimatedBytes), cost: estimatedBytes)
+    }
+
+    private func enqueue(_ item: Item, cost: Int) -> Bool {
+        let (accepted, schedule) = queue.withLockedValue { q -> (Bool, Bool) in
+            guard q.records < maxQueuedRecords, q.bytes + cost <= maxQueuedBytes else {
+                q.dropped += 1
+                return (false, false)
             }
-            c.queuedBytes += size
-            return true
+            q.items.append(item)
+            q.records += 1
+            q.bytes += cost
+            return (true, q.claimSchedule())
         }
-        guard reserved else { return false }
-        switch continuation.yield(.line(line, body: body)) {
-        case .enqueued: return true
-        default:
-            counters.withLockedValue { $0.dropped += 1; $0.queuedBytes -= size }
-            return false
-        }
+        if schedule { thread.schedule(self) }
+        return accepted
     }
 
     /// Waits until everything queued before it is written.
     public func flush() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            if case .enqueued = continuation.yield(.flush({ done.resume() })) { return }
-            done.resume()
+            let schedule = queue.withLockedValue { q -> Bool in
+                q.items.append(.flush({ done.resume() }))
+                return q.claimSchedule()
+            }
+            if schedule { thread.schedule(self) }
         }
     }
 
-    /// Starts the writer task (once).
+    /// Starts writing (once); what was queued before is written first.
     public func start() {
-        guard let stream = stream.withLockedValue({ s -> AsyncStream<Item>? in defer { s = nil }; return s }) else { return }
-        let sink = FileSink(file: file, maxFileBytes: maxFileBytes, maxFiles: maxFiles, bodiesDirectory: bodiesDirectory)
-        let counters = self.counters
-        Task.detached {
-            for await item in stream {
-                switch item {
-                case .line(let bytes, let body):
-                    if let body { FileSink.writeFile(path: body.path, bytes: body.bytes) }
-                    let written = sink.append(bytes)
-                    counters.withLockedValue { c in
-                        c.queuedBytes -= bytes.count + (body?.bytes.count ?? 0)
-                        if written { c.written += 1 }
-                    }
-                case .flush(let done):
-                    done()
-                }
-            }
+        let schedule = queue.withLockedValue { q -> Bool in
+            q.started = true
+            return !q.items.isEmpty && q.claimSchedule()
         }
+        if schedule { thread.schedule(self) }
     }
 }
 
-/// The file side of ``TraceWriter``: append, rotate `file` → `file.1` → ... → `file.<maxFiles>`;
-/// the file rotated out takes its records' body files with it.
-final class FileSink: @unchecked Sendable {
-    let file: String
-    let maxFileBytes: Int
-    let maxFiles: Int
-    let bodiesDirectory: String
-    private var size: Int
-
-    init(file: String, maxFileBytes: Int, maxFiles: Int, bodiesDirectory: String) {
-        self.file = file
-        self.maxFileBytes = maxFileBytes
-        self.maxFiles = maxFiles
-        self.bodiesDirectory = bodiesDirectory
-        let attributes = try? FileManager.default.attributesOfItem(atPath: file)
-        size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
-    }
-
-    func append(_ bytes: [UInt8]) -> Bool {
-        if size > 0, size + bytes.count > maxFileBytes { rotate() }
-        let fm = FileManager.default
-        if !fm.fileExists(atPath: file) {
-            try? fm.createDirectory(atPath: (file as NSString).deletingLastPathComponent.isEmpty ? "." : (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            guard fm.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o600]) else { return false }
-            size = 0
-        }
-        guard let handle = FileHandle(forWritingAtPath: file) else { return false }
-        defer { try? handle.close() }
-        do {
-            try handle.seekToEnd()
-            try handle.write(contentsOf: bytes)
-        } catch {
-            return false
-        }
-        size += bytes.count
+extension TraceWriter.Queue {
+    /// True once per drain: the caller schedules the writer.
+    mutating func claimSchedule() -> Bool {
+        guard started, !scheduled else { return false }
+        scheduled = true
         return true
-    }
-
-    private func rotate() {
-        let fm = FileManager.default
-        let oldest = "\(file).\(maxFiles)"
-        if fm.fileExists(atPath: oldest) {
-            TraceFiles.removeBodies(of: oldest, bodiesDirectory: bodiesDirectory)
-            try? fm.removeItem(atPath: oldest)
-        }
-        if maxFiles > 1 {
-            for index in stride(from: maxFiles - 1, through: 1, by: -1) where fm.fileExists(atPath: "\(file).\(index)") {
-                try? fm.moveItem(atPath: "\(file).\(index)", toPath: "\(file).\(index + 1)")
-            }
-        }
-        try? fm.moveItem(atPath: file, toPath: "\(file).1")
-        size = 0
-    }
-
-    static func writeFile(path: String, bytes: [UInt8]) {
-        let fm = FileManager.default
-        try? fm.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        _ = fm.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
     }
 }

@@ -18,6 +18,11 @@ public final class TraceWriterRegistry: Sendable {
         }
     }
 
+    /// Waits until every writer has written what was queued (graceful shutdown).
+    public func flush() async {
+        for writer in writers.withLockedValue({ Array($0.values) }) { await writer.flush() }
+    }
+
     /// Records dropped by every writer.
     public var droppedCount: Int { writers.withLockedValue { $0.values.reduce(0) { $0 + $1.droppedCount } } }
 }

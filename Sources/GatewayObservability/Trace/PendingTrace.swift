@@ -1,0 +1,38 @@
+import Foundation
+import GatewayCore
+import NIOConcurrencyHelpers
+
+/// The exchange state a trace needs once the response is done; ``finish(responseBytes:error:)``
+/// hands it to ``TracePolicy/emit(_:responseBytes:error:)`` exactly once.
+final class PendingTrace: Sendable {
+    let policy: TracePolicy
+    let request: ProxyRequest
+    let declaredLength: Int?
+    let capture: BodyCapture
+    let context: RequestContext
+    let wallStart: Date
+    private let state = NIOLockedValueBox((status: Int?.none, done: false))
+
+    init(policy: TracePolicy, request: ProxyRequest, declaredLength: Int?, capture: BodyCapture, context: RequestContext, wallStart: Date) {
+        self.policy = policy
+        self.request = request
+        self.declaredLength = declaredLength
+        self.capture = capture
+        self.context = context
+        self.wallStart = wallStart
+    }
+
+    var status: Int? {
+        get { state.withLockedValue { $0.status } }
+        set { state.withLockedValue { $0.status = newValue } }
+    }
+
+    func finish(responseBytes: Int, error: String?) {
+        let first = state.withLockedValue { s -> Bool in
+            defer { s.done = true }
+            return !s.done
+        }
+        guard first else { return }
+        policy.emit(self, responseBytes: responseBytes, error: error)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import GatewayCore
+import Logging
+
+/// What the event loop keeps of one traced exchange when it ends: the values
+/// as captured, nothing formatted. Redaction, curl lines and the JSON line are
+/// made from it later on the writer thread (``TraceFormatter``), so the
+/// request path pays for copies of references, not for string building.
+struct TraceCapture: Sendable {
+    let id: String
+    /// When the exchange started (the record's `time`).
+    let wallStart: Date
+    /// The client's `ip:port`.
+    let client: String
+    /// The request as routed, before credentials, body left out.
+    let request: ProxyRequest
+    /// The configured upstream the exchange matched, as the exchange record has it.
+    let recordedUpstream: String?
+    let attempts: [AttemptTimings]
+    let declaredLength: Int?
+    /// The request body as captured; nil when it was not (too large, or unknown).
+    let body: [UInt8]?
+    /// Status sent to the client; nil when the exchange failed before one.
+    let status: Int?
+    let error: String?
+    let responseBytes: Int
+    let duration: Duration
+    /// Where the through-gateway curl line is logged at `notice`.
+    let logger: Logger
+
+    /// What the queue's byte budget counts for it before it is formatted: the
+    /// body (twice when short enough to be inline in both curl lines) plus a
+    /// line's worth of headers and URL.
+    var estimatedBytes: Int {
+        let bodyBytes = body?.count ?? 0
+        return 1024 + 2 * request.target.utf8.count + (bodyBytes <= CurlCommand.maxInlineBody ? 2 * bodyBytes : bodyBytes)
+    }
+}

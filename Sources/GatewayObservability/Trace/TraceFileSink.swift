@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The file side of ``TraceWriter``, used only on its writer thread: lines
+/// are collected into one buffer and appended with one `open`/`write`/`close`
+/// per batch (not per record); rotation moves `file` → `file.1` → ... →
+/// `file.<maxFiles>`, and the file rotated out takes its records' body files with it.
+final class TraceFileSink: @unchecked Sendable {
+    let file: String
+    let maxFileBytes: Int
+    let maxFiles: Int
+    let bodiesDirectory: String
+    /// Bytes in `file` (read again at the start of each batch: the file may have been removed).
+    private var size = 0
+    private var sizeKnown = false
+    private var pending: [UInt8] = []
+    private var pendingLines = 0
+    private var writtenLines = 0
+
+    init(file: String, maxFileBytes: Int, maxFiles: Int, bodiesDirectory: String) {
+        self.file = file
+        self.maxFileBytes = maxFileBytes
+        self.maxFiles = maxFiles
+        self.bodiesDirectory = bodiesDirectory
+    }
+
+    /// Adds a line to the batch; when it would take the file past
+    /// `maxFileBytes`, the batch so far is written and the file rotated first.
+    func append(_ line: [UInt8]) {
+        if !sizeKnown {
+            var info = stat()
+            size = stat(file, &info) == 0 ? Int(info.st_size) : 0
+            sizeKnown = true
+        }
+        let total = size + pending.count
+        if total > 0, total + line.count > maxFileBytes {
+            writePending()
+            rotate()
+        }
+        pending.append(contentsOf: line)
+        pendingLines += 1
+    }
+
+    /// Writes the batch (if any); the next batch reads the file's size again.
+    func commit() {
+        writePending()
+        sizeKnown = false
+    }
+
+    /// Lines appended to the file since the last call.
+    func takeWrittenLines() -> Int {
+        defer { writtenLines = 0 }
+        return writtenLines
+    }
+
+    private func writePending() {
+        guard !pending.isEmpty else { return }
+        defer {
+            // Keep a modest buffer for the next batch, not the largest one ever seen.
+            pending.removeAll(keepingCapacity: pending.capacity <= 1 << 20)
+            pendingLines = 0
+        }
+        var fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0, errno == ENOENT {
+            let parent = (file as NSString).deletingLastPathComponent
+            try? FileManager.default.createDirectory(atPath: parent.isEmpty ? "." : parent, withIntermediateDirectories: true)
+            fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        }
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let complete = pending.withUnsafeBytes { Self.writeAll($0, to: fd) }
+        guard complete else { return }
+        size += pending.count
+        writtenLines += pendingLines
+    }
+
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
+        guard var base = bytes.baseAddress else { return true }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let written = write(fd, base, remaining)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            base += written
+            remaining -= written
+        }
+        return true
+    }
+
+    private func rotate() {
+        let fm = FileManager.default
+        let oldest = "\(file).\(maxFiles)"
+        if fm.fileExists(atPath: oldest) {
+            TraceFiles.removeBodies(of: oldest, bodiesDirectory: bodiesDirectory)
+            try? fm.removeItem(atPath: oldest)
+        }
+        if maxFiles > 1 {
+            for index in stride(from: maxFiles - 1, through: 1, by: -1) where fm.fileExists(atPath: "\(file).\(index)") {
+                try? fm.moveItem(atPath: "\(file).\(index)", toPath: "\(file).\(index + 1)")
+            }
+        }
+        try? fm.moveItem(atPath: file, toPath: "\(file).1")
+        size = 0
+    }
+
+    static func writeFile(path: String, bytes: [UInt8]) {
+        let fm = FileManager.default
+        try? fm.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        _ = fm.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import GatewayCore
+import Logging
+
+/// Turns a ``TraceCapture`` into its ``TraceRecord`` (and body file) on the
+/// writer thread: body redaction, the two curl lines, timings in seconds, and
+/// the through-gateway curl line logged at `notice` (before the record is
+/// written, so a reader that found the record finds the log line too).
+struct TraceFormatter: Sendable {
+    let forms: TraceCurlForms
+    /// Overrides the exchange's logger for the curl line (tests).
+    let logger: Logger?
+    /// The bound listener address for `-x` (port 0 resolved); the configured one until set.
+    let boundProxy: TraceProxyAddress?
+
+    /// The record and body file of `capture`; `bodyPath` is where a body too
+    /// large or not printable for an inline `--data-binary` goes.
+    func entry(for capture: TraceCapture, bodyPath: String) -> TraceWriter.Entry {
+        let request = capture.request
+        let redacted = capture.body.map { forms.redactor.body($0, contentType: request.headers.first(name: "content-type")) }
+        var bodyFile: (path: String, bytes: [UInt8])?
+        let body = TraceCurlForms.body(redacted, length: capture.declaredLength) {
+            bodyFile = (bodyPath, redacted ?? [])
+            return bodyPath
+        }
+        let length = redacted.map(\.count)
+        var throughCommand = forms.throughGateway(request, body: body, bodyLength: length)
+        if let bound = boundProxy?.url { throughCommand.proxy = bound }
+        let through = throughCommand.line
+        let direct = forms.direct(request, body: body, bodyLength: length).line
+        let attempts = capture.attempts.map { a in
+            TraceRecord.Attempt(
+                status: a.status, error: a.errorCode?.rawValue, reusedConnection: a.reusedConnection,
+                connect: a.connect?.seconds, tls: a.tls?.seconds, ttfb: a.timeToFirstByte?.seconds, total: a.total?.seconds
+            )
+        }
+        let record = TraceRecord(
+            id: capture.id,
+            time: TraceRecord.timestamp(capture.wallStart),
+            client: capture.client,
+            upstream: request.upstreamName ?? capture.recordedUpstream,
+            method: request.method.rawValue,
+            endpoint: forms.redactor.scrub(request.clientAuthority + String(request.path)),
+            attempts: attempts,
+            status: capture.status,
+            error: capture.error,
+            requestBytes: capture.body?.count ?? capture.declaredLength,
+            responseBytes: capture.responseBytes,
+            duration: capture.duration.seconds,
+            curl: through,
+            curlDirect: direct
+        )
+        (logger ?? capture.logger).notice("trace \(capture.id): \(through)")
+        return TraceWriter.Entry(record: record, body: bodyFile)
+    }
+}
