@@ -33,6 +33,8 @@ enum ExchangeLogLine {
     /// dropped too (``withoutUserInfo(_:)``): a refused request's target is
     /// logged as the client wrote it, password included.
     static func withoutQueryValues(_ url: String) -> String {
+        // Most targets have neither a query nor userinfo: returned as they are, unscanned.
+        guard url.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") }) else { return url }
         let url = withoutUserInfo(url)
         guard let q = url.firstIndex(of: "?") else { return url }
         let query = url[url.index(after: q)...]
