@@ -38,11 +38,13 @@ public final class GatewayApplication: Sendable {
         self.metrics = metrics
         let tls = PinningTLSHandlerFactory(events: metrics, logger: logger)
         self.tls = tls
+        let deniedAddresses = DeniedAddresses()
         let pool = UpstreamPool(
             configuration: UpstreamPoolConfiguration(config.pool),
             eventLoopGroup: eventLoopGroup,
             tls: tls,
             events: metrics,
+            deniedAddresses: deniedAddresses,
             logger: logger
         )
         self.pool = pool
@@ -50,6 +52,7 @@ public final class GatewayApplication: Sendable {
         self.traceProxyAddress = shared.traceProxyAddress
         self.traceWriters = shared.traceWriters
         let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig = { config in
+            deniedAddresses.replace(with: config.access.deny.compactMap(\.network))
             let interceptor = try shared.interceptors.interceptor(for: config, events: metrics, logger: logger)
             return ActiveConfig(config: config, routes: PolicyChainFactory.routes(config: config, services: shared), transport: pool, interceptor: interceptor)
         }

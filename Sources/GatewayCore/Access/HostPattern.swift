@@ -48,6 +48,12 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// The IP range of an address or CIDR pattern (nil for names).
+    public var network: IPNetwork? {
+        if case .network(let network) = kind { return network }
+        return nil
+    }
+
     /// `*`: every host.
     public var isWildcard: Bool {
         if case .any = kind { return true }

@@ -41,6 +41,12 @@ extension ClientConnectionHandler {
             .whenComplete { result in
                 switch result {
                 case .success(let peer):
+                    // The address reached, not only the name asked for, must pass the deny rules.
+                    if let address = peer.remoteAddress?.ipAddress, !config.access.isAllowed(address: address) {
+                        peer.close(promise: nil)
+                        let error = GatewayError(.hostNotAllowed, "\(host) resolved to \(address), which the gateway's access rules deny", upstream: upstream)
+                        return bound.value.connectFailed(error, info: info)
+                    }
                     bound.value.splice(head: head, peer: peer, upstream: upstream, info: info)
                 case .failure(let error):
                     bound.value.connectFailed(ConnectErrorMapping.gatewayError(for: error, host: host, port: port), info: info)

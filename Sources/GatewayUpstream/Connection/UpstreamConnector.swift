@@ -13,6 +13,8 @@ struct UpstreamConnector: Sendable {
     let configuration: UpstreamPoolConfiguration
     let eventLoopGroup: any EventLoopGroup
     let tls: any UpstreamTLSHandlerFactory
+    /// `deny` IP/CIDR rules, checked against the address connected to.
+    let deniedAddresses: DeniedAddresses
 
     /// Opens a connection; the future fails with a `GatewayError` (dnsFailure,
     /// connectFailed, connectTimeout, tlsHandshakeFailed, pinMismatch, certificateInvalid).
@@ -38,6 +40,7 @@ struct UpstreamConnector: Sendable {
         }
 
         let tls = self.tls
+        let deniedAddresses = self.deniedAddresses
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
@@ -47,6 +50,11 @@ struct UpstreamConnector: Sendable {
             }
             .flatMap { channel -> EventLoopFuture<UpstreamConnection> in
                 channelBox.withLockedValue { $0 = channel }
+                if let denied = Self.deniedAddress(of: channel, in: deniedAddresses) {
+                    return eventLoop.makeFailedFuture(GatewayError(
+                        .hostNotAllowed, "\(key.host) resolved to \(denied), which the gateway's access rules deny", upstream: upstream
+                    ))
+                }
                 let connectEnd = ContinuousClock.now
                 let timings = ConnectionTimings(connectStart: connectStart, connectEnd: connectEnd)
                 return Self.configure(channel: channel, key: key, upstreamName: upstreamName, tls: tls, timings: timings)
@@ -132,5 +140,11 @@ struct UpstreamConnector: Sendable {
         // The exchange sets Content-Length or Transfer-Encoding itself.
         encoder.automaticallySetFramingHeaders = false
         try channel.pipeline.syncOperations.addHTTPClientHandlers(encoderConfiguration: encoder)
+    }
+
+    /// The address `channel` is connected to, when the `deny` rules cover it.
+    static func deniedAddress(of channel: any Channel, in denied: DeniedAddresses) -> IPAddress? {
+        guard let text = channel.remoteAddress?.ipAddress, let address = IPAddress(text) else { return nil }
+        return denied.denies(address) ? address : nil
     }
 }

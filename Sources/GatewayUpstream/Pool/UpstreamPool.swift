@@ -56,11 +56,12 @@ public final class UpstreamPool: ProxyHandler, Sendable {
         eventLoopGroup: any EventLoopGroup,
         tls: any UpstreamTLSHandlerFactory,
         events: any GatewayEvents = NoGatewayEvents(),
+        deniedAddresses: DeniedAddresses = DeniedAddresses(),
         logger: Logger
     ) {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
-        self.connector = UpstreamConnector(configuration: configuration, eventLoopGroup: eventLoopGroup, tls: tls)
+        self.connector = UpstreamConnector(configuration: configuration, eventLoopGroup: eventLoopGroup, tls: tls, deniedAddresses: deniedAddresses)
         self.events = events
         self.logger = logger
         self.state = NIOLockedValueBox(State(machine: PoolStateMachine(maxConnectionsPerKey: configuration.maxConnectionsPerKey)))
