@@ -64,6 +64,7 @@ final class Rig: @unchecked Sendable {
             .replacingOccurrences(of: "@ADMIN_PORT@", with: "0")
             .replacingOccurrences(of: "@LOG_LEVEL@", with: "info")
             .replacingOccurrences(of: "@DIR@", with: directory)
+            .replacingOccurrences(of: "@ORIGIN_PORT@", with: "\(upstream.port)")
         let configPath = directory + "/gateway.yaml"
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
         let config = try ConfigLoader.load(path: configPath)
