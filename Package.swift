@@ -140,6 +140,7 @@ let package = Package(
             dependencies: [
                 "GatewayCore",
                 "GatewayPolicies",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -192,7 +193,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayObservabilityTests",
-            dependencies: ["GatewayObservability", "GatewayCore", "GatewayConfig"],
+            dependencies: ["GatewayObservability", "GatewayCore", "GatewayConfig", "GatewayTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

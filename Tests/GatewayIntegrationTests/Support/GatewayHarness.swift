@@ -67,7 +67,12 @@ final class GatewayHarness: Sendable {
 final class LogCapture: Sendable {
     private let lines = NIOLockedValueBox<[String]>([])
 
-    func handler() -> CapturingLogHandler { CapturingLogHandler(capture: self) }
+    func handler() -> ClosureLogHandler {
+        ClosureLogHandler { [self] event, metadata in
+            let fields = metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            append("\(event.level) \(event.message) \(fields)")
+        }
+    }
 
     func append(_ line: String) { lines.withLockedValue { $0.append(line) } }
 
@@ -75,20 +80,3 @@ final class LogCapture: Sendable {
     var text: String { all.joined(separator: "\n") }
 }
 
-struct CapturingLogHandler: LogHandler {
-    let capture: LogCapture
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        var all = metadata
-        if let extra = event.metadata { all.merge(extra) { $1 } }
-        let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        capture.append("\(event.level) \(event.message) \(fields)")
-    }
-}

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import GatewayConfig
 import GatewayCore
+import GatewayTesting
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -15,21 +16,6 @@ import Testing
 /// and its curl line on the log are made on the writer thread.
 @Suite("Trace policy on the writer thread", .timeLimit(.minutes(1)))
 struct TracePolicyWriterThreadTests {
-    /// Keeps each log message with the thread that logged it.
-    struct RecordingLogHandler: LogHandler {
-        let seen: NIOLockedValueBox<[(thread: pthread_t, message: String)]>
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            seen.withLockedValue { $0.append((pthread_self(), event.message.description)) }
-        }
-    }
-
     @Test func theRecordIsFormattedAndLoggedOffTheEventLoop() async throws {
         let (dir, file) = try TraceWriterTests.tempFile()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -41,7 +27,10 @@ struct TracePolicyWriterThreadTests {
             )
         ]
         let seen = NIOLockedValueBox<[(thread: pthread_t, message: String)]>([])
-        let logger = Logger(label: "trace-test") { _ in RecordingLogHandler(seen: seen) }
+        let logger = Logger(label: "trace-test") { _ in
+            // Keeps each log message with the thread that logged it.
+            ClosureLogHandler { event, _ in seen.withLockedValue { $0.append((pthread_self(), event.message.description)) } }
+        }
         let writer = TraceWriter(file: file, maxFileBytes: 1 << 20, maxFiles: 1, bufferRecords: 10)
         let policy = TracePolicy(config: config, writer: writer, proxyURL: "http://127.0.0.1:8080", logger: logger)
 

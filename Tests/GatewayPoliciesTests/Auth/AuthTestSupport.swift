@@ -24,7 +24,11 @@ final class AuthLogCapture: Sendable {
     var text: String { lines.withLockedValue { $0.joined(separator: "\n") } }
 
     var logger: Logger {
-        var logger = Logger(label: "auth-test") { _ in AuthCapturingHandler(capture: self) }
+        var logger = Logger(label: "auth-test") { _ in
+            ClosureLogHandler { [self] event, metadata in
+                append("\(event.level) \(event.message) \(metadata.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))")
+            }
+        }
         logger.logLevel = .trace
         return logger
     }
@@ -32,20 +36,6 @@ final class AuthLogCapture: Sendable {
     func append(_ line: String) { lines.withLockedValue { $0.append(line) } }
 }
 
-struct AuthCapturingHandler: LogHandler {
-    let capture: AuthLogCapture
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) {
-        var all = metadata
-        if let extra = event.metadata { all.merge(extra) { $1 } }
-        capture.append("\(event.level) \(event.message) \(all.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))")
-    }
-}
 
 /// A resource server in process: 200 echoing the request (with its body) to a
 /// valid bearer token of `authority`, 401 otherwise. Records each attempt.
