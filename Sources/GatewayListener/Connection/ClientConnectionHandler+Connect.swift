@@ -14,13 +14,7 @@ extension ClientConnectionHandler {
     func connect(head: HTTPRequestHead, host: String, port: Int, active: ActiveConfig, info: ExchangeInfo) {
         let config = active.config
         let upstream = "\(host):\(port)"
-        guard config.access.connectPorts.contains(port) else {
-            let allowed = config.access.connectPorts.map(String.init).joined(separator: ", ")
-            return refuse(GatewayError(.portNotAllowed, "CONNECT to port \(port) is not allowed (allowed: \(allowed))", upstream: upstream), info: info)
-        }
-        guard config.access.isAllowed(host: host) else {
-            return refuse(GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: upstream), info: info)
-        }
+        // The port and host passed the admission steps (AccessStep).
         machine.handOver()
         guard let context else { return }
         if let interceptor = active.interceptor, let upstreamConfig = config.upstream(forHost: host), upstreamConfig.intercept {

@@ -4,9 +4,10 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// The first steps of every request, in order: framing and headers, proxy
-/// authentication, where to (the admin port, a tunnel, an upstream), access
-/// rules; then the exchange on the route its upstream was built with.
+/// The first steps of every request, in order: framing and headers, the
+/// admission steps (proxy authentication, access rules: ``AdmissionStep``),
+/// where to (a tunnel, an upstream); then the exchange on the route its
+/// upstream was built with.
 extension ClientConnectionHandler {
     func startExchange(_ head: HTTPRequestHead) {
         let active = environment.liveConfig.current
@@ -36,21 +37,26 @@ extension ClientConnectionHandler {
             return refuse(error, info: info)
         }
 
-        // 2. Proxy authentication (inside an intercepted tunnel, the CONNECT was authenticated).
-        if origin == nil, let auth = config.proxyAuth {
-            let authenticator = ProxyAuthenticator(config: auth)
-            if !authenticator.isAuthorized(head.headers) {
-                // A bodyless request may be followed by another on this connection; a
-                // CONNECT, an upgrade or a request with a body may not.
-                let keepAlive = framing == .none && !head.isUpgradeLike
-                respond(authenticator.challenge(), info: info, keepAlive: keepAlive)
-                ExchangeLogLine.log(logger, method: "\(head.method)", url: head.uri, status: 407, started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: .proxyAuthRequired)
+        // 2. Admission, in the order the config load built it: proxy auth
+        //    (not inside an intercepted tunnel: its CONNECT was authenticated), access rules.
+        let resolved = origin.map { $0.resolve(target) } ?? target
+        let admission = AdmissionRequest(head: head, target: resolved, insideInterception: origin != nil, bodyless: framing == .none)
+        for step in active.admission {
+            switch step.admit(admission) {
+            case .proceed:
+                continue
+            case .refuse(let error):
+                return refuse(error, info: info)
+            case .answer(let response, let keepAlive):
+                respond(response, info: info, keepAlive: keepAlive)
+                let code = response.headers.first(name: "x-gateway-error").flatMap(GatewayError.Code.init(rawValue:))
+                ExchangeLogLine.log(logger, method: "\(head.method)", url: head.uri, status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
                 return
             }
         }
 
         // 3. Where to.
-        switch origin.map({ $0.resolve(target) }) ?? target {
+        switch resolved {
         case .origin:
             refuse(GatewayError(.unsupportedTarget, "this is a proxy: send absolute-form requests (curl -x http://HOST:PORT http://example.com/); metrics and health are on the admin port"), info: info)
         case .authority(let host, let port):
@@ -59,9 +65,6 @@ extension ClientConnectionHandler {
             }
             connect(head: head, host: host, port: port, active: active, info: info)
         case .absolute(let scheme, let host, let port, let path):
-            guard config.access.isAllowed(host: host) else {
-                return refuse(GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: "\(host):\(port)"), info: info)
-            }
             let declaredLength: Int? = switch framing {
             case .none: 0
             case .length(let length): length

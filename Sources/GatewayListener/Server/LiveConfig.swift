@@ -11,9 +11,12 @@ public struct ActiveConfig: Sendable {
     public let transport: any UpstreamTransport
     /// Terminates TLS for `CONNECT`s to upstreams with `intercept: true`; nil when none intercepts.
     public let interceptor: TLSInterceptor?
+    /// Proxy auth and access rules, the first steps of every request.
+    let admission: [any AdmissionStep]
 
     public init(config: GatewayConfig, routes: RouteTable, transport: any UpstreamTransport, interceptor: TLSInterceptor? = nil) {
         self.config = config
+        self.admission = Self.admissionSteps(for: config)
         self.routes = routes
         self.transport = transport
         self.interceptor = interceptor

@@ -1,0 +1,84 @@
+import GatewayConfig
+import GatewayCore
+import NIOHTTP1
+
+/// The first steps of every request, before it is routed: proxy
+/// authentication, then the access rules. Built once per config load (see
+/// ``ActiveConfig/admission``) and run in order by the client connection's
+/// handler; each answers synchronously.
+protocol AdmissionStep: Sendable {
+    func admit(_ request: AdmissionRequest) -> Admission
+}
+
+/// What the admission steps see of a request.
+struct AdmissionRequest {
+    let head: HTTPRequestHead
+    /// Where the request goes (inside an intercepted tunnel, already resolved to its origin).
+    let target: ClientTarget
+    /// Inside an intercepted `CONNECT` (whose own request was admitted already).
+    let insideInterception: Bool
+    /// The request has no body (so the connection may carry another after a refusal).
+    let bodyless: Bool
+}
+
+/// What an admission step decided.
+enum Admission {
+    case proceed
+    /// Refused with a gateway error; the connection closes after the answer.
+    case refuse(GatewayError)
+    /// Answered (a 407 challenge); `keepAlive` when the connection may carry another request.
+    case answer(ProxyResponse, keepAlive: Bool)
+}
+
+/// `proxy_auth`: `Proxy-Authorization: Basic` against the configured users.
+struct ProxyAuthStep: AdmissionStep {
+    let authenticator: ProxyAuthenticator
+
+    func admit(_ request: AdmissionRequest) -> Admission {
+        guard !request.insideInterception, !authenticator.isAuthorized(request.head.headers) else { return .proceed }
+        // A bodyless request may be followed by another on this connection; a
+        // CONNECT, an upgrade or a request with a body may not.
+        return .answer(authenticator.challenge(), keepAlive: request.bodyless && !request.head.isUpgradeLike)
+    }
+}
+
+/// `access`: the host must be allowed (and not denied), and a `CONNECT` must go
+/// to one of `connect_ports`. Origin-form targets pass (they are refused later).
+struct AccessStep: AdmissionStep {
+    let access: AccessConfig
+
+    func admit(_ request: AdmissionRequest) -> Admission {
+        switch request.target {
+        case .origin:
+            return .proceed
+        case .authority(let host, let port):
+            // A CONNECT inside an intercepted tunnel is refused as unsupported later.
+            guard !request.insideInterception else { return .proceed }
+            let upstream = "\(host):\(port)"
+            guard access.connectPorts.contains(port) else {
+                let allowed = access.connectPorts.map(String.init).joined(separator: ", ")
+                return .refuse(GatewayError(.portNotAllowed, "CONNECT to port \(port) is not allowed (allowed: \(allowed))", upstream: upstream))
+            }
+            return allowed(host, upstream: upstream)
+        case .absolute(_, let host, let port, _):
+            return allowed(host, upstream: "\(host):\(port)")
+        }
+    }
+
+    private func allowed(_ host: String, upstream: String) -> Admission {
+        guard access.isAllowed(host: host) else {
+            return .refuse(GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: upstream))
+        }
+        return .proceed
+    }
+}
+
+extension ActiveConfig {
+    /// The admission steps of `config`, in order.
+    static func admissionSteps(for config: GatewayConfig) -> [any AdmissionStep] {
+        var steps: [any AdmissionStep] = []
+        if let auth = config.proxyAuth { steps.append(ProxyAuthStep(authenticator: ProxyAuthenticator(config: auth))) }
+        steps.append(AccessStep(access: config.access))
+        return steps
+    }
+}

@@ -1,0 +1,55 @@
+import GatewayConfig
+import GatewayCore
+@testable import GatewayListener
+import NIOHTTP1
+import Testing
+
+/// The first steps of every request as pure values: proxy auth, then the
+/// access rules, built in that order from the config.
+struct AdmissionStepTests {
+    static let auth = ProxyAuthConfig(realm: "gw", users: [ProxyUser(username: "u", password: Secret(source: .env("GATEWAY_TEST_PROXY_PASSWORD"), value: "p"))])
+
+    func request(_ target: ClientTarget, method: HTTPMethod = .GET, headers: HTTPHeaders = [:], interception: Bool = false, bodyless: Bool = true) -> AdmissionRequest {
+        AdmissionRequest(head: HTTPRequestHead(version: .http1_1, method: method, uri: "/", headers: headers), target: target, insideInterception: interception, bodyless: bodyless)
+    }
+
+    @Test func proxyAuthComesFirstThenAccess() {
+        var config = GatewayConfig()
+        config.proxyAuth = Self.auth
+        let steps = ActiveConfig.admissionSteps(for: config)
+        #expect(steps.count == 2)
+        #expect(steps.first is ProxyAuthStep)
+        #expect(steps.last is AccessStep)
+        #expect(ActiveConfig.admissionSteps(for: GatewayConfig()).count == 1, "no proxy_auth, no step for it")
+    }
+
+    @Test func aMissingCredentialIsChallengedAndABodylessRequestKeepsTheConnection() {
+        let step = ProxyAuthStep(authenticator: ProxyAuthenticator(config: Self.auth))
+        let target = ClientTarget.absolute(scheme: .http, host: "example.test", port: 80, target: "/")
+        guard case .answer(let response, let keepAlive) = step.admit(request(target)) else { Issue.record("expected a 407"); return }
+        #expect(response.status == .proxyAuthenticationRequired)
+        #expect(keepAlive)
+        guard case .answer(_, let withBody) = step.admit(request(target, method: .POST, bodyless: false)) else { Issue.record("expected a 407"); return }
+        #expect(!withBody, "its body would follow: the connection closes")
+        let good: HTTPHeaders = ["Proxy-Authorization": "Basic dTpw"]
+        guard case .proceed = step.admit(request(target, headers: good)) else { Issue.record("u:p is a user"); return }
+        guard case .proceed = step.admit(request(target, interception: true)) else { Issue.record("inside interception the CONNECT was authenticated"); return }
+    }
+
+    @Test func accessRefusesDeniedHostsAndOtherConnectPorts() {
+        var access = AccessConfig()
+        access.deny = [HostPattern("blocked.test")!]
+        access.connectPorts = [443]
+        let step = AccessStep(access: access)
+        guard case .refuse(let denied) = step.admit(request(.absolute(scheme: .http, host: "blocked.test", port: 80, target: "/"))) else {
+            Issue.record("expected host_not_allowed"); return
+        }
+        #expect(denied.code == .hostNotAllowed)
+        guard case .refuse(let port) = step.admit(request(.authority(host: "ok.test", port: 25), method: .CONNECT)) else {
+            Issue.record("expected port_not_allowed"); return
+        }
+        #expect(port.code == .portNotAllowed)
+        guard case .proceed = step.admit(request(.authority(host: "ok.test", port: 443), method: .CONNECT)) else { Issue.record("allowed"); return }
+        guard case .proceed = step.admit(request(.origin("/metrics"))) else { Issue.record("origin-form is refused later"); return }
+    }
+}
