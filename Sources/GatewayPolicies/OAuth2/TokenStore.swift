@@ -2,6 +2,7 @@ public import GatewayConfig
 public import GatewayCore
 public import Logging
 import NIOConcurrencyHelpers
+import NIOPosix
 
 /// The OAuth2 state of one credential (one upstream): access token, expiry,
 /// refresh token, persisted in `state_dir/<upstream>.json` and loaded on first use.
@@ -49,6 +50,8 @@ public actor TokenStore {
 
     var state: OAuth2TokenState
     private var loaded = false
+    /// The one read of the state file, shared by whoever needs it first.
+    private var loading: Task<Result<OAuth2TokenState?, any Error>, Never>?
     private var inFlight: Task<AccessToken, any Error>?
     private var consecutiveFailures = 0
     private var retryNotBefore: ContinuousClock.Instant?
@@ -98,7 +101,7 @@ public actor TokenStore {
     /// is in flight). If that refresh fails while the current token has not
     /// actually expired yet, the current token is still returned.
     public func accessToken() async throws -> AccessToken {
-        loadIfNeeded()
+        await loadIfNeeded()
         let now = clock.secondsSince1970
         if let token = state.accessToken, !state.needsRefresh(now: now, margin: config.refreshBeforeExpiry.seconds) {
             return AccessToken(token)
@@ -122,7 +125,7 @@ public actor TokenStore {
     /// less than ``unauthorizedRefreshInterval`` ago: the caller passes the 401
     /// on instead of refreshing in a loop.
     public func accessToken(replacing rejected: AccessToken) async throws -> AccessToken? {
-        loadIfNeeded()
+        await loadIfNeeded()
         if let current = state.accessToken, current != rejected.value, !state.isExpired(now: clock.secondsSince1970) {
             return AccessToken(current)
         }
@@ -172,8 +175,9 @@ public actor TokenStore {
         next.expiresAt = response.expiresIn.map { now + lifetime($0) }
         if let rotated = response.refreshToken { next.refreshToken = rotated }
         // Persist before anyone uses the new token: a crash after this point
-        // keeps the rotated refresh token.
-        persist(next)
+        // keeps the rotated refresh token. (While the file is written, other
+        // callers still see the old state and `inFlight`, so they wait.)
+        await persist(next)
         state = next
         consecutiveFailures = 0
         retryNotBefore = nil
@@ -217,9 +221,12 @@ public actor TokenStore {
         return failure.gatewayError(upstream: upstream)
     }
 
-    private func persist(_ next: OAuth2TokenState) {
+    /// Writes the state file on NIO's blocking-I/O thread pool (temp file,
+    /// fsync, rename): neither the event loops nor the cooperative pool block on the disk.
+    private func persist(_ next: OAuth2TokenState) async {
+        let file = self.file
         do {
-            try file.save(next)
+            try await NIOThreadPool.singleton.runIfActive { try file.save(next) }
         } catch {
             // The rotated token lives in memory only; the next refresh tries again.
             logger.error("could not persist the token state; a restart may need a new refresh token", metadata: ["upstream": "\(upstream)", "error": "\(error)"])
@@ -228,11 +235,28 @@ public actor TokenStore {
 
     /// Loads the state file once. A file for another credential, or one that
     /// cannot be read, is ignored (the configured refresh token is used).
-    func loadIfNeeded() {
+    func loadIfNeeded() async {
+        guard !loaded else { return }
+        let task: Task<Result<OAuth2TokenState?, any Error>, Never>
+        if let loading {
+            task = loading
+        } else {
+            let file = self.file
+            // Read on NIO's blocking-I/O thread pool, not on the cooperative pool.
+            task = Task {
+                do {
+                    return .success(try await NIOThreadPool.singleton.runIfActive { try file.load() })
+                } catch {
+                    return .failure(error)
+                }
+            }
+            loading = task
+        }
+        let result = await task.value
         guard !loaded else { return }
         loaded = true
         do {
-            guard let stored = try file.load() else { return }
+            guard let stored = try result.get() else { return }
             guard stored.version == OAuth2TokenState.formatVersion, stored.identity == identity else {
                 logger.notice("ignoring token state written for another credential configuration", metadata: ["upstream": "\(upstream)", "path": "\(file.path)"])
                 return
