@@ -70,7 +70,7 @@ extension ClientConnectionHandler {
             return
         }
         writeConnectionEstablished(version: head.version)
-        let idleTimeout = environment.liveConfig.current.config.limits.tunnelIdleTimeout.timeAmount
+        let idleTimeout = TimeAmount(environment.liveConfig.current.config.limits.tunnelIdleTimeout)
         let (clientGlue, peerGlue) = TunnelHandler.pair(idleTimeout: idleTimeout)
         let pipeline = context.pipeline
         let sync = pipeline.syncOperations

@@ -91,7 +91,7 @@ extension DirectExchange {
             self.prepareAttempt()
         }
         guard delay > .zero else { return next() }
-        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: delay.timeAmount) {
+        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
             guard case .backingOff = self.phase else { return }
             next()
         }
@@ -148,7 +148,7 @@ extension DirectExchange {
         }
         guard let limit else { return }
         let upstream = request.hostPort
-        attemptTimer = eventLoop.assumeIsolated().scheduleTask(in: (limit.at - now).timeAmount) {
+        attemptTimer = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limit.at - now)) {
             guard case .attempting = self.phase else { return }
             let error = GatewayError(.requestTimeout, limit.message, upstream: upstream)
             self.abandonAttempt(error)
@@ -159,14 +159,5 @@ extension DirectExchange {
     static func format(_ duration: Duration) -> String {
         let milliseconds = Int64((duration.seconds * 1000).rounded())
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
-    }
-}
-
-extension Duration {
-    /// As NIO's `TimeAmount` (nanoseconds, saturating).
-    var timeAmount: TimeAmount {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return .nanoseconds(overflow ? .max : product &+ attoseconds / 1_000_000_000)
     }
 }

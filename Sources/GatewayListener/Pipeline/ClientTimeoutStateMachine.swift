@@ -177,8 +177,8 @@ struct ClientTimeoutStateMachine {
 extension ClientTimeoutStateMachine.Limits {
     init(_ limits: ListenerLimits) {
         self.init(
-            header: limits.headerTimeout.timeAmount, idle: limits.idleTimeout.timeAmount,
-            body: limits.bodyTimeout.timeAmount, send: limits.sendTimeout.timeAmount
+            header: TimeAmount(limits.headerTimeout), idle: TimeAmount(limits.idleTimeout),
+            body: TimeAmount(limits.bodyTimeout), send: TimeAmount(limits.sendTimeout)
         )
     }
 }

@@ -64,7 +64,7 @@ struct RateLimitStep: AttemptStep {
         let events = policy.events
         let upstream = self.upstream
         registry.adjustDepth(upstream: upstream, by: 1, events: events)
-        let scheduled = eventLoop.scheduleTask(in: .nanoseconds(Int64(wait.seconds * 1e9))) {}
+        let scheduled = eventLoop.scheduleTask(in: TimeAmount(wait)) {}
         scheduled.futureResult.whenComplete { _ in registry.adjustDepth(upstream: upstream, by: -1, events: events) }
         return AttemptWait(future: scheduled.futureResult, repeatStep: true, cancel: { scheduled.cancel() })
     }
