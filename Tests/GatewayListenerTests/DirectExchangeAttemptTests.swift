@@ -137,8 +137,9 @@ final class RecordingStep: AttemptStep, @unchecked Sendable {
         return decide(request)
     }
 
-    func responseHead(_ head: UpstreamResponseHead, of request: ProxyRequest, context: RequestContext) {
+    func responseHead(_ head: UpstreamResponseHead, of request: ProxyRequest, context: RequestContext, mayReplay: Bool, on eventLoop: any EventLoop) -> AttemptResponseVerdict {
         heads += 1
+        return .accept
     }
 }
 

@@ -70,7 +70,7 @@ struct RateLimitStepTests {
         let head = UpstreamResponseHead(
             status: .ok, headers: ["X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "5"], declaredLength: 0, hasBody: false
         )
-        step.responseHead(head, of: request, context: .test())
+        _ = step.responseHead(head, of: request, context: .test(), mayReplay: false, on: loop)
         guard case .wait(let wait) = prepare(step) else { Issue.record("expected the pause"); return }
         #expect(wait.repeatStep, "after a pause the step looks again (it may have been extended)")
         wait.cancel()
@@ -79,7 +79,7 @@ struct RateLimitStepTests {
     @Test func responsesWithoutRateLimitFieldsSetNoPause() throws {
         let step = try step(RateLimitConfig(requestsPerSecond: nil), clock: ManualClock())
         let head = UpstreamResponseHead(status: .ok, headers: ["X-Rate": "0", "Content-Length": "0"], declaredLength: 0, hasBody: false)
-        step.responseHead(head, of: .test(), context: .test())
+        _ = step.responseHead(head, of: .test(), context: .test(), mayReplay: false, on: loop)
         guard case .proceed = prepare(step) else { Issue.record("expected proceed"); return }
     }
 }

@@ -33,12 +33,12 @@ struct GatewayServices: Sendable {
 /// token refresh → auth injection. Then the upstream pool.
 ///
 /// The direct path runs all of it on the client connection's event loop:
-/// observers, the retry planner, the rate-limit step and the credential step
+/// observers, the retry planner, the rate-limit, token and credential steps
 /// (each given its upstream's settings when the route is built), then the
-/// pool; it waits only when a policy must (a backoff, a pause, a queue slot).
-/// Two cases take the async chain (only the policies the upstream configures,
-/// in one task per request): OAuth2 upstreams (token refresh and the replay
-/// after a 401), and retried requests with a body, which it buffers first.
+/// pool; it waits only when a policy must (a backoff, a pause, a queue slot,
+/// a token refresh). One case takes the async chain (only the policies the
+/// upstream configures, in one task per request): a request with a body that
+/// may be sent twice (retried, or replayed after a 401), which it buffers first.
 enum PolicyChainFactory {
     static func routes(config: GatewayConfig, services: GatewayServices) -> RouteTable {
         var observers: [any ExchangeObserver] = []
@@ -62,12 +62,12 @@ enum PolicyChainFactory {
             if hasStaticCredential { waiting.append(inject) }
             var steps: [any AttemptStep] = []
             if let step = rateLimit.step(forUpstream: upstream.name) { steps.append(step) }
+            if usesOAuth2, let step = tokenRefresh.step(forUpstream: upstream.name) { steps.append(step) }
             if hasStaticCredential { steps.append(inject) }
             let planner = retry.planner(forUpstream: upstream.name)
             byUpstream[upstream.name] = UpstreamRoute(
                 observers: observers, steps: steps, retry: planner,
-                chain: planner != nil || usesOAuth2 ? PolicyChain(policies: waiting, terminal: services.pool) : nil,
-                direct: !usesOAuth2
+                chain: planner != nil || usesOAuth2 ? PolicyChain(policies: waiting, terminal: services.pool) : nil
             )
         }
         return RouteTable(byUpstream: byUpstream, unconfigured: UpstreamRoute(observers: observers))

@@ -38,29 +38,25 @@ public struct ExchangeOutcome: Sendable {
 /// What runs for the requests of one upstream (or of unconfigured hosts),
 /// built once per config load: the observers around the exchange, then, on the
 /// direct path, the retry planner and the synchronous attempt steps (rate limit,
-/// credential) before the transport. The async chain serves what the direct
-/// path cannot: every request of an OAuth2 upstream (`direct` false), and
-/// requests whose body must be buffered to be retried.
+/// OAuth2 token, credential) before the transport. The async chain serves
+/// what the direct path cannot: requests whose body must be buffered because
+/// they may be sent twice (retried, or replayed after a 401).
 public struct UpstreamRoute: Sendable {
     public let observers: [any ExchangeObserver]
     public let steps: [any AttemptStep]
     public let retry: (any RetryPlanner)?
     public let chain: (any ProxyHandler)?
-    /// False: every request takes `chain`.
-    public let direct: Bool
 
     public init(
         observers: [any ExchangeObserver],
         steps: [any AttemptStep] = [],
         retry: (any RetryPlanner)? = nil,
-        chain: (any ProxyHandler)? = nil,
-        direct: Bool = true
+        chain: (any ProxyHandler)? = nil
     ) {
         self.observers = observers
         self.steps = steps
         self.retry = retry
         self.chain = chain
-        self.direct = direct || chain == nil
     }
 }
 

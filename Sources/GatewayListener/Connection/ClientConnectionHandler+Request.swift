@@ -79,7 +79,7 @@ extension ClientConnectionHandler {
             }
             guard let eventLoop = self.context?.eventLoop else { return }
             let plan = route.retry?.begin(request) ?? .single
-            if let chain = route.chain, !route.direct || plan.needsBufferedBody {
+            if let chain = route.chain, plan.needsBufferedBody || route.steps.contains(where: { $0.needsBufferedBody(request) }) {
                 let exchange = ChainExchange(handler: self, info: info, request: request, chain: chain, eventLoop: eventLoop)
                 self.exchange = exchange
                 exchange.start()

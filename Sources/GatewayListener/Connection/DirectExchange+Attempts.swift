@@ -28,7 +28,8 @@ extension DirectExchange {
                 wait.future.assumeIsolated().whenComplete { result in
                     guard case .waiting = self.phase else { return }
                     switch result {
-                    case .success:
+                    case .success(let edit):
+                        edit?(&self.request)
                         if !wait.repeatStep { self.nextStep += 1 }
                         self.prepareAttempt()
                     case .failure(let error):
@@ -80,22 +81,66 @@ extension DirectExchange {
         return delay
     }
 
+    /// After a response head: what the steps (a 401 to a token) and then the
+    /// retry planner (a retryable status) make of it. Every step sees the head;
+    /// a step's replay comes first, once per request, and only without a body.
+    func nextAttempt(after head: UpstreamResponseHead) -> NextAttempt? {
+        var replay: AttemptWait?
+        for step in route.steps {
+            let mayReplay = replay == nil && !replayedByStep && routed.bodyLengthIsZero
+            if case .replay(let wait) = step.responseHead(head, of: request, context: info.context, mayReplay: mayReplay, on: eventLoop) {
+                replay = wait
+            }
+        }
+        if let replay {
+            replayedByStep = true
+            return .replay(replay)
+        }
+        if retryRun != nil, let delay = retryDelay(afterStatus: head.status, headers: head.headers) {
+            return .after(delay)
+        }
+        return nil
+    }
+
+    func startNext(_ next: NextAttempt) {
+        switch next {
+        case .after(let delay):
+            backOff(delay)
+        case .replay(let wait):
+            detachAttempt()
+            phase = .waiting(wait)
+            wait.future.assumeIsolated().whenComplete { result in
+                guard case .waiting = self.phase else { return }
+                switch result {
+                case .success: self.restartAttempts()
+                case .failure(let error): self.fail(error)
+                }
+            }
+        }
+    }
+
     /// Sleeps `delay`, then the next attempt runs every step again (a fresh copy of the routed request).
     func backOff(_ delay: Duration) {
+        detachAttempt()
+        guard delay > .zero else { return restartAttempts() }
+        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
+            guard case .backingOff = self.phase else { return }
+            self.restartAttempts()
+        }
+        phase = .backingOff(scheduled)
+    }
+
+    private func detachAttempt() {
         attemptDelegate?.detach()
         attemptDelegate = nil
         cancellation = nil
-        let next = {
-            self.request = self.routed
-            self.nextStep = 0
-            self.prepareAttempt()
-        }
-        guard delay > .zero else { return next() }
-        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
-            guard case .backingOff = self.phase else { return }
-            next()
-        }
-        phase = .backingOff(scheduled)
+    }
+
+    /// The next attempt: every step again, on a fresh copy of the routed request.
+    private func restartAttempts() {
+        request = routed
+        nextStep = 0
+        prepareAttempt()
     }
 
     /// A step answered for the upstream (a local 429): the response goes to the
@@ -118,7 +163,7 @@ extension DirectExchange {
         // Callbacks the abort causes find no attempt in flight.
         phase = .preparing
         switch current {
-        case .waiting(let wait):
+        case .waiting(let wait), .discarding(then: .replay(let wait)):
             wait.cancel()
         case .backingOff(let scheduled):
             scheduled.cancel()

@@ -21,13 +21,22 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         case waiting(AttemptWait)
         /// An attempt is in flight and no response head came yet.
         case attempting
-        /// A response the retry planner turned down: its body is dropped, then the next attempt after `delay`.
-        case discarding(delay: Duration)
+        /// A response turned down (by the retry planner, or a step that replays
+        /// the request): its body is dropped, then the next attempt.
+        case discarding(then: NextAttempt)
         /// Sleeping before the next attempt.
         case backingOff(Scheduled<Void>)
         /// The response head went to the client: its body follows.
         case responding
         case finished
+    }
+
+    /// When the attempt after a discarded response goes.
+    enum NextAttempt {
+        /// After the retry planner's backoff.
+        case after(Duration)
+        /// Once a step's wait is over (a token refresh after a 401).
+        case replay(AttemptWait)
     }
 
     let handler: ClientConnectionHandler
@@ -43,6 +52,8 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     var nextStep = 0
     /// The retry state of a request that may be sent more than once.
     var retryRun: RetryRun?
+    /// A step replayed the request already (after a 401): at most once per request.
+    var replayedByStep = false
     /// Forwards the callbacks of the attempt in flight (retried requests only: a
     /// timed-out attempt's late callbacks must not reach the next one).
     var attemptDelegate: AttemptDelegate?
@@ -161,15 +172,12 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
 
     func upstreamResponseHead(_ head: UpstreamResponseHead) {
         guard case .attempting = phase else { return }
-        for step in route.steps { step.responseHead(head, of: request, context: info.context) }
-        if retryRun != nil, let delay = retryDelay(afterStatus: head.status, headers: head.headers) {
-            attemptTimer?.cancel()
-            attemptTimer = nil
-            phase = .discarding(delay: delay)
-            return
-        }
         attemptTimer?.cancel()
         attemptTimer = nil
+        if let next = nextAttempt(after: head) {
+            phase = .discarding(then: next)
+            return
+        }
         phase = .responding
         status = Int(head.status.code)
         let framing = handler.sendResponseHead(status: head.status, headers: head.headers, declaredLength: head.declaredLength, info: info)
@@ -184,9 +192,9 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
 
     func upstreamResponseEnd() {
         switch phase {
-        case .discarding(let delay):
+        case .discarding(let next):
             writer = nil
-            backOff(delay)
+            startNext(next)
         case .responding:
             phase = .finished
             releaseUpstream()
@@ -202,10 +210,10 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         switch phase {
         case .attempting:
             attemptFailed(error)
-        case .discarding(let delay):
+        case .discarding(let next):
             // The discarded response did not end cleanly: the next attempt goes on anyway.
             writer = nil
-            backOff(delay)
+            startNext(next)
         case .responding:
             fail(error)
         default:

@@ -34,7 +34,7 @@ public struct TokenRefreshPolicy: GatewayPolicy {
     /// Largest request body buffered so it can be sent again after a 401.
     public static let defaultReplayLimit = 1024 * 1024
 
-    private let bindings: [String: Binding]
+    let bindings: [String: Binding]
     private let replayLimit: Int
 
     /// - Parameter stores: by upstream name, from ``TokenStoreRegistry/stores(for:transport:events:logger:)``.

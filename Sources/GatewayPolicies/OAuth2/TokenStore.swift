@@ -48,16 +48,19 @@ public actor TokenStore {
     /// Where token calls go; replaced on config reload (the upstream's TLS may change).
     private nonisolated let routeBox: NIOLockedValueBox<TokenEndpointRoute?>
 
-    var state: OAuth2TokenState
-    private var loaded = false
+    /// What the event loops read without a hop (``TokenSnapshot``), republished on every change below.
+    private nonisolated let snapshot: NIOLockedValueBox<TokenSnapshot>
+
+    var state: OAuth2TokenState { didSet { publish() } }
+    private var loaded = false { didSet { publish() } }
     /// The one read of the state file, shared by whoever needs it first.
     private var loading: Task<Result<OAuth2TokenState?, any Error>, Never>?
-    private var inFlight: Task<AccessToken, any Error>?
+    private var inFlight: Task<AccessToken, any Error>? { didSet { publish() } }
     private var consecutiveFailures = 0
-    private var retryNotBefore: ContinuousClock.Instant?
+    private var retryNotBefore: ContinuousClock.Instant? { didSet { publish() } }
     private var lastFailure: TokenRefreshFailure?
     /// The token the last 401-triggered refresh obtained, and when.
-    private var lastUnauthorizedRefresh: (token: String, at: ContinuousClock.Instant)?
+    private var lastUnauthorizedRefresh: (token: String, at: ContinuousClock.Instant)? { didSet { publish() } }
     /// Whether a too short `expires_in` was logged already (once per store).
     private var loggedShortLifetime = false
     /// Token endpoint calls made by this store (for tests and diagnostics).
@@ -88,7 +91,48 @@ public actor TokenStore {
         self.events = events
         self.logger = logger
         self.routeBox = NIOLockedValueBox(route)
-        self.state = OAuth2TokenState(identity: identity, refreshToken: config.refreshToken?.value)
+        let state = OAuth2TokenState(identity: identity, refreshToken: config.refreshToken?.value)
+        self.state = state
+        self.snapshot = NIOLockedValueBox(TokenSnapshot(state: state))
+    }
+
+    /// The `Authorization` value a request may carry right now, read without
+    /// an actor hop (on an event loop); nil when it must wait for
+    /// ``accessToken()`` (no token yet, or one due for refresh).
+    public nonisolated func currentAuthorization() -> String? {
+        let margin = config.refreshBeforeExpiry.seconds
+        return snapshot.withLockedValue { $0.usableAuthorization(clock: clock, margin: margin) }
+    }
+
+    /// Whether a 401 to `rejected` goes back to the client without a refresh
+    /// (``accessToken(replacing:)`` would answer nil), read without an actor hop.
+    public nonisolated func passesOnUnauthorized(_ rejected: AccessToken) -> Bool {
+        let now = clock.now
+        return snapshot.withLockedValue { $0.passesOnUnauthorized(rejected.value, instant: now, interval: Self.unauthorizedRefreshInterval) }
+    }
+
+    /// Whether `authorization` carries this store's current token (not one the client sent).
+    public nonisolated func isCurrent(authorization: String) -> Bool {
+        snapshot.withLockedValue { $0.authorization == authorization }
+    }
+
+    /// Copies what the loops read into ``snapshot``.
+    private func publish() {
+        let state = self.state
+        let loaded = self.loaded
+        let refreshing = inFlight != nil
+        let retryNotBefore = self.retryNotBefore
+        let lastUnauthorizedRefresh = self.lastUnauthorizedRefresh
+        snapshot.withLockedValue { snapshot in
+            if snapshot.authorization == nil || snapshot.state.accessToken != state.accessToken {
+                snapshot.authorization = state.accessToken.map { AccessToken($0).authorizationValue }
+            }
+            snapshot.state = state
+            snapshot.loaded = loaded
+            snapshot.refreshing = refreshing
+            snapshot.retryNotBefore = retryNotBefore
+            snapshot.lastUnauthorizedRefresh = lastUnauthorizedRefresh
+        }
     }
 
     /// Points token calls at a new route (config reload). Takes effect from the next call.
@@ -129,11 +173,8 @@ public actor TokenStore {
         if let current = state.accessToken, current != rejected.value, !state.isExpired(now: clock.secondsSince1970) {
             return AccessToken(current)
         }
-        if inFlight == nil, state.accessToken == rejected.value, let last = lastUnauthorizedRefresh,
-            last.token == rejected.value, clock.now < last.at + Self.unauthorizedRefreshInterval
-        {
-            return nil
-        }
+        // The snapshot mirrors this actor's state (published on every change).
+        if passesOnUnauthorized(rejected) { return nil }
         return try await refresh(.unauthorized)
     }
 

@@ -75,14 +75,15 @@ struct RateLimitStep: AttemptStep {
         return policy.registry.limiter(upstream: upstream, endpoint: endpoint, parameters: parameters, clock: policy.clock, events: policy.events)
     }
 
-    func responseHead(_ head: UpstreamResponseHead, of request: ProxyRequest, context: RequestContext) {
-        guard config.honorUpstream else { return }
+    func responseHead(_ head: UpstreamResponseHead, of request: ProxyRequest, context: RequestContext, mayReplay: Bool, on eventLoop: any EventLoop) -> AttemptResponseVerdict {
+        guard config.honorUpstream else { return .accept }
         let status = head.status.code
-        guard status == 429 || status == 503 || head.headers.containsRateLimitField else { return }
+        guard status == 429 || status == 503 || head.headers.containsRateLimitField else { return .accept }
         policy.observe(
             status: head.status, headers: head.headers, upstream: upstream, authority: request.hostPort,
             maxWait: config.maxWait, logger: context.logger
         )
+        return .accept
     }
 }
 
