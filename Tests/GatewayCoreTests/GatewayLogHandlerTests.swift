@@ -65,10 +65,12 @@ struct GatewayLogHandlerTests {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]) }
-        var logger = Logger(label: "gateway") { label in GatewayLogHandler(label: label, fileDescriptor: fds[1], metadataProvider: nil) }
+        let queue = LogLineQueue(fileDescriptor: fds[1], thread: WriterThread(name: "log-test"))
+        var logger = Logger(label: "gateway") { label in GatewayLogHandler(label: label, queue: queue, metadataProvider: nil) }
         logger[metadataKey: "request"] = "7"
         logger.info("hello", metadata: ["status": "200"])
         logger.debug("below the level: not written")
+        queue.flush()
         close(fds[1])
         var bytes = [UInt8](repeating: 0, count: 4096)
         let count = read(fds[0], &bytes, bytes.count)

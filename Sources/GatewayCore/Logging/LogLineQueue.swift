@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+public import Logging
+import NIOConcurrencyHelpers
+
+/// Log lines on their way to a file descriptor (standard error): the event
+/// loops only capture each event (a few retains, no formatting, no syscall);
+/// the ``WriterThread`` formats the queued lines and writes them with one
+/// `write(2)` per batch, in the order they were logged.
+///
+/// Bounded: beyond `maxPending` lines waiting, new ones are dropped and
+/// counted, and the next batch says how many (the loops never block on a slow
+/// or full stderr). ``flush()`` writes what is queued on the caller's thread;
+/// it runs at process exit (`atexit`), so the last lines before an exit are
+/// never lost.
+public final class LogLineQueue: WriterThreadWork, @unchecked Sendable {
+    /// One captured event: formatted later, on the writer thread.
+    struct Line: Sendable {
+        var event: LogEvent
+        var label: String
+        var metadata: Logger.Metadata
+        var provided: Logger.Metadata?
+        var second: Int
+    }
+
+    /// The process's standard error.
+    public static let standardError = LogLineQueue(fileDescriptor: 2, thread: .shared)
+
+    /// Lines waiting at most, by default (about 3 MiB of formatted text).
+    public static let defaultMaxPending = 16_384
+
+    private let fileDescriptor: Int32
+    private let maxPending: Int
+    private let thread: WriterThread
+    // `@unchecked Sendable`: `pending`, `scheduled` and `dropped` only under `lock`;
+    // `batch` and the output buffer only under `drainLock` (one drain at a time, in order).
+    private let lock = NIOLock()
+    private var pending: [Line] = []
+    private var scheduled = false
+    private var dropped = 0
+    private let drainLock = NIOLock()
+    private var batch: [Line] = []
+
+    public init(fileDescriptor: Int32, thread: WriterThread, maxPending: Int = LogLineQueue.defaultMaxPending) {
+        self.fileDescriptor = fileDescriptor
+        self.thread = thread
+        self.maxPending = maxPending
+        Self.registerExitFlush()
+    }
+
+    func enqueue(_ line: Line) {
+        let schedule: Bool = lock.withLock {
+            guard pending.count < maxPending else {
+                dropped += 1
+                return false
+            }
+            pending.append(line)
+            defer { scheduled = true }
+            return !scheduled
+        }
+        if schedule { thread.schedule(self) }
+    }
+
+    public func drainOnWriterThread() {
+        flush()
+    }
+
+    /// Formats and writes every line queued so far, on the caller's thread.
+    public func flush() {
+        drainLock.withLock {
+            let lost: Int = lock.withLock {
+                swap(&pending, &batch)
+                scheduled = false
+                defer { dropped = 0 }
+                return dropped
+            }
+            guard !batch.isEmpty || lost > 0 else { return }
+            var text = ""
+            text.reserveCapacity(batch.count * 160)
+            for line in batch {
+                GatewayLogHandler.append(line.event, label: line.label, metadata: line.metadata, provided: line.provided, timestamp: LogTimestamp.text(forSecond: line.second), to: &text)
+            }
+            batch.removeAll(keepingCapacity: true)
+            if lost > 0 {
+                text += "\(LogTimestamp.now()) warning gateway: dropped=\(lost) [GatewayCore] log lines dropped: standard error did not keep up\n"
+            }
+            text.withUTF8 { Self.writeAll($0, to: fileDescriptor) }
+        }
+    }
+
+    private static let exitFlush: Void = {
+        atexit { LogLineQueue.standardError.flush() }
+    }()
+
+    private static func registerExitFlush() {
+        _ = exitFlush
+    }
+
+    private static func writeAll(_ bytes: UnsafeBufferPointer<UInt8>, to fileDescriptor: Int32) {
+        guard var base = bytes.baseAddress else { return }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let written = write(fileDescriptor, base, remaining)
+            if written < 0 {
+                switch errno {
+                case EINTR:
+                    continue
+                case EAGAIN:
+                    // A non-blocking stderr that is full: wait for room (only the writer thread waits).
+                    var ready = pollfd(fd: fileDescriptor, events: Int16(POLLOUT), revents: 0)
+                    if poll(&ready, 1, 1000) > 0 { continue }
+                    return
+                default:
+                    return  // nowhere to report a failing log stream
+                }
+            }
+            base += written
+            remaining -= written
+        }
+    }
+}
