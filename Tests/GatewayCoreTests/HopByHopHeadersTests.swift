@@ -13,6 +13,21 @@ struct HopByHopHeadersTests {
         #expect(headers.map { "\($0.name)=\($0.value)" } == ["A=1", "B=2", "A=3"])
     }
 
+    @Test func connectionTokensAreMatchedWithoutCaseAndCloseNamesNoField() {
+        var headers: HTTPHeaders = [
+            "Close": "a field named close stays", "X-Secret": "s", "connection": " Close ,x-secret,, KEEP-ALIVE ", "Date": "d",
+            "CONNECTION": "keep-alive",
+        ]
+        HopByHopHeaders.removeAll(from: &headers)
+        #expect(headers.map(\.name) == ["Close", "Date"])
+    }
+
+    @Test func onlyConnectionKeepAliveIsRemovedFromAnOrdinaryResponse() {
+        var headers: HTTPHeaders = ["Server": "nginx", "Content-Length": "5", "Connection": "keep-alive", "ETag": "e"]
+        HopByHopHeaders.removeAll(from: &headers)
+        #expect(headers.map(\.name) == ["Server", "Content-Length", "ETag"])
+    }
+
     @Test func leavesCleanHeadersAlone() {
         var headers: HTTPHeaders = ["Accept": "*/*", "X-Dup": "a", "X-Dup": "b"]
         HopByHopHeaders.removeAll(from: &headers)

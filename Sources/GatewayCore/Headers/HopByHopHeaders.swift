@@ -10,26 +10,28 @@ public enum HopByHopHeaders {
     ]
 
     /// Removes hop-by-hop headers and those named in `Connection`, keeping the
-    /// order and duplicates of every end-to-end header.
+    /// order and duplicates of every end-to-end header. In place: a response
+    /// whose only hop-by-hop field is `Connection: keep-alive` (most of them)
+    /// costs one scan and one removal, no allocation.
     public static func removeAll(from headers: inout HTTPHeaders) {
+        var present: UInt16 = 0  // bit i: `names[i]` is there
         var named: [Substring] = []
-        var needsRemoval = false
         for (name, value) in headers where isAlwaysHopByHop(name) {
-            needsRemoval = true
-            if equalsIgnoringCase(name, "connection") {
-                for token in value.split(separator: ",") {
-                    named.append(token.trimmingASCIISpaces())
+            if let index = names.firstIndex(where: { equalsIgnoringCase(name, $0) }) { present |= 1 << index }
+            guard equalsIgnoringCase(name, "connection") else { continue }
+            // The listed tokens, without `split`'s array: `keep-alive` is removed anyway, `close` names no field.
+            var rest = value[...]
+            while !rest.isEmpty {
+                let comma = rest.firstIndex(of: ",") ?? rest.endIndex
+                let token = rest[..<comma].trimmingASCIISpaces()
+                rest = comma == rest.endIndex ? rest[comma...] : rest[rest.index(after: comma)...]
+                if !token.isEmpty, !equalsIgnoringCase("keep-alive", token), !equalsIgnoringCase("close", token) {
+                    named.append(token)
                 }
             }
         }
-        guard needsRemoval else { return }
-        var kept = HTTPHeaders()
-        kept.reserveCapacity(headers.count)
-        for (name, value) in headers {
-            if isAlwaysHopByHop(name) || named.contains(where: { equalsIgnoringCase(name, $0) }) { continue }
-            kept.add(name: name, value: value)
-        }
-        headers = kept
+        for (index, name) in names.enumerated() where present & (1 << index) != 0 { headers.remove(name: name) }
+        for name in named { headers.remove(name: String(name)) }
     }
 
     /// Appends this gateway to `Via` (RFC 9110 §7.6.3), e.g. `1.1 gateway`.

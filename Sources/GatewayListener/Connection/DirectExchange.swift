@@ -60,8 +60,10 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     var attemptTimer: Scheduled<Void>?
     var cancellation: UpstreamExchangeCancellation?
     var writer: (any UpstreamRequestWriter)?
-    /// Request body parts that arrived before the upstream took them.
-    private var pendingBody = CircularBuffer<ByteBuffer>()
+    /// Request body parts that arrived before the upstream took them (a few at
+    /// most: reads are held while a write is in flight). An array: empty, it
+    /// allocates nothing, and most requests have no body.
+    private var pendingBody: [ByteBuffer] = []
     private var writeInFlight = false
     private var requestEnded = false
     /// The request's end went upstream (or needs not: no body).
@@ -113,7 +115,8 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     private func pump() {
         guard let writer, !writeInFlight, !finished else { return }
         let write: EventLoopFuture<Void>
-        if let chunk = pendingBody.popFirst() {
+        if !pendingBody.isEmpty {
+            let chunk = pendingBody.removeFirst()
             bytesSent += chunk.readableBytes
             let isLast = request.body.declaredLength == bytesSent
             if isLast { endSent = true }
@@ -154,7 +157,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         attemptDelegate = nil
         attemptTimer?.cancel()
         attemptTimer = nil
-        pendingBody.removeAll()
+        pendingBody = []
     }
 
     // MARK: Response side (from the upstream)

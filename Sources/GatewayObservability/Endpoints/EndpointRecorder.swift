@@ -10,9 +10,9 @@ public struct CompletedExchange: Sendable {
     /// Set when the gateway answered with an error of its own.
     public var errorCode: GatewayError.Code?
     /// Every upstream attempt, in order.
-    public var attempts: [AttemptTimings]
+    public var attempts: AttemptList
 
-    public init(duration: Duration, statusClass: StatusClass, errorCode: GatewayError.Code? = nil, attempts: [AttemptTimings]) {
+    public init(duration: Duration, statusClass: StatusClass, errorCode: GatewayError.Code? = nil, attempts: AttemptList) {
         self.duration = duration
         self.statusClass = statusClass
         self.errorCode = errorCode

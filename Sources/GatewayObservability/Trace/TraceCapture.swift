@@ -16,7 +16,7 @@ struct TraceCapture: Sendable {
     let request: ProxyRequest
     /// The configured upstream the exchange matched, as the exchange record has it.
     let recordedUpstream: String?
-    let attempts: [AttemptTimings]
+    let attempts: AttemptList
     let declaredLength: Int?
     /// The request body as captured; nil when it was not (too large, or unknown).
     let body: [UInt8]?

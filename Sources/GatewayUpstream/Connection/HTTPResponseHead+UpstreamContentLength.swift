@@ -1,14 +1,32 @@
+import GatewayCore
 import NIOHTTP1
 
 extension HTTPResponseHead {
-    /// The `Content-Length` of the response, nil when absent, invalid, ambiguous,
-    /// or overridden by `Transfer-Encoding`.
+    /// The `Content-Length` of the response, nil when absent, invalid, ambiguous
+    /// (several that disagree, or a list), or overridden by `Transfer-Encoding`.
+    /// One scan of the fields, no allocation (on every response).
     var upstreamContentLength: Int? {
-        guard !headers.contains(name: "transfer-encoding") else { return nil }
-        let values = headers[canonicalForm: "content-length"]
-        guard let first = values.first, values.allSatisfy({ $0 == first }),
-            let length = Int(first), length >= 0
-        else { return nil }
+        var length: Int?
+        for field in headers {
+            if HopByHopHeaders.equalsIgnoringCase(field.name, "transfer-encoding") { return nil }
+            guard HopByHopHeaders.equalsIgnoringCase(field.name, "content-length") else { continue }
+            guard let value = Self.decimal(field.value), length == nil || length == value else { return nil }
+            length = value
+        }
         return length
+    }
+
+    /// A non-negative decimal made of digits only (at most 18 of them), else nil.
+    private static func decimal(_ text: String) -> Int? {
+        var utf8 = Substring(text).utf8
+        while utf8.first == UInt8(ascii: " ") || utf8.first == UInt8(ascii: "\t") { utf8 = utf8.dropFirst() }
+        while utf8.last == UInt8(ascii: " ") || utf8.last == UInt8(ascii: "\t") { utf8 = utf8.dropLast() }
+        guard !utf8.isEmpty, utf8.count <= 18 else { return nil }
+        var value = 0
+        for byte in utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
     }
 }

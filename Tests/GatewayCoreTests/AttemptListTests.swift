@@ -1,0 +1,32 @@
+import GatewayCore
+import Testing
+
+/// The attempts of an exchange: the first inline, the rest in order after it.
+struct AttemptListTests {
+    static func attempt(_ status: Int) -> AttemptTimings {
+        var timings = AttemptTimings(started: .now)
+        timings.status = status
+        return timings
+    }
+
+    @Test func keepsAttemptsInOrderAndUpdatesByIndex() {
+        var list = AttemptList()
+        #expect(list.isEmpty)
+        for status in [503, 502, 200] { list.append(Self.attempt(status)) }
+        #expect(list.map(\.status) == [503, 502, 200])
+        list[0].status = 429
+        list[2].status = 201
+        #expect(list.map(\.status) == [429, 502, 201])
+        #expect(AttemptList([Self.attempt(1), Self.attempt(2)]).map(\.status) == [1, 2])
+    }
+
+    @Test func aRecordIndexesEachAttemptItBegan() {
+        let record = ExchangeRecord()
+        let first = record.beginAttempt(Self.attempt(503))
+        let second = record.beginAttempt(Self.attempt(0))
+        record.updateAttempt(second) { $0.status = 200 }
+        record.updateAttempt(7) { $0.status = 1 }  // unknown: ignored
+        #expect((first, second) == (0, 1))
+        #expect(record.attempts.map(\.status) == [503, 200])
+    }
+}
