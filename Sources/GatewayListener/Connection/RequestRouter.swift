@@ -46,7 +46,7 @@ struct RequestRouter {
         request.clientOrigin = clientOrigin
         var headers = head.headers
         HopByHopHeaders.removeAll(from: &headers)
-        headers.remove(name: "expect")
+        if headers.contains(name: "expect") { headers.remove(name: "expect") }  // `remove` copies even when it finds nothing
         request.headers = Self.settingHost(request.authority, in: headers)
         HopByHopHeaders.addVia(to: &request.headers, version: head.version, pseudonym: Self.viaPseudonym)
         return request
@@ -55,7 +55,7 @@ struct RequestRouter {
     /// `Host` first if the client sent none, else replaced in place; duplicates dropped.
     static func settingHost(_ authority: String, in headers: HTTPHeaders) -> HTTPHeaders {
         var result = HTTPHeaders()
-        result.reserveCapacity(headers.count + 1)
+        result.reserveCapacity(headers.count + 2)  // and `Via`, added next
         var placed = false
         if !headers.contains(name: "host") {
             result.add(name: "Host", value: authority)

@@ -21,12 +21,13 @@ struct ResponseFraming {
     ) {
         var headers = headers
         let code = status.code
+        // `remove` copies shared fields even when it finds nothing: only called for fields that are there.
         let bodyless = requestMethod == .HEAD || code == 204 || code == 304 || (100..<200).contains(code)
         var keepAlive = keepAlive
-        headers.remove(name: "transfer-encoding")
-        headers.remove(name: "connection")
+        if headers.contains(name: "transfer-encoding") { headers.remove(name: "transfer-encoding") }
+        if headers.contains(name: "connection") { headers.remove(name: "connection") }
         if bodyless {
-            if code == 204 || (100..<200).contains(code) { headers.remove(name: "content-length") }
+            if code == 204 || (100..<200).contains(code), headers.contains(name: "content-length") { headers.remove(name: "content-length") }
         } else if let length = declaredLength {
             if headers.first(name: "content-length") != String(length) {
                 headers.replaceOrAdd(name: "Content-Length", value: String(length))

@@ -17,7 +17,7 @@ extension ProxyRequest {
             upstreamHeaders.add(name: "Host", value: authority)
         }
         for (name, value) in endToEnd {
-            if name.lowercased() == "content-length" { continue }
+            if HopByHopHeaders.equalsIgnoringCase(name, "content-length") { continue }
             upstreamHeaders.add(name: name, value: value)
         }
 

@@ -33,9 +33,8 @@ extension PoolStateMachine {
         let key = connection.key
         remove(id)
         var actions: [Action] = []
-        if !isShuttingDown, var keyState = keys[key], !keyState.waiters.isEmpty {
-            let waiter = keyState.waiters.removeFirst()
-            keys[key] = keyState
+        if !isShuttingDown, let index = keys.index(forKey: key), !keys.values[index].waiters.isEmpty {
+            let waiter = keys.values[index].waiters.removeFirst()
             waiterKeys[waiter] = nil
             actions += [.cancelWaiterTimeout(waiter), .failWaiter(waiter, .connectionFailed)]
         }

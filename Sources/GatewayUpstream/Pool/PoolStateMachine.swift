@@ -109,50 +109,46 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
 
     /// Opens connections while waiters outnumber connections being opened and the key has room.
     mutating func createConnectionsIfNeeded(for key: Key) -> [Action] {
-        guard !isShuttingDown, var keyState = keys[key] else { return [] }
+        guard !isShuttingDown, let index = keys.index(forKey: key) else { return [] }
         var actions: [Action] = []
-        while keyState.waiters.count > keyState.connecting && keyState.total < maxConnectionsPerKey {
+        while keys.values[index].waiters.count > keys.values[index].connecting && keys.values[index].total < maxConnectionsPerKey {
             let id = nextConnectionID
             nextConnectionID += 1
             connections[id] = Connection(key: key, state: .connecting)
-            keyState.connecting += 1
+            keys.values[index].connecting += 1
             actions.append(.createConnection(id, key))
         }
-        keys[key] = keyState
         return actions
     }
 
     /// Serves the oldest waiter with `connection`, or parks the connection idle.
     mutating func serveOrPark(_ id: ConnectionID, key: Key, reused: Bool) -> [Action] {
-        guard var connection = connections[id], var keyState = keys[key] else { return [] }
-        if !keyState.waiters.isEmpty {
-            let waiter = keyState.waiters.removeFirst()
+        // The key's state is changed in place (`keys.values[index]`): a copy
+        // taken out and written back would copy its arrays on every change.
+        guard var connection = connections[id], let index = keys.index(forKey: key) else { return [] }
+        if !keys.values[index].waiters.isEmpty {
+            let waiter = keys.values[index].waiters.removeFirst()
             waiterKeys[waiter] = nil
-            keyState.inUse += 1
+            keys.values[index].inUse += 1
             connection.state = .inUse
             connections[id] = connection
-            keys[key] = keyState
             return [.cancelWaiterTimeout(waiter), .useConnection(id, waiter: waiter, reused: reused)]
         }
         connection.idleGeneration += 1
         connection.state = .idle(generation: connection.idleGeneration)
         connections[id] = connection
-        keyState.idle.append(id)
-        keys[key] = keyState
+        keys.values[index].idle.append(id)
         return [.scheduleIdleTimer(id, generation: connection.idleGeneration)]
     }
 
     /// Forgets a connection in any state, keeping the per-key counts right.
     mutating func remove(_ id: ConnectionID) {
-        guard let connection = connections.removeValue(forKey: id) else { return }
-        let key = connection.key
-        guard var keyState = keys[key] else { return }
+        guard let connection = connections.removeValue(forKey: id), let index = keys.index(forKey: connection.key) else { return }
         switch connection.state {
-        case .connecting: keyState.connecting -= 1
-        case .inUse: keyState.inUse -= 1
-        case .idle: keyState.idle.removeAll { $0 == id }
+        case .connecting: keys.values[index].connecting -= 1
+        case .inUse: keys.values[index].inUse -= 1
+        case .idle: keys.values[index].idle.removeAll { $0 == id }
         }
-        keys[key] = keyState
     }
 
     /// Drops the key's bookkeeping when nothing refers to it any more.
@@ -185,17 +181,18 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
     /// The most recently used idle connection, preferring one with `affinity`
     /// (same event loop as the request: no thread hop) over a more recent one.
     mutating func leaseIdle(for key: Key, affinity: Int? = nil) -> ConnectionID? {
-        guard var keyState = keys[key], !keyState.idle.isEmpty else { return nil }
-        var index = keyState.idle.count - 1
-        if let affinity, connections[keyState.idle[index]]?.affinity != affinity,
-            let match = keyState.idle.lastIndex(where: { connections[$0]?.affinity == affinity })
-        {
-            index = match
-        }
-        let id = keyState.idle.remove(at: index)
-        keyState.inUse += 1
-        keys[key] = keyState
+        guard let slot = keys.index(forKey: key), !keys.values[slot].idle.isEmpty else { return nil }
+        let index = preferredIdleIndex(keys.values[slot].idle, affinity: affinity)
+        let id = keys.values[slot].idle.remove(at: index)  // in place: no copy of the list is alive
+        keys.values[slot].inUse += 1
         connections[id]?.state = .inUse
         return id
+    }
+
+    /// The last (most recently used) of `idle`, or the last one on `affinity`'s loop.
+    private func preferredIdleIndex(_ idle: [ConnectionID], affinity: Int?) -> Int {
+        let last = idle.count - 1
+        guard let affinity, connections[idle[last]]?.affinity != affinity else { return last }
+        return idle.lastIndex(where: { connections[$0]?.affinity == affinity }) ?? last
     }
 }
