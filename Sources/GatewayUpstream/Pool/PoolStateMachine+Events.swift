@@ -16,8 +16,8 @@ extension PoolStateMachine {
     mutating func connectionEstablished(_ id: ConnectionID, affinity: Int? = nil) -> [Action] {
         guard let connection = connections[id], connection.state == .connecting else { return [] }
         let key = connection.key
-        connections[id]?.affinity = affinity
-        keys[key]?.connecting -= 1
+        updateConnection(id) { $0.affinity = affinity }
+        updateKey(key) { $0.connecting -= 1 }
         if isShuttingDown {
             connections[id] = nil
             forgetKeyIfUnused(key)
@@ -33,10 +33,13 @@ extension PoolStateMachine {
         let key = connection.key
         remove(id)
         var actions: [Action] = []
-        if !isShuttingDown, let index = keys.index(forKey: key), !keys.values[index].waiters.isEmpty {
-            let waiter = keys.values[index].waiters.removeFirst()
-            waiterKeys[waiter] = nil
-            actions += [.cancelWaiterTimeout(waiter), .failWaiter(waiter, .connectionFailed)]
+        if !isShuttingDown, var keyState = keys.removeValue(forKey: key) {
+            let waiter = keyState.waiters.isEmpty ? nil : keyState.waiters.removeFirst()
+            keys[key] = keyState
+            if let waiter {
+                waiterKeys[waiter] = nil
+                actions += [.cancelWaiterTimeout(waiter), .failWaiter(waiter, .connectionFailed)]
+            }
         }
         actions += createConnectionsIfNeeded(for: key)
         forgetKeyIfUnused(key)
@@ -54,7 +57,7 @@ extension PoolStateMachine {
             forgetKeyIfUnused(key)
             return actions + shutdownCompletedIfDone()
         }
-        keys[key]?.inUse -= 1
+        updateKey(key) { $0.inUse -= 1 }
         return serveOrPark(id, key: key, reused: true)
     }
 

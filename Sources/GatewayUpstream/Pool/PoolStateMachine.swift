@@ -109,13 +109,14 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
 
     /// Opens connections while waiters outnumber connections being opened and the key has room.
     mutating func createConnectionsIfNeeded(for key: Key) -> [Action] {
-        guard !isShuttingDown, let index = keys.index(forKey: key) else { return [] }
+        guard !isShuttingDown, var keyState = keys.removeValue(forKey: key) else { return [] }
+        defer { keys[key] = keyState }
         var actions: [Action] = []
-        while keys.values[index].waiters.count > keys.values[index].connecting && keys.values[index].total < maxConnectionsPerKey {
+        while keyState.waiters.count > keyState.connecting && keyState.total < maxConnectionsPerKey {
             let id = nextConnectionID
             nextConnectionID += 1
             connections[id] = Connection(key: key, state: .connecting)
-            keys.values[index].connecting += 1
+            keyState.connecting += 1
             actions.append(.createConnection(id, key))
         }
         return actions
@@ -123,13 +124,12 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
 
     /// Serves the oldest waiter with `connection`, or parks the connection idle.
     mutating func serveOrPark(_ id: ConnectionID, key: Key, reused: Bool) -> [Action] {
-        // The key's state is changed in place (`keys.values[index]`): a copy
-        // taken out and written back would copy its arrays on every change.
-        guard var connection = connections[id], let index = keys.index(forKey: key) else { return [] }
-        if !keys.values[index].waiters.isEmpty {
-            let waiter = keys.values[index].waiters.removeFirst()
+        guard var connection = connections[id], var keyState = keys.removeValue(forKey: key) else { return [] }
+        defer { keys[key] = keyState }
+        if !keyState.waiters.isEmpty {
+            let waiter = keyState.waiters.removeFirst()
             waiterKeys[waiter] = nil
-            keys.values[index].inUse += 1
+            keyState.inUse += 1
             connection.state = .inUse
             connections[id] = connection
             return [.cancelWaiterTimeout(waiter), .useConnection(id, waiter: waiter, reused: reused)]
@@ -137,18 +137,19 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
         connection.idleGeneration += 1
         connection.state = .idle(generation: connection.idleGeneration)
         connections[id] = connection
-        keys.values[index].idle.append(id)
+        keyState.idle.append(id)
         return [.scheduleIdleTimer(id, generation: connection.idleGeneration)]
     }
 
     /// Forgets a connection in any state, keeping the per-key counts right.
     mutating func remove(_ id: ConnectionID) {
-        guard let connection = connections.removeValue(forKey: id), let index = keys.index(forKey: connection.key) else { return }
+        guard let connection = connections.removeValue(forKey: id), var keyState = keys.removeValue(forKey: connection.key) else { return }
         switch connection.state {
-        case .connecting: keys.values[index].connecting -= 1
-        case .inUse: keys.values[index].inUse -= 1
-        case .idle: keys.values[index].idle.removeAll { $0 == id }
+        case .connecting: keyState.connecting -= 1
+        case .inUse: keyState.inUse -= 1
+        case .idle: keyState.idle.removeAll { $0 == id }
         }
+        keys[connection.key] = keyState
     }
 
     /// Drops the key's bookkeeping when nothing refers to it any more.
@@ -169,23 +170,26 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
 
     mutating func removeWaiter(_ waiter: WaiterID) -> Key? {
         guard let key = waiterKeys.removeValue(forKey: waiter) else { return nil }
-        keys[key]?.waiters.removeAll { $0 == waiter }
+        updateKey(key) { $0.waiters.removeAll { $0 == waiter } }
         return key
     }
 
     mutating func enqueue(_ waiter: WaiterID, key: Key) {
         waiterKeys[waiter] = key
-        keys[key, default: KeyState()].waiters.append(waiter)
+        var keyState = keys.removeValue(forKey: key) ?? KeyState()
+        keyState.waiters.append(waiter)
+        keys[key] = keyState
     }
 
     /// The most recently used idle connection, preferring one with `affinity`
     /// (same event loop as the request: no thread hop) over a more recent one.
     mutating func leaseIdle(for key: Key, affinity: Int? = nil) -> ConnectionID? {
-        guard let slot = keys.index(forKey: key), !keys.values[slot].idle.isEmpty else { return nil }
-        let index = preferredIdleIndex(keys.values[slot].idle, affinity: affinity)
-        let id = keys.values[slot].idle.remove(at: index)  // in place: no copy of the list is alive
-        keys.values[slot].inUse += 1
-        connections[id]?.state = .inUse
+        guard var keyState = keys.removeValue(forKey: key) else { return nil }
+        defer { keys[key] = keyState }
+        guard !keyState.idle.isEmpty else { return nil }
+        let id = keyState.idle.remove(at: preferredIdleIndex(keyState.idle, affinity: affinity))
+        keyState.inUse += 1
+        updateConnection(id) { $0.state = .inUse }
         return id
     }
 
@@ -194,5 +198,25 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
         let last = idle.count - 1
         guard let affinity, connections[idle[last]]?.affinity != affinity else { return last }
         return idle.lastIndex(where: { connections[$0]?.affinity == affinity }) ?? last
+    }
+
+    // MARK: Changing state in place
+
+    // A key's state is taken out of `keys` while it changes and put back after:
+    // its lists are then not shared, so not copied. Not `keys[key]?.…` or
+    // `keys.values[i].…`: those `modify` accesses allocated on every call.
+
+    /// Changes `key`'s state, if the key is known.
+    mutating func updateKey(_ key: Key, _ change: (inout KeyState) -> Void) {
+        guard var keyState = keys.removeValue(forKey: key) else { return }
+        change(&keyState)
+        keys[key] = keyState
+    }
+
+    /// Changes connection `id`, if it is known (read and written back whole: no lists in it).
+    mutating func updateConnection(_ id: ConnectionID, _ change: (inout Connection) -> Void) {
+        guard var connection = connections[id] else { return }
+        change(&connection)
+        connections[id] = connection
     }
 }

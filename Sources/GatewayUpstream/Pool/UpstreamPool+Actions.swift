@@ -56,10 +56,13 @@ extension UpstreamPool {
             case .scheduleIdleTimer(let id, let generation):
                 guard let connection = s.connections[id] else { continue }
                 let deadline = NIODeadline.now() + TimeAmount(configuration.idleTimeout)
-                if s.idleTimers[id] != nil {
+                // Read and written back whole, not changed through `?.` (a `modify`
+                // access of the dictionary, which allocated three times per call).
+                if var timer = s.idleTimers[id] {
                     // Still pending, due no later than `deadline`: it re-arms itself then.
-                    s.idleTimers[id]?.generation = generation
-                    s.idleTimers[id]?.deadline = deadline
+                    timer.generation = generation
+                    timer.deadline = deadline
+                    s.idleTimers[id] = timer
                 } else {
                     let scheduled = scheduleIdleCheck(id, on: connection.eventLoop, at: deadline)
                     s.idleTimers[id] = IdleTimer(scheduled: scheduled, generation: generation, deadline: deadline)
@@ -67,7 +70,10 @@ extension UpstreamPool {
             case .cancelIdleTimer(let id):
                 if s.connections[id] != nil {
                     // Leased: the pending timer finds no idle period when it fires.
-                    s.idleTimers[id]?.generation = nil
+                    if var timer = s.idleTimers[id] {
+                        timer.generation = nil
+                        s.idleTimers[id] = timer
+                    }
                 } else if let timer = s.idleTimers.removeValue(forKey: id) {
                     effects.append(.cancelTimer(timer.scheduled))
                 }
