@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import NIOConcurrencyHelpers
+import NIOHTTP1
 
 /// The exchange state a trace needs once the response is done; ``finish(responseBytes:error:)``
 /// hands it to ``TracePolicy/emit(_:responseBytes:error:)`` exactly once.
@@ -11,7 +12,7 @@ final class PendingTrace: Sendable {
     let capture: BodyCapture
     let context: RequestContext
     let wallStart: Date
-    private let state = NIOLockedValueBox((status: Int?.none, done: false))
+    private let state = NIOLockedValueBox((status: Int?.none, responseHeaders: HTTPHeaders?.none, done: false))
 
     init(policy: TracePolicy, request: ProxyRequest, declaredLength: Int?, capture: BodyCapture, context: RequestContext, wallStart: Date) {
         self.policy = policy
@@ -25,6 +26,12 @@ final class PendingTrace: Sendable {
     var status: Int? {
         get { state.withLockedValue { $0.status } }
         set { state.withLockedValue { $0.status = newValue } }
+    }
+
+    /// The response head the client got, as written.
+    var responseHeaders: HTTPHeaders? {
+        get { state.withLockedValue { $0.responseHeaders } }
+        set { state.withLockedValue { $0.responseHeaders = newValue } }
     }
 
     func finish(responseBytes: Int, error: String?) {

@@ -1,6 +1,7 @@
 public import GatewayCore
 import Foundation
 import NIOCore
+public import NIOHTTP1
 
 /// Traces on the event loop: the request as routed (before credentials), its
 /// body copied as it passes (up to ``TracePolicy/teeLimit``), one record when
@@ -29,6 +30,10 @@ final class TraceObservation: ExchangeObservation {
 
     func requestBodyPart(_ buffer: ByteBuffer) {
         capture.append(buffer, limit: TracePolicy.teeLimit)
+    }
+
+    func responseHead(status: Int, headers: HTTPHeaders) {
+        pending.responseHeaders = headers
     }
 
     func finish(_ outcome: ExchangeOutcome) {

@@ -49,6 +49,7 @@ public struct TracePolicy: GatewayPolicy {
         do {
             var response = try await next.handle(request, context: context)
             pending.status = Int(response.status.code)
+            pending.responseHeaders = response.headers
             if case .stream(let source) = response.body.storage {
                 response.body.storage = .stream(ObservingBodySource(source, countingBytes: true) { bytes, code in pending.finish(responseBytes: bytes, error: code?.rawValue) })
             } else {
@@ -80,6 +81,8 @@ public struct TracePolicy: GatewayPolicy {
             status: pending.status,
             error: error,
             responseBytes: responseBytes,
+            responseHeaders: pending.responseHeaders,
+            startedAt: context.startedAt,
             duration: ContinuousClock.now - context.startedAt,
             logger: context.logger
         )
