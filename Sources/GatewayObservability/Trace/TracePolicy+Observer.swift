@@ -22,6 +22,8 @@ extension TracePolicy: ExchangeObserver {
 final class TraceObservation: ExchangeObservation {
     private let pending: PendingTrace
     private let capture: BodyCapture
+    /// The response head the client got; kept here (the connection's event loop owns the observation): no lock.
+    private var responseHeaders: HTTPHeaders?
 
     init(pending: PendingTrace, capture: BodyCapture) {
         self.pending = pending
@@ -33,12 +35,14 @@ final class TraceObservation: ExchangeObservation {
     }
 
     func responseHead(status: Int, headers: HTTPHeaders) {
-        pending.responseHeaders = headers
+        responseHeaders = headers
     }
 
     func finish(_ outcome: ExchangeOutcome) {
         capture.complete()
         pending.status = outcome.status
-        pending.finish(responseBytes: outcome.responseBytes, error: outcome.error?.rawValue ?? (outcome.cancelled ? "cancelled" : nil))
+        pending.finish(
+            responseBytes: outcome.responseBytes, error: outcome.error?.rawValue ?? (outcome.cancelled ? "cancelled" : nil), responseHeaders: responseHeaders
+        )
     }
 }
