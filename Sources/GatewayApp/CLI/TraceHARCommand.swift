@@ -12,7 +12,7 @@ extension TraceCommand {
             abstract: "Export exchanges as HAR 1.2 (headers, query, post data, sizes, phase timings), secrets as ${NAME} placeholders.",
             discussion: """
                 Every record of the trace file and its rotated copies, oldest first, unless selected by \
-                --since (10m, 2h, 90s), --upstream and --id (repeatable; all of them must match). \
+                --since (10m, 2h, 90s), --upstream and --id (repeatable: any of the ids); the filters given all apply. \
                 timings: blocked, dns (-1: part of connect), connect, ssl, send, wait, receive do not overlap, \
                 so an entry's time is their sum (-1s left out). Custom fields: _id, _upstream, _attempts, _gatewayError.
                 """
