@@ -14,7 +14,7 @@ extension AdminPage {
         </table>
         <script>
         "use strict";
-        function copyCurl(button) {
+        function copyLine(button) {
           const line = button.parentElement.querySelector("code").textContent;
           const done = () => { button.textContent = "copied"; setTimeout(() => { button.textContent = "copy"; }, 1500); };
           if (navigator.clipboard && window.isSecureContext) { navigator.clipboard.writeText(line).then(done); return; }
@@ -40,7 +40,7 @@ extension AdminPage {
                 <td class="l ep" title="${text(e.endpoint)}">${text(e.endpoint)}</td>
                 <td class="${e.status === null || e.status >= 400 || e.error ? "bad" : ""}">${e.status === null ? "&ndash;" : e.status}${e.error ? " " + text(e.error) : ""}</td>
                 <td>${e.attempts}</td><td>${ms(e.duration_ms)}</td>
-                <td class="l curl"><button type="button" onclick="copyCurl(this)">copy</button> <code>${text(e.curl)}</code></td></tr>`).join("");
+                <td class="l curl"><button type="button" onclick="copyLine(this)">copy</button> <code>${text(e.curl)}</code></td></tr>`).join("");
           } catch (err) {
             summary.textContent = "cannot read /traces: " + err.message;
           }
