@@ -51,7 +51,7 @@ struct HARExportIntegrationTests {
                 "url": e.url, "method": req.method, "status": e.status, "time": e.time, "ssl": t["ssl"],
                 "attempts": [a.get("status") for a in e.raw_entry["_attempts"]], "upstream": e.raw_entry.get("_upstream"),
                 "authorization": req.get_header_value("Authorization"), "text": req.text, "encoding": post.get("encoding"),
-                "responseType": res.raw_entry["content"]["mimeType"],
+                "responseType": res.raw_entry["content"]["mimeType"], "setCookie": res.get_header_value("Set-Cookie"),
             })
         print(json.dumps(out))
         """#
@@ -68,6 +68,7 @@ struct HARExportIntegrationTests {
         let text: String?
         let encoding: String?
         let responseType: String
+        let setCookie: String?
     }
 
     func exportHAR(_ run: TracedRun, _ arguments: [String] = []) async throws -> [UInt8] {
@@ -99,6 +100,7 @@ struct HARExportIntegrationTests {
         #expect(intercepted.ssl >= 0, "a new TLS connection to the upstream: its handshake is timed")
         #expect(intercepted.responseType == "application/json")
         #expect(retried.attempts == [503, 200] && retried.status == 200, "\(retried.attempts)")
+        #expect(retried.setCookie == "${REDACTED_SET_COOKIE}", "the response head, redacted as in the trace")
         #expect(json.method == "POST" && json.upstream == "echo")
         #expect(json.url.hasSuffix("/echo/json?token=${REDACTED_TOKEN}&q=a%20b"), "\(json.url)")
         #expect(json.authorization == "${REDACTED_AUTHORIZATION}")

@@ -10,15 +10,17 @@ import Testing
 /// and one run of exchanges through it, traced: what the HAR export and the
 /// admin page's recent exchanges are tested on.
 ///
-/// - `api`: an intercepted TLS upstream (bearer token, retries); `/custom/flaky` answers 503 once;
+/// - `api`: an intercepted TLS upstream (bearer token, retries); `/custom/flaky` answers 503 once, then sets a cookie;
 /// - `echo`: a plain http upstream (API key header).
 struct TracedRun {
     static let bearer = Secret(source: .env("HAR_API_TOKEN"), value: "har-bearer-S3cret-0123")
     static let apiKey = Secret(source: .env("HAR_ECHO_KEY"), value: "har-api-key-S3cret-4567")
     static let clientSecret = "client-bearer-S3cret-89ab"
     static let password = "hunter2-S3cret-pass"
+    /// The upstream's session cookie (a response header the trace redacts).
+    static let sessionCookie = "upstream-session-S3cret"
     /// No byte of a trace, a HAR file or the admin page may hold one of these.
-    static let secrets = [bearer.value, apiKey.value, clientSecret, password]
+    static let secrets = [bearer.value, apiKey.value, clientSecret, password, sessionCookie]
     static let jsonBody = #"{"user":"me","password":"\#(password)","note":"it's $HOME"}"#
     static let binaryBody = [UInt8](0...255)
 
@@ -58,7 +60,7 @@ struct TracedRun {
         let failures = NIOLockedValueBox(0)
         tls.setResponder { _ in
             let n = failures.withLockedValue { $0 += 1; return $0 }
-            return n == 1 ? .text("busy\n", status: 503) : .text("ok\n")
+            return n == 1 ? .text("busy\n", status: 503) : .text("ok\n", headers: [("Set-Cookie", "sid=\(sessionCookie)")])
         }
         let run = TracedRun(gateway: gateway, tls: tls, plain: plain, dir: dir, records: [])
         let ca = run.interceptionCA
