@@ -3,14 +3,14 @@ import Foundation
 import GatewayConfig
 import GatewayObservability
 
-/// `gateway trace list|show ID|curl ID [--direct]|replay ID [--direct]`: reads
+/// `gateway trace list|show ID|curl ID [--direct]|replay ID [--direct]|har`: reads
 /// the debug trace file (`trace.file` of the config, or `--file`) and every
 /// rotated copy the writer keeps, oldest first.
 struct TraceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace",
-        abstract: "Inspect debug traces: list exchanges, show one, print its curl line, replay it.",
-        subcommands: [List.self, Show.self, Curl.self, Replay.self]
+        abstract: "Inspect debug traces: list exchanges, show one, print its curl line, replay it, export HAR.",
+        subcommands: [List.self, Show.self, Curl.self, Replay.self, HAR.self]
     )
 
     struct Source: ParsableArguments {

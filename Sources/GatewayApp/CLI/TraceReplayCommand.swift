@@ -78,19 +78,10 @@ extension TraceCommand {
             }
         }
 
-        /// The path in `--data-binary '@PATH'` (single-quoted, `'\''` for a quote).
+        /// The path in `--data-binary '@PATH'`, read back as the shell would.
         static func bodyFile(in line: String) -> String? {
-            guard let start = line.range(of: "--data-binary '@") else { return nil }
-            var path = ""
-            var rest = line[start.upperBound...]
-            while let quote = rest.firstIndex(of: "'") {
-                path += rest[..<quote]
-                rest = rest[quote...]
-                guard rest.hasPrefix("'\\''") else { return path }
-                path += "'"
-                rest = rest.dropFirst(4)
-            }
-            return nil
+            guard case .file(let path) = CurlLineRequest(line: line)?.body else { return nil }
+            return path
         }
 
         /// The `${NAME}` variables a line expands (outside single quotes), in order, without repeats.

@@ -2,10 +2,14 @@ import GatewayListener
 import GatewayObservability
 
 /// What the admin port answers: health, readiness, Prometheus metrics, the
-/// per-endpoint `/stats` JSON and the page at `/` that shows it.
+/// per-endpoint `/stats` JSON, the recent traced exchanges (`/traces` JSON,
+/// `/traces.har`), and the page at `/` that shows them.
 struct AdminRoutes: Sendable {
     let metrics: GatewayMetrics
     let proxy: ProxyServer
+    /// The records the trace writer kept last (empty unless `debug`).
+    let traces: RecentTraces
+    let liveConfig: LiveConfig
 
     func handle(method: String, path: String) async -> (status: Int, contentType: String, body: [UInt8])? {
         switch path {
@@ -19,6 +23,11 @@ struct AdminRoutes: Sendable {
             return (200, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition())
         case "/stats":
             return (200, "application/json", metrics.statsReport().json())
+        case "/traces":
+            return (200, "application/json", traces.reportJSON(debug: liveConfig.current.config.debug))
+        case "/traces.har":
+            guard let har = try? traces.harJSON() else { return (500, "application/json", Array("{\"error\":\"har_export_failed\"}\n".utf8)) }
+            return (200, "application/json", har)
         case "/", "/index.html":
             return (200, AdminPage.contentType, AdminPage.bytes)
         default:

@@ -74,7 +74,7 @@ public final class GatewayApplication: Sendable {
             port: config.listen.admin.port,
             eventLoopGroup: eventLoopGroup,
             logger: logger,
-            routes: AdminRoutes(metrics: metrics, proxy: ready).handle
+            routes: AdminRoutes(metrics: metrics, proxy: ready, traces: shared.traceWriters.recent, liveConfig: liveConfig).handle
         )
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: proxyServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),

@@ -7,7 +7,7 @@ import Foundation
 /// Sizes: an integer followed by `B`, `KB`/`MB`/`GB` (powers of 1000) or
 /// `KiB`/`MiB`/`GiB` (powers of 1024), or a bare integer meaning bytes.
 /// Units are case-sensitive; a space between number and unit is allowed.
-enum ConfigUnits {
+public enum ConfigUnits {
     static let durationUnits: [(suffix: String, milliseconds: Int64)] = [
         ("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000),
     ]
@@ -18,7 +18,8 @@ enum ConfigUnits {
         ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024),
     ]
 
-    static func parseDuration(_ text: String) -> Duration? {
+    /// `250ms`, `10s`, `2m`, `1h`, or a bare integer (seconds); nil otherwise.
+    public static func parseDuration(_ text: String) -> Duration? {
         guard let (number, unit) = split(text) else { return nil }
         let multiplier: Int64
         if unit.isEmpty {

@@ -1,4 +1,5 @@
 public import NIOCore
+public import NIOHTTP1
 
 /// Sees each client exchange from its routed request to its end, synchronously
 /// on the client connection's event loop: metrics and traces. It never changes
@@ -14,10 +15,18 @@ public protocol ExchangeObserver: Sendable {
 public protocol ExchangeObservation: AnyObject {
     /// A chunk of the request body on its way upstream.
     func requestBodyPart(_ buffer: ByteBuffer)
+    /// The response head as written to the client (`Via` included). Not called
+    /// for an error answer written after ``finish(_:)``.
+    func responseHead(status: Int, headers: HTTPHeaders)
     /// The exchange ended. `status` is what the client got (nil when it got no
     /// response head), `error` why the exchange failed (nil when it did not, or
     /// when the client went away: `cancelled`).
     func finish(_ outcome: ExchangeOutcome)
+}
+
+extension ExchangeObservation {
+    /// Observers that do not look at response heads (metrics) need not implement it.
+    public func responseHead(status: Int, headers: HTTPHeaders) {}
 }
 
 /// How an exchange ended, for metrics and traces.

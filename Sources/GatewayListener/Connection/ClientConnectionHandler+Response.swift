@@ -14,6 +14,7 @@ extension ClientConnectionHandler {
             keepAlive: machine.keepAliveWanted && !environment.tracker.isDraining
         )
         _ = machine.responseHead(keepAlive: framing.keepAlive)
+        info.observeResponseHead(status: status, headers: headers)
         context?.write(wrapOutboundOut(.head(framing.head)), promise: nil)
         return framing
     }
@@ -63,6 +64,7 @@ extension ClientConnectionHandler {
             keepAlive: keepAlive && machine.keepAliveWanted && !environment.tracker.isDraining
         )
         _ = machine.responseHead(keepAlive: framing.keepAlive)
+        info.observeResponseHead(status: response.status, headers: headers)
         let written = writeWhole(framing, body: response.body)
         sendResponseEnd()
         return written

@@ -32,6 +32,10 @@ struct ExchangeInfo {
         for observation in observations { observation.requestBodyPart(buffer) }
     }
 
+    func observeResponseHead(status: HTTPResponseStatus, headers: HTTPHeaders) {
+        for observation in observations { observation.responseHead(status: Int(status.code), headers: headers) }
+    }
+
     func finish(_ outcome: ExchangeOutcome) {
         for observation in observations { observation.finish(outcome) }
     }

@@ -1,6 +1,7 @@
 /// The admin root `/`: one self-contained page (inline CSS and JS, no external
 /// asset, no CDN) showing the `/stats` table, refreshed every two seconds, with
-/// a small p50/p95 latency chart per endpoint over the window's slices.
+/// a small p50/p95 latency chart per endpoint over the window's slices, and the
+/// recent traced exchanges (``recentExchanges``).
 public enum AdminPage {
     public static let contentType = "text/html; charset=utf-8"
 
@@ -18,6 +19,9 @@ public enum AdminPage {
         @media (prefers-color-scheme: dark) { :root { --fg:#e5e7eb; --muted:#9ca3af; --bg:#111418; --line:#262b33; --p50:#60a5fa; --p95:#f87171; --bad:#f87171; } }
         body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); margin: 24px; }
         h1 { font-size: 18px; margin: 0 0 4px; }
+        h2 { font-size: 16px; margin: 28px 0 4px; }
+        td.curl { white-space: normal; max-width: 640px; }
+        td.curl code { font-size: 12px; word-break: break-all; user-select: all; }
         #summary { color: var(--muted); margin-bottom: 16px; }
         table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
         th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
@@ -113,6 +117,7 @@ public enum AdminPage {
         refresh();
         setInterval(refresh, 2000);
         </script>
+        \#(recentExchanges)
         </body>
         </html>
         """#

@@ -7,7 +7,7 @@ import NIOPosix
 public import ServiceLifecycle
 
 /// The admin listener (a separate port from the proxy): `/` (stats page),
-/// `/stats`, `/metrics`, `/healthz`, `/readyz`. Origin-form requests only.
+/// `/stats`, `/metrics`, `/traces`, `/traces.har`, `/healthz`, `/readyz`. Origin-form requests only.
 public final class AdminServer: Service, Sendable {
     /// Answers an admin request: (status, content type, body).
     public typealias Route = @Sendable (_ method: String, _ path: String) async -> (status: Int, contentType: String, body: [UInt8])?
@@ -50,7 +50,7 @@ public final class AdminServer: Service, Sendable {
         }
         let address = server.channel.localAddress!
         bound.succeed(address)
-        logger.notice("admin listening on \(address.displayText) (/ page, /stats, /metrics, /healthz, /readyz)")
+        logger.notice("admin listening on \(address.displayText) (/ page, /stats, /metrics, /traces, /traces.har, /healthz, /readyz)")
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in

@@ -1,9 +1,10 @@
 import Foundation
 import GatewayCore
 import NIOConcurrencyHelpers
+import NIOHTTP1
 
-/// The exchange state a trace needs once the response is done; ``finish(responseBytes:error:)``
-/// hands it to ``TracePolicy/emit(_:responseBytes:error:)`` exactly once.
+/// The exchange state a trace needs once the response is done; ``finish(responseBytes:error:responseHeaders:)``
+/// hands it to ``TracePolicy/emit(_:responseBytes:error:responseHeaders:)`` exactly once.
 final class PendingTrace: Sendable {
     let policy: TracePolicy
     let request: ProxyRequest
@@ -27,12 +28,13 @@ final class PendingTrace: Sendable {
         set { state.withLockedValue { $0.status = newValue } }
     }
 
-    func finish(responseBytes: Int, error: String?) {
+    /// `responseHeaders`: the response head the client got (nil when none).
+    func finish(responseBytes: Int, error: String?, responseHeaders: HTTPHeaders?) {
         let first = state.withLockedValue { s -> Bool in
             defer { s.done = true }
             return !s.done
         }
         guard first else { return }
-        policy.emit(self, responseBytes: responseBytes, error: error)
+        policy.emit(self, responseBytes: responseBytes, error: error, responseHeaders: responseHeaders)
     }
 }

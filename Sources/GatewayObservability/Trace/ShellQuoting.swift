@@ -92,3 +92,17 @@ public enum ShellQuoting {
         return true
     }
 }
+
+extension ShellQuoting {
+    /// The parts as one text, each variable as `${NAME}` (the name as a shell
+    /// word spells it): how a curl line shows them once unquoted, and how the
+    /// HAR export shows redacted values.
+    public static func template(_ parts: [Part]) -> String {
+        parts.map { part in
+            switch part {
+            case .literal(let text): text
+            case .variable(let name): "${\(sanitizedVariableName(name))}"
+            }
+        }.joined()
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import Logging
+import NIOHTTP1
 
 /// What the event loop keeps of one traced exchange when it ends: the values
 /// as captured, nothing formatted. Redaction, curl lines and the JSON line are
@@ -24,6 +25,10 @@ struct TraceCapture: Sendable {
     let status: Int?
     let error: String?
     let responseBytes: Int
+    /// The response head the client got (nil when it got none from the exchange).
+    let responseHeaders: HTTPHeaders?
+    /// The exchange's start on the clock the attempts' phases use.
+    let startedAt: ContinuousClock.Instant
     let duration: Duration
     /// Where the through-gateway curl line is logged at `notice`.
     let logger: Logger

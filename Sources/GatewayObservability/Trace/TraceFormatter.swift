@@ -31,7 +31,10 @@ struct TraceFormatter: Sendable {
         let attempts = capture.attempts.map { a in
             TraceRecord.Attempt(
                 status: a.status, error: a.errorCode?.rawValue, reusedConnection: a.reusedConnection,
-                connect: a.connect?.seconds, tls: a.tls?.seconds, ttfb: a.timeToFirstByte?.seconds, total: a.total?.seconds
+                connect: a.connect?.seconds, tls: a.tls?.seconds, ttfb: a.timeToFirstByte?.seconds, total: a.total?.seconds,
+                start: (a.started - capture.startedAt).seconds,
+                connectStart: a.connectStart.map { ($0 - a.started).seconds },
+                sent: a.requestSent.map { ($0 - a.started).seconds }
             )
         }
         let record = TraceRecord(
@@ -48,7 +51,10 @@ struct TraceFormatter: Sendable {
             responseBytes: capture.responseBytes,
             duration: capture.duration.seconds,
             curl: through,
-            curlDirect: direct
+            curlDirect: direct,
+            responseHeaders: capture.responseHeaders.map { headers in
+                forms.redactor.headers(headers).map { TraceRecord.Header(name: $0.name, value: ShellQuoting.template($0.value)) }
+            }
         )
         (logger ?? capture.logger).notice("trace \(capture.id): \(through)")
         return TraceWriter.Entry(record: record, body: bodyFile)

@@ -1,6 +1,7 @@
 public import GatewayCore
 import Foundation
 import NIOCore
+public import NIOHTTP1
 
 /// Traces on the event loop: the request as routed (before credentials), its
 /// body copied as it passes (up to ``TracePolicy/teeLimit``), one record when
@@ -21,6 +22,8 @@ extension TracePolicy: ExchangeObserver {
 final class TraceObservation: ExchangeObservation {
     private let pending: PendingTrace
     private let capture: BodyCapture
+    /// The response head the client got; kept here (the connection's event loop owns the observation): no lock.
+    private var responseHeaders: HTTPHeaders?
 
     init(pending: PendingTrace, capture: BodyCapture) {
         self.pending = pending
@@ -31,9 +34,15 @@ final class TraceObservation: ExchangeObservation {
         capture.append(buffer, limit: TracePolicy.teeLimit)
     }
 
+    func responseHead(status: Int, headers: HTTPHeaders) {
+        responseHeaders = headers
+    }
+
     func finish(_ outcome: ExchangeOutcome) {
         capture.complete()
         pending.status = outcome.status
-        pending.finish(responseBytes: outcome.responseBytes, error: outcome.error?.rawValue ?? (outcome.cancelled ? "cancelled" : nil))
+        pending.finish(
+            responseBytes: outcome.responseBytes, error: outcome.error?.rawValue ?? (outcome.cancelled ? "cancelled" : nil), responseHeaders: responseHeaders
+        )
     }
 }

@@ -3,6 +3,7 @@ public import GatewayConfig
 public import GatewayCore
 public import Logging
 import NIOCore
+import NIOHTTP1
 
 /// Outermost policy while `debug` is on: when an exchange ends (response body
 /// done, failed or abandoned) it queues the exchange's captured values on the
@@ -49,24 +50,27 @@ public struct TracePolicy: GatewayPolicy {
         do {
             var response = try await next.handle(request, context: context)
             pending.status = Int(response.status.code)
+            let headers = response.headers
             if case .stream(let source) = response.body.storage {
-                response.body.storage = .stream(ObservingBodySource(source, countingBytes: true) { bytes, code in pending.finish(responseBytes: bytes, error: code?.rawValue) })
+                response.body.storage = .stream(ObservingBodySource(source, countingBytes: true) { bytes, code in
+                    pending.finish(responseBytes: bytes, error: code?.rawValue, responseHeaders: headers)
+                })
             } else {
                 let count: Int = if case .bytes(let b) = response.body.storage { b.readableBytes } else { 0 }
-                pending.finish(responseBytes: count, error: nil)
+                pending.finish(responseBytes: count, error: nil, responseHeaders: headers)
             }
             return response
         } catch {
             let code = (error as? GatewayError)?.code
             pending.status = code.map { Int($0.status.code) }
-            pending.finish(responseBytes: 0, error: code?.rawValue ?? (error is CancellationError ? "cancelled" : "internal_error"))
+            pending.finish(responseBytes: 0, error: code?.rawValue ?? (error is CancellationError ? "cancelled" : "internal_error"), responseHeaders: nil)
             throw error
         }
     }
 
     /// On the event loop (or the chain's task): captures the exchange's values
     /// and queues them; the writer thread formats the record and logs its curl line.
-    func emit(_ pending: PendingTrace, responseBytes: Int, error: String?) {
+    func emit(_ pending: PendingTrace, responseBytes: Int, error: String?, responseHeaders: HTTPHeaders?) {
         let context = pending.context
         let capture = TraceCapture(
             id: context.id,
@@ -80,6 +84,8 @@ public struct TracePolicy: GatewayPolicy {
             status: pending.status,
             error: error,
             responseBytes: responseBytes,
+            responseHeaders: responseHeaders,
+            startedAt: context.startedAt,
             duration: ContinuousClock.now - context.startedAt,
             logger: context.logger
         )

@@ -24,6 +24,18 @@ extension TraceRecord {
         json.field("method", method)
         if let requestBytes { json.field("requestBytes", requestBytes) }
         json.field("responseBytes", responseBytes)
+        if let responseHeaders {
+            json.open("responseHeaders")
+            json.bytes.append(UInt8(ascii: "["))
+            for (index, header) in responseHeaders.enumerated() {
+                if index > 0 { json.bytes.append(UInt8(ascii: ",")) }
+                json.open("name", first: true)
+                json.string(header.name)
+                json.field("value", header.value)
+                json.bytes.append(UInt8(ascii: "}"))
+            }
+            json.bytes.append(UInt8(ascii: "]"))
+        }
         if let status { json.field("status", status) }
         json.field("time", time)
         if let upstream { json.field("upstream", upstream) }
@@ -34,7 +46,8 @@ extension TraceRecord {
 
     /// About the size of ``jsonLine()`` without building it: the queue's byte budget counts it.
     public var estimatedLineBytes: Int {
-        256 + curl.utf8.count + curlDirect.utf8.count + endpoint.utf8.count + client.utf8.count + attempts.count * 128
+        256 + curl.utf8.count + curlDirect.utf8.count + endpoint.utf8.count + client.utf8.count + attempts.count * 160
+            + (responseHeaders?.reduce(0) { $0 + 24 + $1.name.utf8.count + $1.value.utf8.count } ?? 0)
     }
 }
 
@@ -47,8 +60,11 @@ extension TraceRecord.Attempt {
             write(&json)
         }
         if let connect { put("connect") { $0.number(connect) } }
+        if let connectStart { put("connectStart") { $0.number(connectStart) } }
         if let error { put("error") { $0.string(error) } }
         put("reusedConnection") { $0.bytes.append(contentsOf: (reusedConnection ? "true" : "false").utf8) }
+        if let sent { put("sent") { $0.number(sent) } }
+        if let start { put("start") { $0.number(start) } }
         if let status { put("status") { $0.bytes.append(contentsOf: String(status).utf8) } }
         if let tls { put("tls") { $0.number(tls) } }
         if let total { put("total") { $0.number(total) } }

@@ -12,8 +12,18 @@ public struct TraceRecord: Sendable, Codable, Equatable {
         public var tls: Double?
         public var ttfb: Double?
         public var total: Double?
+        /// When the attempt started, in seconds after the exchange started
+        /// (nil in records written before it was recorded).
+        public var start: Double?
+        /// When connecting began, in seconds after the attempt started (nil on a reused connection).
+        public var connectStart: Double?
+        /// When the request was fully written upstream, in seconds after the attempt started.
+        public var sent: Double?
 
-        public init(status: Int?, error: String?, reusedConnection: Bool, connect: Double?, tls: Double?, ttfb: Double?, total: Double?) {
+        public init(
+            status: Int?, error: String?, reusedConnection: Bool, connect: Double?, tls: Double?, ttfb: Double?, total: Double?,
+            start: Double? = nil, connectStart: Double? = nil, sent: Double? = nil
+        ) {
             self.status = status
             self.error = error
             self.reusedConnection = reusedConnection
@@ -21,6 +31,20 @@ public struct TraceRecord: Sendable, Codable, Equatable {
             self.tls = tls
             self.ttfb = ttfb
             self.total = total
+            self.start = start
+            self.connectStart = connectStart
+            self.sent = sent
+        }
+    }
+
+    /// A header as the trace shows it (redacted: secrets as `${NAME}` placeholders).
+    public struct Header: Sendable, Codable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
         }
     }
 
@@ -40,6 +64,9 @@ public struct TraceRecord: Sendable, Codable, Equatable {
     public var requestBytes: Int?
     public var responseBytes: Int
     public var duration: Double
+    /// The response head the client got, redacted; nil when it got none (or in
+    /// records written before response heads were recorded).
+    public var responseHeaders: [Header]?
     /// Replays through the gateway (`curl -x ...`): the client's request.
     public var curl: String
     /// The request as sent upstream, credentials as shell variables.
@@ -48,7 +75,7 @@ public struct TraceRecord: Sendable, Codable, Equatable {
     public init(
         id: String, time: String, client: String, upstream: String?, method: String, endpoint: String,
         attempts: [Attempt], status: Int?, error: String?, requestBytes: Int?, responseBytes: Int,
-        duration: Double, curl: String, curlDirect: String
+        duration: Double, curl: String, curlDirect: String, responseHeaders: [Header]? = nil
     ) {
         self.id = id
         self.time = time
@@ -64,6 +91,7 @@ public struct TraceRecord: Sendable, Codable, Equatable {
         self.duration = duration
         self.curl = curl
         self.curlDirect = curlDirect
+        self.responseHeaders = responseHeaders
     }
 
     public static func decode(line: some StringProtocol) throws -> TraceRecord {

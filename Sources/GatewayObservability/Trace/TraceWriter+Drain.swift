@@ -33,6 +33,7 @@ extension TraceWriter: WriterThreadWork {
     private func append(_ entry: Entry) {
         if let body = entry.body { TraceFileSink.writeFile(path: body.path, bytes: body.bytes) }
         sink.append(entry.record.jsonLine())
+        recent?.append(entry.record, bodyFile: entry.body)
     }
 
     /// Writes the batch so far and gives its bytes back to the queue's budget.

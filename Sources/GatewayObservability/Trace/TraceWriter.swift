@@ -66,14 +66,19 @@ public final class TraceWriter: Sendable {
     let thread: WriterThread
     /// Touched only on the writer thread (by ``drainOnWriterThread()``).
     let sink: TraceFileSink
+    /// Where each written record also goes (the admin page's recent exchanges), on the writer thread.
+    let recent: RecentTraces?
 
     /// - Parameters:
     ///   - start: start writing now (tests pass false to fill the queue first).
     ///   - thread: the thread that formats and writes (tests pass their own to block it).
+    ///   - recent: also keeps each written record there.
     public init(
         file: String, maxFileBytes: Int, maxFiles: Int, bufferRecords: Int,
-        maxQueuedBytes: Int = TraceWriter.defaultMaxQueuedBytes, start: Bool = true, thread: WriterThread = .shared
+        maxQueuedBytes: Int = TraceWriter.defaultMaxQueuedBytes, start: Bool = true, thread: WriterThread = .shared,
+        recent: RecentTraces? = nil
     ) {
+        self.recent = recent
         self.file = file
         self.maxQueuedBytes = maxQueuedBytes
         self.maxQueuedRecords = max(1, bufferRecords)

@@ -5,14 +5,18 @@ import NIOConcurrencyHelpers
 /// its drop count and the file's rotation state).
 public final class TraceWriterRegistry: Sendable {
     private let writers = NIOLockedValueBox<[String: TraceWriter]>([:])
+    /// The last records any of the writers wrote (the admin page's recent exchanges).
+    public let recent: RecentTraces
 
-    public init() {}
+    public init(recent: RecentTraces = RecentTraces()) {
+        self.recent = recent
+    }
 
     /// The writer for `trace.file`, created on first use.
     public func writer(for trace: TraceConfig) -> TraceWriter {
         writers.withLockedValue { all in
             if let writer = all[trace.file] { return writer }
-            let writer = TraceWriter(file: trace.file, maxFileBytes: trace.maxFileBytes, maxFiles: trace.maxFiles, bufferRecords: trace.bufferRecords)
+            let writer = TraceWriter(file: trace.file, maxFileBytes: trace.maxFileBytes, maxFiles: trace.maxFiles, bufferRecords: trace.bufferRecords, recent: recent)
             all[trace.file] = writer
             return writer
         }

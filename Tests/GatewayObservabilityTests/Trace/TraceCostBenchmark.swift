@@ -61,7 +61,8 @@ struct TraceCostBenchmark {
         let context = RequestContext(id: "bench-format", clientAddress: "127.0.0.1:5000", logger: quiet)
         let capture = TraceCapture(
             id: context.id, wallStart: Date(), client: context.clientAddress, request: request, recordedUpstream: "api", attempts: [],
-            declaredLength: 0, body: [], status: 200, error: nil, responseBytes: 1024, duration: .milliseconds(1), logger: quiet
+            declaredLength: 0, body: [], status: 200, error: nil, responseBytes: 1024,
+            responseHeaders: ["Content-Type": "application/json", "Content-Length": "1024"], startedAt: .now, duration: .milliseconds(1), logger: quiet
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -33,6 +33,19 @@ struct TraceRecordJSONTests {
             status: 200, error: "cancelled", requestBytes: 65_536, responseBytes: -1, duration: 3.0e-3,
             curl: "curl -x 'http://127.0.0.1:8080' --data-binary '\(awkwardText)' 'https://api.test/'", curlDirect: "curl ${TOKEN} \n\t"
         ),
+        // The optional fields HAR export reads (phase offsets, response headers).
+        TraceRecord(
+            id: "c", time: "t", client: "c", upstream: "u", method: "GET", endpoint: "h/p", attempts: [
+                .init(status: 503, error: nil, reusedConnection: false, connect: 0.001, tls: 0.002, ttfb: 0.01, total: 0.02, start: 1e-5, connectStart: 2e-6, sent: 0.004),
+                .init(status: 200, error: nil, reusedConnection: true, connect: nil, tls: nil, ttfb: 0.01, total: 0.02, start: 0.5, connectStart: nil, sent: 0.0001),
+            ],
+            status: 200, error: nil, requestBytes: 0, responseBytes: 3, duration: 0.6, curl: "curl", curlDirect: "curl",
+            responseHeaders: [.init(name: "Content-Type", value: "text/plain"), .init(name: "Set-Cookie \(awkwardText)", value: "${REDACTED_SET_COOKIE}"), .init(name: "X-Empty", value: "")]
+        ),
+        TraceRecord(
+            id: "d", time: "t", client: "c", upstream: nil, method: "GET", endpoint: "h/p", attempts: [],
+            status: nil, error: "connect_failed", requestBytes: nil, responseBytes: 0, duration: 0.1, curl: "curl", curlDirect: "curl", responseHeaders: []
+        ),
     ]
 
     @Test(arguments: records.indices)
