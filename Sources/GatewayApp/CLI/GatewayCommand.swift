@@ -1,4 +1,5 @@
 public import ArgumentParser
+import GatewayObservability
 
 /// `gateway`: a local HTTP(S) proxy for API clients. `run` is the default.
 public struct GatewayCommand: AsyncParsableCommand {
@@ -9,7 +10,7 @@ public struct GatewayCommand: AsyncParsableCommand {
             Point clients at it as their proxy: curl -x http://127.0.0.1:8080 ..., HTTP_PROXY / HTTPS_PROXY.
             The config file is --config, else $GATEWAY_CONFIG, else config/gateway.yaml.
             """,
-        version: "0.1.0",
+        version: GatewayVersion.current,
         subcommands: [RunCommand.self, CheckConfigCommand.self, PinsCommand.self, StatsCommand.self, TraceCommand.self, CACommand.self],
         defaultSubcommand: RunCommand.self
     )

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// placeholders), the response head from `responseHeaders`, the request body
 /// inline from the line or from its body file (written redacted).
 public struct HARExport: Sendable {
-    public var creator = HARLog.Creator(name: "gateway", version: "0.1.0")
+    public var creator = HARLog.Creator(name: "gateway", version: GatewayVersion.current)
     /// The bytes of a body file a curl line names; nil when it is gone.
     let bodyFile: @Sendable (String) -> [UInt8]?
 
