@@ -1,5 +1,5 @@
 import Foundation
-import GatewayObservability
+@testable import GatewayObservability
 import Testing
 
 /// Reading every rotated trace file, body file retention, the bound `-x` address.
@@ -46,6 +46,15 @@ struct TraceFilesTests {
         let bodies = Set(try fm.contentsOfDirectory(atPath: writer.bodiesDirectory))
         #expect(bodies == Set(kept.map { "\($0).bin" }), "bodies \(bodies.sorted()) vs records \(kept.sorted())")
         #expect(fm.contents(atPath: writer.bodyFilePath(id: "r11")) == Data(repeating: 11, count: 100))
+    }
+
+    /// Rotation finds record ids by a byte scan of the JSON lines, not by decoding
+    /// them: an `"id":"…"` inside a string (escaped there) is not taken for one.
+    @Test func recordIDsAreFoundInTheLinesWithoutDecodingThem() {
+        var tricky = TraceWriterTests.record("r2")
+        tricky.curl = #"curl -d '{"id":"not-a-record"}' http://h/p"#
+        let bytes = TraceWriterTests.record("r1").jsonLine() + tricky.jsonLine() + Array("not json\n".utf8) + TraceWriterTests.record("r3").jsonLine()
+        #expect(TraceFiles.recordIDs(in: bytes) == ["r1", "r2", "r3"])
     }
 
     @Test func aDroppedRecordDropsItsBodyFile() async throws {
