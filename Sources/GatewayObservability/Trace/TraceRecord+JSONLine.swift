@@ -114,26 +114,39 @@ struct JSONLineWriter {
     }
 
     /// A quoted string: `"` and `\` escaped, control characters as `\n`-style
-    /// or `\u00XX` escapes, `/` and everything else (UTF-8) as is.
+    /// or `\u00XX` escapes, `/` and everything else (UTF-8) as is. Runs of bytes
+    /// that need no escape (nearly all of them) are copied at once.
     mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x00..<0x20:
-                bytes.append(contentsOf: "\\u00".utf8)
-                bytes.append(Self.hexDigit(byte >> 4))
-                bytes.append(Self.hexDigit(byte & 0x0F))
-            default: bytes.append(byte)
+        var value = value
+        value.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                escape(byte)
+                runStart = index + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func escape(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+        case 0x08: bytes.append(UInt8(ascii: "b"))
+        case 0x0C: bytes.append(UInt8(ascii: "f"))
+        case 0x0A: bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "t"))
+        default:
+            bytes.append(contentsOf: "u00".utf8)
+            bytes.append(Self.hexDigit(byte >> 4))
+            bytes.append(Self.hexDigit(byte & 0x0F))
+        }
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {

@@ -128,7 +128,8 @@ public struct TraceRedactor: Sendable {
     public func scrub(_ text: String) -> String {
         guard enabled, !secretValues.isEmpty else { return text }
         var text = text
-        for (value, placeholder) in secretValues where text.contains(value) {
+        // A byte search (`String.contains` here is Foundation's, bridging to NSString: slow).
+        for (value, placeholder) in secretValues where text.utf8.firstRange(of: value.utf8) != nil {
             text = text.replacingOccurrences(of: value, with: placeholder)
         }
         return text
