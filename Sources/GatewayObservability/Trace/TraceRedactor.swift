@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 public import GatewayConfig
 public import NIOHTTP1
 
@@ -9,6 +10,8 @@ public import NIOHTTP1
 public struct TraceRedactor: Sendable {
     public let enabled: Bool
     let headerNames: Set<String>
+    /// `headerNames` as a list, matched without lowercasing each name (no allocation per header).
+    private let headerNameList: [String]
     let queryNames: Set<String>
     let fieldNames: Set<String>
     /// Configured secret values (longest first) and what replaces them.
@@ -22,6 +25,7 @@ public struct TraceRedactor: Sendable {
         // Built-in names, `trace.redact_*`, and every upstream's auth header and
         // query parameter (a client's own value there is as secret as ours).
         headerNames = config.redactedHeaderNames
+        headerNameList = headerNames.map { $0.lowercased() }.sorted()
         queryNames = config.redactedQueryParameters
         fieldNames = config.redactedJSONFields
         var values: [(String, String)] = []
@@ -43,7 +47,9 @@ public struct TraceRedactor: Sendable {
         return ShellQuoting.sanitizedVariableName("\(upstream)_\(key)".uppercased())
     }
 
-    public func isRedactedHeader(_ name: String) -> Bool { enabled && headerNames.contains(name.lowercased()) }
+    public func isRedactedHeader(_ name: String) -> Bool {
+        enabled && headerNameList.contains { HopByHopHeaders.equalsIgnoringCase(name, $0) }
+    }
 
     /// The headers in order, redacted ones as `${REDACTED_<NAME>}`.
     public func headers(_ headers: HTTPHeaders) -> [CurlCommand.Header] {
@@ -128,11 +134,34 @@ public struct TraceRedactor: Sendable {
     public func scrub(_ text: String) -> String {
         guard enabled, !secretValues.isEmpty else { return text }
         var text = text
-        // A byte search (`String.contains` here is Foundation's, bridging to NSString: slow).
-        for (value, placeholder) in secretValues where text.utf8.firstRange(of: value.utf8) != nil {
+        for (value, placeholder) in secretValues where Self.contains(text, value) {
             text = text.replacingOccurrences(of: value, with: placeholder)
         }
         return text
+    }
+
+    /// Whether `needle` occurs in `text`, by bytes (`memchr` for its first byte,
+    /// then `memcmp`): `String.contains` here is Foundation's, which bridges to
+    /// `NSString`; a generic collection search is slow too.
+    static func contains(_ text: String, _ needle: String) -> Bool {
+        var text = text
+        var needle = needle
+        return text.withUTF8 { haystack in
+            needle.withUTF8 { needle in
+                guard let base = haystack.baseAddress, let pattern = needle.baseAddress, let first = needle.first,
+                    needle.count <= haystack.count
+                else { return false }
+                let lastStart = haystack.count - needle.count
+                var offset = 0
+                while offset <= lastStart {
+                    guard let found = memchr(base + offset, Int32(first), lastStart - offset + 1) else { return false }
+                    offset = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                    if memcmp(base + offset, pattern, needle.count) == 0 { return true }
+                    offset += 1
+                }
+                return false
+            }
+        }
     }
 
     func scrub(bytes: [UInt8]) -> [UInt8] {

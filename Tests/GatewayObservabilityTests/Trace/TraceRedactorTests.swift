@@ -1,11 +1,23 @@
 import GatewayConfig
 import GatewayCore
-import GatewayObservability
+@testable import GatewayObservability
 import NIOHTTP1
 import Testing
 
 @Suite("Trace redaction", .timeLimit(.minutes(1)))
 struct TraceRedactorTests {
+    /// The byte search behind the last line of defence (every secret value, every header value).
+    @Test func secretValuesAreFoundByBytesAnywhere() {
+        let cases: [(String, String, Bool)] = [
+            ("sk-live-123", "sk-live-123", true), ("Bearer sk-live-123", "sk-live-123", true), ("sk-live-123 tail", "sk-live-123", true),
+            ("sk-sk-live-12", "sk-live-123", false), ("sksksk-live-123", "sk-live-123", true), ("short", "longer than it", false),
+            ("é-secret-€", "secret-€", true), ("", "x", false), ("abc", "", false),
+        ]
+        for (text, needle, found) in cases {
+            #expect(TraceRedactor.contains(text, needle) == found, "\(text) / \(needle)")
+        }
+    }
+
     @Test func headersQueryAndBodyFields() {
         var config = GatewayConfig()
         config.trace.redactHeaders = ["X-Custom-Secret"]
