@@ -143,9 +143,9 @@ func writeResult(name: String, mallocCounts: [Int]) throws {
 
 let benchmarks: @Sendable () -> Void = {
     // As `gateway run` does, with the lines going to /dev/null.
-    let devNull = open("/dev/null", O_WRONLY)
+    let devNull = LogLineQueue(fileDescriptor: open("/dev/null", O_WRONLY), thread: .shared)
     LoggingSystem.bootstrap { label in
-        var handler = GatewayLogHandler(label: label, fileDescriptor: devNull)
+        var handler = GatewayLogHandler(label: label, queue: devNull)
         handler.logLevel = .info
         return handler
     }

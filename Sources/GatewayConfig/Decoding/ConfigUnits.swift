@@ -52,7 +52,7 @@ public enum ConfigUnits {
 
     /// The shortest exact form: `1h`, `2m`, `10s`, `250ms`. Sub-millisecond
     /// parts (never produced by parsing) are rounded up to the next millisecond.
-    static func formatDuration(_ duration: Duration) -> String {
+    public static func formatDuration(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         var milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         if attoseconds % 1_000_000_000_000_000 > 0 { milliseconds += 1 }

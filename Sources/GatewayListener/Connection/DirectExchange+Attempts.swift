@@ -1,3 +1,4 @@
+import GatewayConfig
 import GatewayCore
 import NIOCore
 import NIOHTTP1
@@ -186,7 +187,7 @@ extension DirectExchange {
         let now = ContinuousClock.now
         var limit: (at: ContinuousClock.Instant, message: String)?
         if let perTry = run.perTryTimeout {
-            limit = (now + perTry, "no response from the upstream within per_try_timeout (\(Self.format(perTry)))")
+            limit = (now + perTry, "no response from the upstream within per_try_timeout (\(ConfigUnits.formatDuration(perTry)))")
         }
         if let deadline = run.deadline, limit.map({ deadline < $0.at }) ?? true {
             limit = (deadline, "the request's deadline passed before the upstream answered")
@@ -199,10 +200,5 @@ extension DirectExchange {
             self.abandonAttempt(error)
             self.attemptFailed(error)
         }
-    }
-
-    static func format(_ duration: Duration) -> String {
-        let milliseconds = Int64((duration.seconds * 1000).rounded())
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
     }
 }

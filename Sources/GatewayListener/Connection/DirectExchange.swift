@@ -60,16 +60,9 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     var attemptTimer: Scheduled<Void>?
     var cancellation: UpstreamExchangeCancellation?
     var writer: (any UpstreamRequestWriter)?
-    /// Request body parts that arrived before the upstream took them (a few at
-    /// most: reads are held while a write is in flight). An array: empty, it
-    /// allocates nothing, and most requests have no body.
-    private var pendingBody: [ByteBuffer] = []
-    private var writeInFlight = false
-    private var requestEnded = false
-    /// The request's end went upstream (or needs not: no body).
-    private var endSent: Bool
+    /// The request body's way upstream (a pure state machine).
+    private var body: RequestBodyForwarding
     var bytesIn = 0
-    private var bytesSent = 0
     var bytesOut = 0
     var status: Int?
     private var bodyless = false
@@ -82,7 +75,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         self.route = route
         self.transport = transport
         self.eventLoop = eventLoop
-        self.endSent = request.bodyLengthIsZero
+        self.body = RequestBodyForwarding(declaredLength: request.body.declaredLength, bodyless: request.bodyLengthIsZero)
     }
 
     var finished: Bool {
@@ -96,40 +89,33 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     /// request, which the handler queues): holding them would cost two
     /// `epoll_ctl` calls per request.
     var wantsRequestBody: Bool {
-        finished || requestEnded || (writer != nil && !writeInFlight && pendingBody.isEmpty)
+        finished || body.wantsMore(writerReady: writer != nil)
     }
 
     func requestBodyPart(_ buffer: ByteBuffer) {
         bytesIn += buffer.readableBytes
         info.observeRequestBody(buffer)
-        pendingBody.append(buffer)
+        body.received(buffer)
         pump()
     }
 
     func requestEnd() {
-        requestEnded = true
+        body.ended()
         pump()
     }
 
     /// Writes the next pending part (or the end of a body of unknown length).
     private func pump() {
-        guard let writer, !writeInFlight, !finished else { return }
+        guard let writer, !finished, let next = body.nextWrite(writerReady: true) else { return }
         let write: EventLoopFuture<Void>
-        if !pendingBody.isEmpty {
-            let chunk = pendingBody.removeFirst()
-            bytesSent += chunk.readableBytes
-            let isLast = request.body.declaredLength == bytesSent
-            if isLast { endSent = true }
+        switch next {
+        case .part(let chunk, let isLast):
             write = writer.writeBodyPart(chunk, isLast: isLast)
-        } else if requestEnded, !endSent {
-            endSent = true
+        case .end:
             write = writer.endRequest()
-        } else {
-            return
         }
-        writeInFlight = true
         write.assumeIsolated().whenSuccess {
-            self.writeInFlight = false
+            self.body.writeCompleted()
             self.pump()
             self.handler.resumeReading()
         }
@@ -157,7 +143,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         attemptDelegate = nil
         attemptTimer?.cancel()
         attemptTimer = nil
-        pendingBody = []
+        body.reset()
     }
 
     // MARK: Response side (from the upstream)
@@ -165,7 +151,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
         guard case .attempting = phase else { return writer.abort(CancellationError()) }
         self.writer = writer
-        if !endSent, info.expectsContinue, info.version.minor >= 1, !handler.machine.responseStarted {
+        if !body.endSent, info.expectsContinue, info.version.minor >= 1, !handler.machine.responseStarted {
             // The client waits for this before it sends the body.
             handler.context?.writeAndFlush(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
         }

@@ -1,3 +1,4 @@
+import GatewayConfig
 import GatewayCore
 import NIOCore
 import NIOHTTP1
@@ -124,7 +125,6 @@ final class ClientTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     static func format(_ amount: TimeAmount) -> String {
-        let milliseconds = amount.nanoseconds / 1_000_000
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
+        ConfigUnits.formatDuration(.nanoseconds(amount.nanoseconds))
     }
 }

@@ -1,3 +1,4 @@
+import GatewayConfig
 import GatewayCore
 
 /// Runs one upstream attempt under its per-try timeout and the request's
@@ -47,7 +48,7 @@ enum AttemptRunner {
                 case .response(let response):
                     return response
                 case .perTryTimeout:
-                    let limit = perTryTimeout.map(format) ?? "?"
+                    let limit = perTryTimeout.map(ConfigUnits.formatDuration) ?? "?"
                     throw GatewayError(.requestTimeout, "no response from the upstream within per_try_timeout (\(limit))", upstream: upstream)
                 case .deadline:
                     throw GatewayError(.requestTimeout, "the request's deadline passed before the upstream answered", upstream: upstream)
@@ -64,10 +65,5 @@ enum AttemptRunner {
                 late.body.discard()
             }
         }
-    }
-
-    static func format(_ duration: Duration) -> String {
-        let milliseconds = Int64((duration.seconds * 1000).rounded())
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
     }
 }
