@@ -1,18 +1,18 @@
-import GatewayCore
-import NIOHTTP1
+package import GatewayCore
+package import NIOHTTP1
 
 /// Checks a decoded request head for what the HTTP parser lets through but a
 /// proxy must refuse: ambiguous framing (request smuggling), transfer
 /// codings it cannot pass on faithfully (501), and a `CONNECT` with a body.
-enum RequestHeadValidator {
+package enum RequestHeadValidator {
     /// The framing of the request body, once validated.
-    enum BodyFraming: Equatable {
+    package enum BodyFraming: Equatable {
         case none
         case length(Int)
         case chunked
     }
 
-    static func framing(of head: HTTPRequestHead) throws(GatewayError) -> BodyFraming {
+    package static func framing(of head: HTTPRequestHead) throws(GatewayError) -> BodyFraming {
         let lengths = head.headers[canonicalForm: "content-length"]
         let encodings = head.headers[canonicalForm: "transfer-encoding"]
         if !lengths.isEmpty && !encodings.isEmpty {
@@ -53,7 +53,7 @@ enum RequestHeadValidator {
     /// `Host` appears once, and in every HTTP/1.1 request but a `CONNECT`
     /// (RFC 9112 §3.2: two Host lines are how requests get routed differently
     /// by two hops).
-    static func checkHeaders(of head: HTTPRequestHead) throws(GatewayError) {
+    package static func checkHeaders(of head: HTTPRequestHead) throws(GatewayError) {
         var hosts = 0
         for (name, value) in head.headers {
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
