@@ -21,10 +21,11 @@ let package = Package(
     targets: targets.map { name in
         .executableTarget(
             name: name,
-            dependencies: [.product(name: "GatewayFuzzing", package: gatewayIdentity)],
-            path: "Sources/\(name)",
-            // libFuzzer has the main function: main.swift holds declarations only.
-            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+            dependencies: ["FuzzDriver", .product(name: "GatewayFuzzing", package: gatewayIdentity)],
+            path: "Sources/\(name)"
         )
-    }
+    } + [
+        // Starts libFuzzer from main.swift (LLVMFuzzerRunDriver).
+        .target(name: "FuzzDriver", path: "Sources/FuzzDriver"),
+    ]
 )

@@ -1,7 +1,7 @@
 import GatewayObservability
 
 /// Reads a command line the way a POSIX `sh` does, for the subset a correctly
-/// quoted line may use: words split on unquoted blanks; `'...'`; `"..."` with
+/// quoted line may use: words split on unquoted blanks; `\x`; `'...'`; `"..."` with
 /// `\` escaping only `$`, backtick, `"`, `\` and newline, and `${NAME}`
 /// expansions; bare words only of characters no shell treats specially.
 /// Anything else a shell would interpret (an unquoted `;`, a `$(`, a backtick,
@@ -65,6 +65,15 @@ struct ShellWordReader {
             case "\"":
                 inWord = true
                 try readDoubleQuoted()
+            case "\\":
+                // Outside quotes a backslash quotes the next character (`'\''`); before a newline both vanish.
+                guard index < scalars.count else { throw Unsafe(reason: "backslash at the end") }
+                let next = scalars[index]
+                index += 1
+                if next != "\n" {
+                    inWord = true
+                    current.append(.literal(String(next)))
+                }
             default:
                 guard Self.isBare(scalar) else { throw Unsafe(reason: "unquoted \(scalar.escaped(asASCII: true))") }
                 inWord = true

@@ -1,8 +1,11 @@
+import FuzzDriver
 import GatewayFuzzing
 
-/// libFuzzer's entry point (built with -sanitize=fuzzer,address by scripts/fuzz.sh).
+/// libFuzzer's callback (the binary is built with -sanitize=fuzzer,address by scripts/fuzz.sh).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     FuzzTarget.headValidation.run(data, size)
     return 0
 }
+
+gateway_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv, fuzz)
