@@ -15,10 +15,14 @@ package enum RequestHeadValidator {
     package static func framing(of head: HTTPRequestHead) throws(GatewayError) -> BodyFraming {
         let lengths = head.headers[canonicalForm: "content-length"]
         let encodings = head.headers[canonicalForm: "transfer-encoding"]
-        if !lengths.isEmpty && !encodings.isEmpty {
+        // By name, not by value: an empty `Transfer-Encoding:` or `Content-Length:`
+        // has no canonical values, yet the field is there and a next hop may frame by it.
+        let hasLength = head.headers.contains(name: "content-length")
+        let hasEncoding = head.headers.contains(name: "transfer-encoding")
+        if hasLength && hasEncoding {
             throw GatewayError(.requestSmuggling, "a request must not carry both Content-Length and Transfer-Encoding")
         }
-        if !encodings.isEmpty {
+        if hasEncoding {
             guard head.version.major == 1, head.version.minor >= 1 else {
                 throw GatewayError(.requestSmuggling, "Transfer-Encoding is not allowed in an HTTP/1.0 request")
             }
@@ -35,7 +39,8 @@ package enum RequestHeadValidator {
             }
             return .chunked
         }
-        guard let first = lengths.first else { return .none }
+        guard hasLength else { return .none }
+        guard let first = lengths.first else { throw GatewayError(.badRequest, "invalid Content-Length") }
         guard lengths.allSatisfy({ $0 == first }) else {
             throw GatewayError(.requestSmuggling, "conflicting Content-Length values")
         }
