@@ -10,9 +10,10 @@
 # -sanitize=fuzzer,address, runs each target for SECONDS (default 60) on
 # Fuzz/Corpus/<target>/, then merges the new inputs into that corpus (-merge=1:
 # only inputs that add coverage are kept). A crash or broken property leaves its
-# input in Fuzz/.build/crashes/ and fails the script; the main test suite
-# replays Fuzz/Corpus/ (GatewayFuzzingTests), so add a minimised crash there
-# once fixed. FUZZ_CONFIG=release builds with -O (faster, longer to build).
+# input in Fuzz/.build/crashes/ and fails the script; once fixed, keep it (named)
+# in Fuzz/Regressions/<target>/. The main test suite replays Fuzz/Corpus/ and
+# Fuzz/Regressions/ through the same checks (GatewayFuzzingTests).
+# FUZZ_CONFIG=release builds with -O (faster, longer to build).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,12 +52,14 @@ for target in "${targets[@]}"; do
     found="$scratch/found/$target"
     log="$scratch/logs/$target.log"
     mkdir -p "$corpus" "$found"
+    # Inputs that once broke a property (named, never merged away): read, not written.
+    regressions=(); [ -d "$fuzz/Regressions/$target" ] && regressions=("$fuzz/Regressions/$target")
     echo "== $target: ${seconds}s on $corpus"
     # New inputs go to $found (the first directory); the committed corpus is only read.
     # Config files: new inputs up to 1 KiB keep the committed corpus small (seeds may be longer).
     extra=(); [ "$target" = config-decoding ] && extra=(-max_len=1024)
     if ! nice -n 10 "$exe" "${extra[@]}" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=4096 \
-        -artifact_prefix="$scratch/crashes/$target-" "$found" "$corpus" >"$log" 2>&1; then
+        -artifact_prefix="$scratch/crashes/$target-" "$found" "$corpus" "${regressions[@]}" >"$log" 2>&1; then
         status=1
         echo "!! $target failed; see $log and $scratch/crashes/:"
         grep -E "Fatal error|ERROR: (AddressSanitizer|libFuzzer)|Test unit written" "$log" | head -5 || true
