@@ -4,6 +4,10 @@ import GatewayListener
 /// A parsed request target is well formed (lowercase canonical host, port in
 /// range, origin-form path) and, written out again, parses to the same value.
 enum TargetParserInvariants {
+    /// Byte comparisons throughout: `String.hasPrefix` compares characters, and
+    /// `/` followed by a combining mark is another character.
+    static let slash = UInt8(ascii: "/")
+
     static func check(_ input: [UInt8]) throws(InvariantViolation) {
         let uri = String(decoding: input, as: UTF8.self)
         try check(uri: uri, isConnect: false)
@@ -17,7 +21,7 @@ enum TargetParserInvariants {
         }
         switch parsed {
         case .origin(let path):
-            try require(!isConnect && path == uri && path.hasPrefix("/"), "origin-form is the target itself")
+            try require(!isConnect && path == uri && path.utf8.first == slash, "origin-form is the target itself")
         case .authority(let host, let port):
             try require(isConnect, "authority-form only for CONNECT")
             try checkHost(host, port: port, require)
@@ -26,7 +30,7 @@ enum TargetParserInvariants {
         case .absolute(let scheme, let host, let port, let target):
             try require(!isConnect, "absolute-form not for CONNECT")
             try checkHost(host, port: port, require)
-            try require(target.hasPrefix("/") && !target.contains("#"), "target is a path and query without fragment")
+            try require(target.utf8.first == slash && !target.utf8.contains(UInt8(ascii: "#")), "target is a path and query without fragment")
             let written = "\(scheme.rawValue)://\(authority(host, port))\(target)"
             let again = ClientTarget.parse(written, isConnect: false)
             try require(again == parsed, "re-serialized \(written.debugDescription) parses to \(again.map { "\($0)" } ?? "nil")")
@@ -45,7 +49,7 @@ enum TargetParserInvariants {
     ) throws(InvariantViolation) {
         try require((1...65535).contains(port), "port in 1...65535")
         try require(!host.isEmpty, "host not empty")
-        if host.contains(":") {
+        if host.utf8.contains(UInt8(ascii: ":")) {
             let address = IPAddress(host)
             try require(address != nil && address?.isIPv4 == false && address?.description == host, "IPv6 host in canonical text")
         } else {
@@ -59,7 +63,7 @@ enum TargetParserInvariants {
     }
 
     static func authority(_ host: String, _ port: Int?) -> String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return port.map { "\(name):\($0)" } ?? name
     }
 }
