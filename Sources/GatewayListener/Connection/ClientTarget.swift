@@ -15,7 +15,9 @@ package enum ClientTarget: Equatable, Sendable {
             guard let (host, port) = parseAuthority(Substring(uri), defaultPort: nil) else { return nil }
             return .authority(host: host, port: port)
         }
-        if uri.hasPrefix("/") {
+        // By byte: `hasPrefix("/")` compares characters, and `/` followed by a
+        // combining mark is another character.
+        if uri.utf8.first == UInt8(ascii: "/") {
             return .origin(uri)
         }
         let scheme: UpstreamScheme
