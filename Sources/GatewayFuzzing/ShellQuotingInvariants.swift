@@ -71,14 +71,18 @@ enum ShellQuotingInvariants {
         }
         try InvariantViolation.require(words.count == arguments.count, .shellQuoting, "curl line has \(words.count) words for \(arguments.count) arguments: \(line.debugDescription)")
         try InvariantViolation.require(words.last == expected(url), .shellQuoting, "curl URL reads as \(words.last ?? []): \(line.debugDescription)")
-        let headerWords = zip(words, words.dropFirst()).filter { $0.0 == [.literal("-H")] }.map { $0.1 }
+        // The word after each bare `-H` flag (by argument: a method `-H` is quoted `'-H'`).
+        func word(after flag: String) -> [[Part]] {
+            arguments.indices.dropLast().filter { arguments[$0] == flag }.map { words[$0 + 1] }
+        }
+        let headerWords = word(after: "-H")
         for (header, word) in zip(headers, headerWords) {
             let isEmpty = expected(header.value).isEmpty
             let want = isEmpty ? [Part.literal("\(header.name);")] : [.literal("\(header.name): ")] + header.value
             try InvariantViolation.require(word == expected(want), .shellQuoting, "header \(header.name.debugDescription) reads as \(word): \(line.debugDescription)")
         }
         if case .inline(let text) = body {
-            let data = zip(words, words.dropFirst()).first { $0.0 == [.literal("--data-binary")] }?.1
+            let data = word(after: "--data-binary").first
             try InvariantViolation.require(data == expected([.literal(text)]), .shellQuoting, "body reads as \(data ?? []): \(line.debugDescription)")
         }
     }
