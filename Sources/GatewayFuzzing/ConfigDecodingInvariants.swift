@@ -1,7 +1,7 @@
 import GatewayConfig
 
 /// Any text either loads or fails with an error that names the file, says
-/// what is wrong, and locates it by key unless the whole file is at fault;
+/// what is wrong, and locates it by key (or line) unless the whole file is at fault;
 /// no error or redacted dump shows a secret's value; and the redacted dump
 /// of a config loads again into a config with the same dump.
 enum ConfigDecodingInvariants {
@@ -24,7 +24,8 @@ enum ConfigDecodingInvariants {
         } catch {
             try require(error.file == file, "the error names the file: \(error)")
             try require(!error.message.isEmpty, "the error says what is wrong")
-            try require(!error.keyPath.isEmpty || wholeFileMessages.contains { error.message.hasPrefix($0) }, "the error names a key: \(error)")
+            let located = !error.keyPath.isEmpty || error.message.contains("(line ")
+            try require(located || wholeFileMessages.contains { error.message.hasPrefix($0) }, "the error names a key or a line: \(error)")
             try require(!error.description.contains(secretValue), "the error shows no secret: \(error)")
             return
         }

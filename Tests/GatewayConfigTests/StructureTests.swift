@@ -94,4 +94,16 @@ struct StructureTests {
         #expect(ConfigError(file: "f.yaml", keyPath: "a.b[0]", message: "bad").description == "f.yaml: a.b[0]: bad")
         #expect(ConfigError(file: "f.yaml", keyPath: "", message: "bad").description == "f.yaml: bad")
     }
+
+    /// Found by the config-decoding fuzz target (issue 15): a key that is a list
+    /// or a mapping at the top level gave an error with neither key path nor
+    /// position, so nothing said where in the file it was.
+    @Test func aComplexKeyIsLocatedByPosition() {
+        let topLevel = TestSupport.error(of: "open: true\n? - name: api\n: 1\n")
+        #expect(topLevel?.keyPath == "")
+        #expect(topLevel?.message == "keys must be plain strings, got a list (line 2, column 3)")
+        let nested = TestSupport.error(of: "listen:\n  ? {a: 1}\n  : 2\n")
+        #expect(nested?.keyPath == "listen")
+        #expect(nested?.message.hasSuffix("(line 2, column 5)") == true)
+    }
 }
