@@ -106,4 +106,12 @@ struct StructureTests {
         #expect(nested?.keyPath == "listen")
         #expect(nested?.message.hasSuffix("(line 2, column 5)") == true)
     }
+
+    /// Found by the config-decoding fuzz target (issue 15): an empty key at the
+    /// top level (`?` alone) was an "unknown key ''" at the empty key path.
+    @Test func anEmptyKeyIsLocatedByPosition() {
+        let error = TestSupport.error(of: "open: true\n?\n")
+        #expect(error?.keyPath == "")
+        #expect(error?.message.hasPrefix("keys must not be empty (line 2, column ") == true, "\(error.map { "\($0)" } ?? "nil")")
+    }
 }
