@@ -33,8 +33,14 @@ enum HeadValidationOracle {
                 .filter { !$0.isEmpty }
             return codings == ["chunked"] ? .chunked : nil
         }
-        guard let first = lengths.first else { return BodyFramingOracle.none }
-        guard lengths.allSatisfy({ $0 == first }), (1...18).contains(first.utf8.count),
+        guard !lengths.isEmpty else { return BodyFramingOracle.none }
+        // A field value has no leading or trailing whitespace (RFC 9112 §5.1), and
+        // `5, 5` is a list a recipient may take as 5 (RFC 9110 §8.6).
+        let values = lengths.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingOWS() }
+            .filter { !$0.isEmpty }
+        guard let first = values.first else { return nil }
+        guard values.allSatisfy({ $0 == first }), (1...18).contains(first.utf8.count),
             first.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
             let length = Int(first)
         else { return nil }
