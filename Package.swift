@@ -13,6 +13,8 @@ let package = Package(
         .executable(name: "gateway", targets: ["gateway"]),
         // For the separate Benchmarks/ package (which depends on this one by path); not used by the build here.
         .library(name: "GatewayKit", targets: ["GatewayApp", "GatewayConfig", "GatewayCore", "GatewayTesting"]),
+        // For the separate Fuzz/ package: the properties its fuzz targets check.
+        .library(name: "GatewayFuzzing", targets: ["GatewayFuzzing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -151,6 +153,25 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The properties the fuzz targets of Fuzz/ check; the corpus replays through them in GatewayFuzzingTests.
+        .target(
+            name: "GatewayFuzzing",
+            dependencies: [
+                "GatewayCore",
+                "GatewayConfig",
+                "GatewayListener",
+                "GatewayObservability",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatewayFuzzingTests",
+            dependencies: ["GatewayFuzzing", "GatewayObservability"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

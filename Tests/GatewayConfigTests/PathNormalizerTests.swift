@@ -41,4 +41,24 @@ struct PathNormalizerTests {
         let path = "/api/things/list"
         #expect(PathNormalizer.normalize(path[...]) == path)
     }
+
+    /// Found by the path-normalizer fuzz target (issue 15): `.` and `..` segments
+    /// stayed in the template, so `/x/../users/42` was an endpoint (a metrics
+    /// series, a rate-limit bucket) apart from `/users/42`, which the origin serves.
+    @Test(arguments: [
+        ("/x/../users/42", "/users/{id}"),
+        ("/users/./42", "/users/{id}"),
+        ("/users/42/..", "/users/"),
+        ("/users/42/.", "/users/{id}/"),
+        ("/..", "/"),
+        ("/../../a", "/a"),
+        ("/a/b/../../../c?x=/..", "/c"),
+        ("/a/.../b", "/a/.../b"),
+        ("/a/..b/.c", "/a/..b/.c"),
+        ("x/..", "/"),
+    ])
+    func dotSegmentsAreResolved(_ input: String, _ expected: String) {
+        #expect(PathNormalizer.normalize(input[...]) == expected, "\(input)")
+        #expect(PathNormalizer.normalize(expected[...]) == expected)
+    }
 }

@@ -94,4 +94,24 @@ struct StructureTests {
         #expect(ConfigError(file: "f.yaml", keyPath: "a.b[0]", message: "bad").description == "f.yaml: a.b[0]: bad")
         #expect(ConfigError(file: "f.yaml", keyPath: "", message: "bad").description == "f.yaml: bad")
     }
+
+    /// Found by the config-decoding fuzz target (issue 15): a key that is a list
+    /// or a mapping at the top level gave an error with neither key path nor
+    /// position, so nothing said where in the file it was.
+    @Test func aComplexKeyIsLocatedByPosition() {
+        let topLevel = TestSupport.error(of: "open: true\n? - name: api\n: 1\n")
+        #expect(topLevel?.keyPath == "")
+        #expect(topLevel?.message == "keys must be plain strings, got a list (line 2, column 3)")
+        let nested = TestSupport.error(of: "listen:\n  ? {a: 1}\n  : 2\n")
+        #expect(nested?.keyPath == "listen")
+        #expect(nested?.message.hasSuffix("(line 2, column 5)") == true)
+    }
+
+    /// Found by the config-decoding fuzz target (issue 15): an empty key at the
+    /// top level (`?` alone) was an "unknown key ''" at the empty key path.
+    @Test func anEmptyKeyIsLocatedByPosition() {
+        let error = TestSupport.error(of: "open: true\n?\n")
+        #expect(error?.keyPath == "")
+        #expect(error?.message.hasPrefix("keys must not be empty (line 2, column ") == true, "\(error.map { "\($0)" } ?? "nil")")
+    }
 }

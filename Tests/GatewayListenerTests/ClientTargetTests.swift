@@ -20,6 +20,15 @@ struct ClientTargetTests {
         #expect(ClientTarget.parse(uri, isConnect: false) == nil)
     }
 
+    /// Found by the target-parser fuzz target (issue 15): `hasPrefix("/")`
+    /// compares characters, and `/` followed by a combining mark is another
+    /// one, so such an origin-form target (a request inside an intercepted
+    /// tunnel) was refused as malformed.
+    @Test func originFormIsRecognisedByItsFirstByte() {
+        #expect(ClientTarget.parse("/\u{301}x", isConnect: false) == .origin("/\u{301}x"))
+        #expect(ClientTarget.parse("/\u{6D7}", isConnect: false) == .origin("/\u{6D7}"))
+    }
+
     @Test func parsesConnectAuthority() {
         #expect(ClientTarget.parse("api.test:443", isConnect: true) == .authority(host: "api.test", port: 443))
         #expect(ClientTarget.parse("[::1]:8443", isConnect: true) == .authority(host: "::1", port: 8443))

@@ -44,4 +44,15 @@ struct RequestHeadRefusalTests {
         #expect(try RequestHeadValidator.framing(of: head(.CONNECT, ["Content-Length": "0"])) == .none)
         #expect(try RequestHeadValidator.framing(of: head(.CONNECT, [:])) == .none)
     }
+
+    /// Found by the head-validation fuzz target (issue 15): an empty
+    /// `Transfer-Encoding:` (or `Content-Length:`) has no values in NIO's
+    /// canonical form, so the request passed as bodiless while the field,
+    /// which a next hop may frame by, was still there.
+    @Test func anEmptyFramingFieldIsRefused() {
+        #expect(code(head(HTTPHeaders([("Host", "h"), ("Transfer-Encoding", "")]))) == .requestSmuggling)
+        #expect(code(head(HTTPHeaders([("Host", "h"), ("Transfer-Encoding", " , ")]))) == .requestSmuggling)
+        #expect(code(head(HTTPHeaders([("Host", "h"), ("Transfer-Encoding", ""), ("Content-Length", "0")]))) == .requestSmuggling)
+        #expect(code(head(HTTPHeaders([("Host", "h"), ("Content-Length", "")]))) == .badRequest)
+    }
 }

@@ -61,10 +61,16 @@ struct ConfigNode {
         }
         var entries: [String: ConfigNode] = [:]
         for (keyNode, valueNode) in mapping {
+            // No key path can name a key that is a list, a mapping (`? [a]: 1`) or empty
+            // (`? : 1`), and at the top level there is no parent to name: the position locates it.
+            let position = keyNode.mark.map { " (line \($0.line), column \($0.column))" } ?? ""
             guard case .scalar(let keyScalar) = keyNode else {
-                throw error("keys must be plain strings, got \(ConfigNode(node: keyNode, path: path, context: context).kindName)")
+                throw error("keys must be plain strings, got \(ConfigNode(node: keyNode, path: path, context: context).kindName)\(position)")
             }
             let key = keyScalar.string
+            guard !key.isEmpty else {
+                throw error("keys must not be empty\(position)")
+            }
             guard keys.contains(key) else {
                 throw child(key, valueNode).error(ConfigNode.unknownKeyMessage(key, expected: keys))
             }

@@ -9,6 +9,8 @@
 ///   (`dGhpcyBpcyBhIHRva2Vu0x`): long words and slugs without a digit stay,
 /// - longer than 64 characters (whatever it is: it is no route name).
 ///
+/// `.` and `..` segments are resolved first (RFC 3986 §5.2.4, as the origin
+/// does): `/x/../users/42` is the endpoint `/users/{id}`, not one of its own.
 /// The query is dropped. Pure and allocation-free when nothing changes.
 public enum PathNormalizer {
     public static let placeholder = "{id}"
@@ -35,22 +37,54 @@ public enum PathNormalizer {
         // Fast path: nothing to collapse.
         var needsRewrite = false
         forEachSegment(of: path) { segment in
-            if !needsRewrite, isIdentifier(segment) { needsRewrite = true }
+            if !needsRewrite, isIdentifier(segment) || dotSegment(segment) != nil { needsRewrite = true }
         }
         guard needsRewrite else { return String(decoding: path, as: UTF8.self) }
         var result: [UInt8] = []
         result.reserveCapacity(path.count)
-        var first = true
-        forEachSegment(of: path) { segment in
-            if !first { result.append(UInt8(ascii: "/")) }
-            first = false
+        for (index, segment) in resolvingDotSegments(of: path).enumerated() {
+            if index > 0 { result.append(UInt8(ascii: "/")) }
             if isIdentifier(segment) {
                 result.append(contentsOf: placeholder.utf8)
             } else {
                 result.append(contentsOf: segment)
             }
         }
-        return String(decoding: result, as: UTF8.self)
+        // A relative path can resolve to nothing (`a/..`): the template is still a path.
+        return result.isEmpty ? "/" : String(decoding: result, as: UTF8.self)
+    }
+
+    /// The segments of `path` without `.` and `..` (which removes the segment
+    /// before it, never the root); a path ending in one of them ends in `/`.
+    private static func resolvingDotSegments(of path: UnsafeBufferPointer<UInt8>) -> [UnsafeBufferPointer<UInt8>] {
+        var segments: [UnsafeBufferPointer<UInt8>] = []
+        let rooted = path.first == UInt8(ascii: "/")
+        var endsInDot = false
+        forEachSegment(of: path) { segment in
+            endsInDot = false
+            switch dotSegment(segment) {
+            case nil:
+                segments.append(segment)
+            case .current:
+                endsInDot = true
+            case .parent:
+                if segments.count > (rooted ? 1 : 0) { segments.removeLast() }
+                endsInDot = true
+            }
+        }
+        if endsInDot { segments.append(UnsafeBufferPointer(rebasing: path[path.count...])) }
+        return segments
+    }
+
+    private enum DotSegment { case current, parent }
+
+    private static func dotSegment(_ segment: UnsafeBufferPointer<UInt8>) -> DotSegment? {
+        let dot = UInt8(ascii: ".")
+        switch segment.count {
+        case 1 where segment[0] == dot: return .current
+        case 2 where segment[0] == dot && segment[1] == dot: return .parent
+        default: return nil
+        }
     }
 
     /// Calls `body` with each segment between slashes, including empty ones (a

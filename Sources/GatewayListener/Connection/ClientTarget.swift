@@ -1,7 +1,7 @@
-import GatewayCore
+package import GatewayCore
 
 /// Where a client asked the proxy to send a request, parsed from the request target.
-enum ClientTarget: Equatable, Sendable {
+package enum ClientTarget: Equatable, Sendable {
     /// `GET http://host:port/path?q HTTP/1.1`: forward (originating TLS for `https://`).
     case absolute(scheme: UpstreamScheme, host: String, port: Int, target: String)
     /// `CONNECT host:port HTTP/1.1`: a tunnel.
@@ -10,12 +10,14 @@ enum ClientTarget: Equatable, Sendable {
     case origin(String)
 
     /// Parses a request target (RFC 9112 §3.2). Returns nil when it is malformed.
-    static func parse(_ uri: String, isConnect: Bool) -> ClientTarget? {
+    package static func parse(_ uri: String, isConnect: Bool) -> ClientTarget? {
         if isConnect {
             guard let (host, port) = parseAuthority(Substring(uri), defaultPort: nil) else { return nil }
             return .authority(host: host, port: port)
         }
-        if uri.hasPrefix("/") {
+        // By byte: `hasPrefix("/")` compares characters, and `/` followed by a
+        // combining mark is another character.
+        if uri.utf8.first == UInt8(ascii: "/") {
             return .origin(uri)
         }
         let scheme: UpstreamScheme

@@ -1,24 +1,28 @@
-import GatewayCore
-import NIOHTTP1
+package import GatewayCore
+package import NIOHTTP1
 
 /// Checks a decoded request head for what the HTTP parser lets through but a
 /// proxy must refuse: ambiguous framing (request smuggling), transfer
 /// codings it cannot pass on faithfully (501), and a `CONNECT` with a body.
-enum RequestHeadValidator {
+package enum RequestHeadValidator {
     /// The framing of the request body, once validated.
-    enum BodyFraming: Equatable {
+    package enum BodyFraming: Equatable {
         case none
         case length(Int)
         case chunked
     }
 
-    static func framing(of head: HTTPRequestHead) throws(GatewayError) -> BodyFraming {
+    package static func framing(of head: HTTPRequestHead) throws(GatewayError) -> BodyFraming {
         let lengths = head.headers[canonicalForm: "content-length"]
         let encodings = head.headers[canonicalForm: "transfer-encoding"]
-        if !lengths.isEmpty && !encodings.isEmpty {
+        // By name, not by value: an empty `Transfer-Encoding:` or `Content-Length:`
+        // has no canonical values, yet the field is there and a next hop may frame by it.
+        let hasLength = head.headers.contains(name: "content-length")
+        let hasEncoding = head.headers.contains(name: "transfer-encoding")
+        if hasLength && hasEncoding {
             throw GatewayError(.requestSmuggling, "a request must not carry both Content-Length and Transfer-Encoding")
         }
-        if !encodings.isEmpty {
+        if hasEncoding {
             guard head.version.major == 1, head.version.minor >= 1 else {
                 throw GatewayError(.requestSmuggling, "Transfer-Encoding is not allowed in an HTTP/1.0 request")
             }
@@ -35,7 +39,8 @@ enum RequestHeadValidator {
             }
             return .chunked
         }
-        guard let first = lengths.first else { return .none }
+        guard hasLength else { return .none }
+        guard let first = lengths.first else { throw GatewayError(.badRequest, "invalid Content-Length") }
         guard lengths.allSatisfy({ $0 == first }) else {
             throw GatewayError(.requestSmuggling, "conflicting Content-Length values")
         }
@@ -53,7 +58,7 @@ enum RequestHeadValidator {
     /// `Host` appears once, and in every HTTP/1.1 request but a `CONNECT`
     /// (RFC 9112 §3.2: two Host lines are how requests get routed differently
     /// by two hops).
-    static func checkHeaders(of head: HTTPRequestHead) throws(GatewayError) {
+    package static func checkHeaders(of head: HTTPRequestHead) throws(GatewayError) {
         var hosts = 0
         for (name, value) in head.headers {
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {

@@ -1,6 +1,6 @@
 import GatewayCore
-import NIOCore
-import NIOHTTP1
+package import NIOCore
+package import NIOHTTP1
 
 /// Builds the per-connection pipeline of the proxy listener:
 ///
@@ -9,7 +9,7 @@ import NIOHTTP1
 ///
 /// The encoder does not set framing headers: the handler decides them per
 /// response (it knows about HEAD, 204/304 and HTTP/1.0 clients).
-struct ProxyChannelSetup: Sendable {
+package struct ProxyChannelSetup: Sendable {
     var maxHeadBytes: Int
     var timeouts: ClientTimeoutStateMachine.Limits
     var environment: ClientConnectionEnvironment
@@ -31,7 +31,7 @@ struct ProxyChannelSetup: Sendable {
 
     /// The request decoder with the head limits; bytes after a `CONNECT` are kept
     /// for whoever takes the connection over (a tunnel, or interception's TLS).
-    static func makeDecoder(maxHeadBytes: Int) -> ByteToMessageHandler<HTTPRequestDecoder> {
+    package static func makeDecoder(maxHeadBytes: Int) -> ByteToMessageHandler<HTTPRequestDecoder> {
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderListSize = maxHeadBytes
         limits.maxHeaderFieldSize = maxHeadBytes
