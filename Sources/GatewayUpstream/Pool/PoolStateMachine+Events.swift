@@ -12,6 +12,15 @@ extension PoolStateMachine {
         return [.scheduleWaiterTimeout(waiter)] + createConnectionsIfNeeded(for: key)
     }
 
+    /// A request served at once from the idle list, without becoming a waiter
+    /// (a warm pool, most requests): the connection, now in use, or nil (then
+    /// ``request(_:key:affinity:)``). The caller treats its idle timer as
+    /// `cancelIdleTimer` would.
+    mutating func leaseIdleNow(key: Key, affinity: Int? = nil) -> ConnectionID? {
+        guard !isShuttingDown else { return nil }
+        return leaseIdle(for: key, affinity: affinity)
+    }
+
     /// A connection attempt succeeded (connect, TLS and pipeline ready).
     mutating func connectionEstablished(_ id: ConnectionID, affinity: Int? = nil) -> [Action] {
         guard let connection = connections[id], connection.state == .connecting else { return [] }

@@ -25,7 +25,8 @@ extension UpstreamPool: UpstreamTransport {
 /// out closed before use, a few times at most), start, or fail to the delegate.
 final class DirectAttempt {
     private enum State {
-        case leasing(waiterID: Int)
+        /// Waiting for a connection (`waiterID` nil: served at once, within `lease()`).
+        case leasing(waiterID: Int?)
         case started(UpstreamConnection)
         case done
     }
@@ -47,10 +48,15 @@ final class DirectAttempt {
     }
 
     func lease() {
-        let (waiterID, future) = pool.lease(UpstreamKey(request), upstreamName: request.upstreamName, on: eventLoop)
-        state = .leasing(waiterID: waiterID)
-        future.hop(to: eventLoop).assumeIsolated().whenComplete { result in
-            self.leased(result)
+        switch pool.leaseNow(UpstreamKey(request), upstreamName: request.upstreamName, on: eventLoop) {
+        case .ready(let result):
+            state = .leasing(waiterID: nil)
+            leased(result)
+        case .waiting(let waiterID, let future):
+            state = .leasing(waiterID: waiterID)
+            future.hop(to: eventLoop).assumeIsolated().whenComplete { result in
+                self.leased(result)
+            }
         }
     }
 
@@ -125,7 +131,7 @@ final class DirectAttempt {
         switch state {
         case .leasing(let waiterID):
             state = .done
-            pool.run { $0.machine.waiterCancelled(waiterID) }
+            if let waiterID { pool.run { $0.machine.waiterCancelled(waiterID) } }
         case .started, .done:
             state = .done
         }

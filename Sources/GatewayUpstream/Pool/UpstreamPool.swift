@@ -166,6 +166,34 @@ public final class UpstreamPool: ProxyHandler, Sendable {
     /// A connection for `key`, preferring one on `eventLoop`: when an idle one is
     /// there, the future is already complete (no hop, no suspension). The waiter
     /// id withdraws the request (`machine.waiterCancelled`).
+    /// What ``leaseNow(_:upstreamName:on:)`` got.
+    enum LeaseOutcome {
+        /// An idle connection, leased under the lock: no waiter, no promise.
+        case ready(Result<Lease, any Error>)
+        /// Queued as waiter `waiterID` (cancel with `waiterCancelled`).
+        case waiting(waiterID: Int, EventLoopFuture<Lease>)
+    }
+
+    /// An idle connection for `key` at once if there is one (the direct path's
+    /// common case: no waiter, promise, callback or action list), else ``lease(_:upstreamName:on:)``.
+    func leaseNow(_ key: UpstreamKey, upstreamName: String?, on eventLoop: any EventLoop) -> LeaseOutcome {
+        let ready: Result<Lease, any Error>? = state.withLockedValue { s in
+            guard let id = s.machine.leaseIdleNow(key: key, affinity: Self.affinity(of: eventLoop)) else { return nil }
+            // As `.cancelIdleTimer` for a leased connection: its pending timer finds no idle period.
+            if var timer = s.idleTimers[id] {
+                timer.generation = nil
+                s.idleTimers[id] = timer
+            }
+            guard let connection = s.connections[id] else {
+                return .failure(GatewayError(.internalError, "pool handed out an unknown connection", upstream: key.upstream))
+            }
+            return .success(Lease(connection: connection, reused: true))
+        }
+        if let ready { return .ready(ready) }
+        let (waiterID, future) = lease(key, upstreamName: upstreamName, on: eventLoop)
+        return .waiting(waiterID: waiterID, future)
+    }
+
     func lease(_ key: UpstreamKey, upstreamName: String?, on eventLoop: any EventLoop) -> (Int, EventLoopFuture<Lease>) {
         let promise = eventLoop.makePromise(of: Lease.self)
         var waiterID = 0

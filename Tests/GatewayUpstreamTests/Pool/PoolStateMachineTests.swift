@@ -41,6 +41,23 @@ struct PoolStateMachineTests {
         #expect(machine.openConnectionCount == 1)
     }
 
+    /// The direct path's fast lease: an idle connection at once, no waiter;
+    /// nothing (and no waiter queued) when none is idle or the pool is shutting down.
+    @Test func anIdleConnectionIsLeasedAtOnceWithoutAWaiter() {
+        var machine = Machine(maxConnectionsPerKey: 4)
+        #expect(machine.leaseIdleNow(key: "a") == nil)
+        #expect(machine.waiterCount == 0, "a miss queues nothing: the caller then requests")
+        let id = establishInUse(&machine, waiter: 1)
+        #expect(machine.leaseIdleNow(key: "a") == nil, "in use, not idle")
+        _ = machine.connectionReleased(id, reusable: true)
+        #expect(machine.leaseIdleNow(key: "a") == id)
+        #expect(machine.state(of: id) == .inUse)
+        #expect(machine.idleConnectionCount == 0)
+        #expect(machine.connectionReleased(id, reusable: true) == [.scheduleIdleTimer(id, generation: 2)], "released as any lease")
+        _ = machine.shutdown()
+        #expect(machine.leaseIdleNow(key: "a") == nil)
+    }
+
     @Test func idleConnectionsAreReusedLastInFirstOut() {
         var machine = Machine(maxConnectionsPerKey: 4)
         let first = establishInUse(&machine, waiter: 1)
