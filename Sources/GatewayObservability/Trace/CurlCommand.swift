@@ -1,3 +1,5 @@
+import GatewayCore
+
 /// A faithful `curl` command line for one HTTP/1.1 request, safe to paste into
 /// a POSIX shell.
 ///
@@ -96,7 +98,7 @@ public struct CurlCommand: Sendable {
         }
         var suppress = Self.curlDefaults
         if hasBody { suppress += ["Content-Type", "Expect"] }
-        for name in suppress where !headers.contains(where: { $0.name.lowercased() == name.lowercased() }) {
+        for name in suppress where !headers.contains(where: { HopByHopHeaders.equalsIgnoringCase($0.name, name.lowercased()) }) {
             args += ["-H", ShellQuoting.singleQuoted("\(name):")]
         }
         switch body {

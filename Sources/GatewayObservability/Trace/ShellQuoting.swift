@@ -15,12 +15,18 @@ public enum ShellQuoting {
     }
 
     /// `'...'` with each `'` as `'\''`. Safe for every byte except NUL.
+    /// Runs between quotes are copied whole (`'` is one byte in UTF-8, so the
+    /// text is cut at bytes; scalar by scalar was a trace writer hot spot).
     public static func singleQuoted(_ text: String) -> String {
         var out = "'"
         out.reserveCapacity(text.utf8.count + 2)
-        for ch in text.unicodeScalars {
-            if ch == "'" { out += "'\\''" } else { out.unicodeScalars.append(ch) }
+        var rest = Substring(text)
+        while let quote = rest.utf8.firstIndex(of: UInt8(ascii: "'")) {
+            out += rest[..<quote]
+            out += "'\\''"
+            rest = rest[rest.utf8.index(after: quote)...]
         }
+        out += rest
         out += "'"
         return out
     }
