@@ -3,22 +3,28 @@ import NIOHTTP1
 
 extension HTTPResponseHead {
     /// The `Content-Length` of the response, nil when absent, invalid, ambiguous
-    /// (several that disagree, or a list), or overridden by `Transfer-Encoding`.
+    /// (several that disagree), or overridden by `Transfer-Encoding`.
     /// One scan of the fields, no allocation (on every response).
     var upstreamContentLength: Int? {
         var length: Int?
         for field in headers {
             if HopByHopHeaders.equalsIgnoringCase(field.name, "transfer-encoding") { return nil }
             guard HopByHopHeaders.equalsIgnoringCase(field.name, "content-length") else { continue }
-            guard let value = Self.decimal(field.value), length == nil || length == value else { return nil }
-            length = value
+            // A list of identical values (`5, 5`) is one length, as RFC 9110 §8.6 allows.
+            var rest = Substring(field.value)
+            repeat {
+                let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+                guard let value = Self.decimal(rest[..<comma]), length == nil || length == value else { return nil }
+                length = value
+                rest = comma == rest.endIndex ? rest[comma...] : rest[rest.utf8.index(after: comma)...]
+            } while !rest.isEmpty
         }
         return length
     }
 
     /// A non-negative decimal made of digits only (at most 18 of them), else nil.
-    private static func decimal(_ text: String) -> Int? {
-        var utf8 = Substring(text).utf8
+    private static func decimal(_ text: Substring) -> Int? {
+        var utf8 = text.utf8
         while utf8.first == UInt8(ascii: " ") || utf8.first == UInt8(ascii: "\t") { utf8 = utf8.dropFirst() }
         while utf8.last == UInt8(ascii: " ") || utf8.last == UInt8(ascii: "\t") { utf8 = utf8.dropLast() }
         guard !utf8.isEmpty, utf8.count <= 18 else { return nil }

@@ -33,12 +33,7 @@ extension UpstreamPool {
                 effects.append(.connect(id: id, key: key, upstreamName: oldest?.upstreamName))
             case .useConnection(let id, let waiterID, let reused):
                 guard let waiter = s.waiters.removeValue(forKey: waiterID) else { continue }
-                if let connection = s.connections[id] {
-                    effects.append(.resume(waiter.promise, .success(Lease(connection: connection, reused: reused))))
-                } else {
-                    let error = GatewayError(.internalError, "pool handed out an unknown connection", upstream: waiter.key.upstream)
-                    effects.append(.resume(waiter.promise, .failure(error)))
-                }
+                effects.append(.resume(waiter.promise, s.lease(id, reused: reused, key: waiter.key)))
             case .failWaiter(let waiterID, let reason):
                 guard let waiter = s.waiters.removeValue(forKey: waiterID) else { continue }
                 let error = self.error(for: reason, key: waiter.key, connectError: connectError)
@@ -69,11 +64,7 @@ extension UpstreamPool {
                 }
             case .cancelIdleTimer(let id):
                 if s.connections[id] != nil {
-                    // Leased: the pending timer finds no idle period when it fires.
-                    if var timer = s.idleTimers[id] {
-                        timer.generation = nil
-                        s.idleTimers[id] = timer
-                    }
+                    s.endIdlePeriod(of: id)
                 } else if let timer = s.idleTimers.removeValue(forKey: id) {
                     effects.append(.cancelTimer(timer.scheduled))
                 }
@@ -181,5 +172,24 @@ extension UpstreamPool {
                 return s.machine.connectionClosed(connection.id)
             }
         }
+    }
+}
+
+extension UpstreamPool.State {
+    /// Connection `id` as a lease, or the error for a connection the pool does not know.
+    func lease(_ id: Int, reused: Bool, key: UpstreamKey) -> Result<UpstreamPool.Lease, any Error> {
+        guard let connection = connections[id] else {
+            return .failure(GatewayError(.internalError, "pool handed out an unknown connection", upstream: key.upstream))
+        }
+        return .success(UpstreamPool.Lease(connection: connection, reused: reused))
+    }
+
+    /// Connection `id` was leased: its pending idle timer finds no idle period
+    /// when it fires. Read and written back whole, not changed through `?.` (a
+    /// dictionary `modify` access, which allocated on every call).
+    mutating func endIdlePeriod(of id: Int) {
+        guard var timer = idleTimers[id] else { return }
+        timer.generation = nil
+        idleTimers[id] = timer
     }
 }

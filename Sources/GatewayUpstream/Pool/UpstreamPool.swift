@@ -163,9 +163,6 @@ public final class UpstreamPool: ProxyHandler, Sendable {
         }
     }
 
-    /// A connection for `key`, preferring one on `eventLoop`: when an idle one is
-    /// there, the future is already complete (no hop, no suspension). The waiter
-    /// id withdraws the request (`machine.waiterCancelled`).
     /// What ``leaseNow(_:upstreamName:on:)`` got.
     enum LeaseOutcome {
         /// An idle connection, leased under the lock: no waiter, no promise.
@@ -179,20 +176,17 @@ public final class UpstreamPool: ProxyHandler, Sendable {
     func leaseNow(_ key: UpstreamKey, upstreamName: String?, on eventLoop: any EventLoop) -> LeaseOutcome {
         let ready: Result<Lease, any Error>? = state.withLockedValue { s in
             guard let id = s.machine.leaseIdleNow(key: key, affinity: Self.affinity(of: eventLoop)) else { return nil }
-            // As `.cancelIdleTimer` for a leased connection: its pending timer finds no idle period.
-            if var timer = s.idleTimers[id] {
-                timer.generation = nil
-                s.idleTimers[id] = timer
-            }
-            guard let connection = s.connections[id] else {
-                return .failure(GatewayError(.internalError, "pool handed out an unknown connection", upstream: key.upstream))
-            }
-            return .success(Lease(connection: connection, reused: true))
+            s.endIdlePeriod(of: id)
+            return s.lease(id, reused: true, key: key)
         }
         if let ready { return .ready(ready) }
         let (waiterID, future) = lease(key, upstreamName: upstreamName, on: eventLoop)
         return .waiting(waiterID: waiterID, future)
     }
+
+    /// A connection for `key`, preferring one on `eventLoop`: when an idle one is
+    /// there, the future is already complete (no hop, no suspension). The waiter
+    /// id withdraws the request (`machine.waiterCancelled`).
 
     func lease(_ key: UpstreamKey, upstreamName: String?, on eventLoop: any EventLoop) -> (Int, EventLoopFuture<Lease>) {
         let promise = eventLoop.makePromise(of: Lease.self)
