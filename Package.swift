@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .target(
@@ -115,6 +116,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Tokens and rate limits shared by several gateways, in PostgreSQL (`shared_state`).
+        .target(
+            name: "GatewaySharedState",
+            dependencies: [
+                "GatewayCore",
+                "GatewayConfig",
+                "GatewayPolicies",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "GatewayApp",
             dependencies: [
@@ -124,6 +142,7 @@ let package = Package(
                 "GatewayUpstream",
                 "GatewayPolicies",
                 "GatewayObservability",
+                "GatewaySharedState",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -222,6 +241,16 @@ let package = Package(
             name: "GatewayPoliciesTests",
             dependencies: [
                 "GatewayPolicies", "GatewayCore", "GatewayConfig", "GatewayTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatewaySharedStateTests",
+            dependencies: [
+                "GatewaySharedState", "GatewayPolicies", "GatewayCore", "GatewayConfig", "GatewayTesting",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -1,4 +1,5 @@
 import GatewayListener
+import GatewaySharedState
 import GatewayObservability
 
 /// What the admin port answers: health, readiness, Prometheus metrics, the
@@ -10,14 +11,17 @@ struct AdminRoutes: Sendable {
     /// The records the trace writer kept last (empty unless `debug`).
     let traces: RecentTraces
     let liveConfig: LiveConfig
+    /// The shared state's health, when `shared_state` is configured.
+    let sharedState: SharedStateReadiness?
 
     func handle(method: String, path: String) async -> (status: Int, contentType: String, body: [UInt8])? {
         switch path {
         case "/healthz":
             return (200, "application/json", Array("{\"status\":\"ok\"}\n".utf8))
         case "/readyz":
-            // Ready once the proxy listener is bound.
-            return (200, "application/json", Array("{\"status\":\"ready\"}\n".utf8))
+            // Ready once the proxy listener is bound; with shared state, its availability too.
+            guard let sharedState else { return (200, "application/json", Array("{\"status\":\"ready\"}\n".utf8)) }
+            return sharedState.readiness()
         case "/metrics":
             metrics.setClientConnections(proxy.connectionCount)
             return (200, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition())

@@ -1,6 +1,7 @@
 public import GatewayConfig
 import GatewayCore
 public import GatewayListener
+import GatewaySharedState
 public import GatewayObservability
 public import GatewayUpstream
 public import Logging
@@ -48,10 +49,15 @@ public final class GatewayApplication: Sendable {
             logger: logger
         )
         self.pool = pool
-        let shared = GatewayServices(pool: pool, metrics: metrics, logger: logger)
+        let database = config.sharedState.map { SharedStateDatabase(config: $0.postgres, eventLoopGroup: eventLoopGroup, logger: logger) }
+        let shared = GatewayServices(pool: pool, metrics: metrics, logger: logger, sharedState: database)
+        let startupSharedState = config.sharedState
         self.traceProxyAddress = shared.traceProxyAddress
         self.traceWriters = shared.traceWriters
         let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig = { config in
+            if config.sharedState != startupSharedState {
+                logger.warning("shared_state changed; the change takes effect when the gateway restarts")
+            }
             deniedAddresses.replace(with: config.access.deny.compactMap(\.network))
             let interceptor = try shared.interceptors.interceptor(for: config, events: metrics, logger: logger)
             return ActiveConfig(config: config, routes: PolicyChainFactory.routes(config: config, services: shared), transport: pool, interceptor: interceptor)
@@ -74,12 +80,18 @@ public final class GatewayApplication: Sendable {
             port: config.listen.admin.port,
             eventLoopGroup: eventLoopGroup,
             logger: logger,
-            routes: AdminRoutes(metrics: metrics, proxy: ready, traces: shared.traceWriters.recent, liveConfig: liveConfig).handle
+            routes: AdminRoutes(
+                metrics: metrics, proxy: ready, traces: shared.traceWriters.recent, liveConfig: liveConfig,
+                sharedState: shared.sharedState.map { SharedStateReadiness(health: $0.database.health, config: $0.database.config) }
+            ).handle
         )
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: proxyServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: adminServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
         ]
+        if let sharedState = shared.sharedState {
+            services.append(.init(service: sharedState, failureTerminationBehavior: .gracefullyShutdownGroup))
+        }
         let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, makeActive: makeActive, adjust: overrides, logger: logger)
         if handleSignals {
             services.append(.init(service: reloader))

@@ -6,7 +6,7 @@ import Logging
 extension GatewayConfig {
     static let topLevelKeys = [
         "listen", "open", "log_level", "state_dir", "debug", "access", "proxy_auth", "limits", "pool", "upstreams",
-        "trace", "metrics", "interception",
+        "trace", "metrics", "interception", "shared_state",
     ]
 
     init(decoding root: ConfigNode) throws(ConfigError) {
@@ -34,6 +34,7 @@ extension GatewayConfig {
         interception = try map["interception"].map { node throws(ConfigError) in
             try InterceptionConfig(decoding: node, stateDir: stateDir)
         } ?? InterceptionConfig(stateDir: stateDir)
+        if let node = map["shared_state"], !node.isNull { sharedState = try SharedStateConfig(decoding: node) }
     }
 
     static func decodeLogLevel(_ node: ConfigNode) throws(ConfigError) -> Logger.Level {

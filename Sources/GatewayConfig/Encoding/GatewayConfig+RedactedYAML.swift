@@ -100,6 +100,26 @@ extension GatewayConfig {
             out.scalar("ca_key", interception.caKey)
             out.plain("leaf_cache_size", String(interception.leafCacheSize))
         }
+        if let postgres = sharedState?.postgres {
+            out.key("shared_state")
+            out.indented { out in
+                out.key("postgres")
+                out.indented { out in
+                    switch postgres.url.source {
+                    case .env(let name): out.scalar("url_env", name, comment: "\(postgres.endpoint), password <redacted>")
+                    case .file(let path): out.scalar("url_file", path, comment: "\(postgres.endpoint), password <redacted>")
+                    case .inline: out.scalar("url", "<redacted>")
+                    }
+                    out.plain("tls", postgres.tls.rawValue)
+                    if let caFile = postgres.caFile { out.scalar("ca_file", caFile) }
+                    out.plain("on_unavailable", postgres.onUnavailable.rawValue)
+                    out.plain("connect_timeout", ConfigUnits.formatDuration(postgres.connectTimeout))
+                    out.plain("max_connections", String(postgres.maxConnections))
+                    out.plain("rate_limit_lease", ConfigUnits.formatDuration(postgres.rateLimitLease))
+                    out.plain("sync_interval", ConfigUnits.formatDuration(postgres.syncInterval))
+                }
+            }
+        }
     }
 }
 

@@ -41,7 +41,7 @@ extension GatewayConfig {
         }
     }
 
-    private static func checkPath(_ path: String, key: String, _ fail: (String, String) -> ConfigError) throws(ConfigError) {
+    static func checkPath(_ path: String, key: String, _ fail: (String, String) -> ConfigError) throws(ConfigError) {
         if path.isEmpty { throw fail(key, "must not be empty") }
         if path.unicodeScalars.contains(where: { $0.value == 0 }) || path.hasSuffix("/") {
             throw fail(key, "must be a file path")

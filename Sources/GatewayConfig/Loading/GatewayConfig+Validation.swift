@@ -20,6 +20,7 @@ extension GatewayConfig {
         if let proxyAuth { try GatewayConfig.validate(proxyAuth, fail) }
         try validateLimits(fail)
         try validateObservability(fail)
+        try validateSharedState(fail)
         try validateUpstreams(fail)
     }
 

@@ -30,6 +30,8 @@ public struct GatewayConfig: Sendable, Equatable {
     public var metrics: MetricsConfig
     /// `interception`: the local CA for upstreams with `intercept: true`.
     public var interception: InterceptionConfig
+    /// `shared_state`: tokens and rate limits shared with other replicas; nil = this gateway alone.
+    public var sharedState: SharedStateConfig?
 
     public static let defaultLogLevel: Logger.Level = .info
     public static let defaultStateDir = ".gateway"
@@ -52,7 +54,8 @@ public struct GatewayConfig: Sendable, Equatable {
         upstreams: [UpstreamConfig] = [],
         trace: TraceConfig? = nil,
         metrics: MetricsConfig = MetricsConfig(),
-        interception: InterceptionConfig? = nil
+        interception: InterceptionConfig? = nil,
+        sharedState: SharedStateConfig? = nil
     ) {
         self.listen = listen
         self.open = open
@@ -68,6 +71,7 @@ public struct GatewayConfig: Sendable, Equatable {
         self.trace = trace ?? TraceConfig(stateDir: stateDir)
         self.metrics = metrics
         self.interception = interception ?? InterceptionConfig(stateDir: stateDir)
+        self.sharedState = sharedState
     }
 
     /// First upstream whose hosts match `host` (case-insensitive), nil if none.

@@ -80,6 +80,10 @@ extension GatewayError {
         /// The client did not read its response for `limits.send_timeout`: the connection closes
         /// (no response can reach it; the code names the cause in logs and metrics).
         case sendTimeout = "send_timeout"
+        /// `shared_state` is configured with `on_unavailable: fail` and the
+        /// database could not be reached for what the request needs (a token
+        /// refresh, a shared rate limit): 503.
+        case sharedStateUnavailable = "shared_state_unavailable"
 
         public var status: HTTPResponseStatus {
             switch self {
@@ -93,7 +97,7 @@ extension GatewayError {
                 .tlsHandshakeFailed, .certificateInvalid, .pinMismatch, .interceptionFailed:
                 return .badGateway
             case .connectTimeout, .requestTimeout, .sendTimeout: return .gatewayTimeout
-            case .poolExhausted, .shuttingDown: return .serviceUnavailable
+            case .poolExhausted, .shuttingDown, .sharedStateUnavailable: return .serviceUnavailable
             case .internalError: return .internalServerError
             case .localRateLimit: return .tooManyRequests
             case .tokenRefreshFailed: return .unauthorized

@@ -84,6 +84,11 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
         endpoints.recorder(upstream: upstream, method: method, endpoint: endpoint, configured: configured, maxEndpoints: maxEndpoints)
     }
 
+    /// Sets `gateway_shared_state_up` (only gateways with `shared_state` call it).
+    public func setSharedStateUp(_ up: Bool) {
+        factory.gauge(.sharedStateUp, []).set(up ? 1 as Int64 : 0)
+    }
+
     /// Sets the open client connections gauge (read from the listener at scrape time).
     public func setClientConnections(_ count: Int) {
         clientConnections.set(Int64(count))

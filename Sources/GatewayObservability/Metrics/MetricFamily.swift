@@ -101,6 +101,10 @@ public struct MetricFamily: Sendable, Hashable {
         name: "gateway_client_connections_refused_total", kind: .counter,
         help: "Client connections closed at once because limits.max_client_connections were open",
         labelNames: [])
+    public static let sharedStateUp = MetricFamily(
+        name: "gateway_shared_state_up", kind: .gauge,
+        help: "1 while the shared state database (shared_state.postgres) answers, 0 while it does not; absent without shared_state",
+        labelNames: [])
     public static let buildInfo = MetricFamily(
         name: "gateway_build_info", kind: .gauge,
         help: "Build information",
@@ -111,6 +115,6 @@ public struct MetricFamily: Sendable, Hashable {
         requests, requestErrors, requestDuration, upstreamAttempts, upstreamPhase,
         retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
         interceptionCertificates, interceptionHandshakeFailures,
-        upstreamConnections, clientConnections, clientConnectionsRefused, buildInfo,
+        upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, buildInfo,
     ]
 }

@@ -54,13 +54,19 @@ public actor TokenStore {
     var state: OAuth2TokenState { didSet { publish() } }
     private var loaded = false { didSet { publish() } }
     /// The one read of the state file, shared by whoever needs it first.
-    private var loading: Task<Result<OAuth2TokenState?, any Error>, Never>?
-    private var inFlight: Task<AccessToken, any Error>? { didSet { publish() } }
+    private var loading: Task<StoredStates, Never>?
+    var inFlight: Task<AccessToken, any Error>? { didSet { publish() } }
     private var consecutiveFailures = 0
     private var retryNotBefore: ContinuousClock.Instant? { didSet { publish() } }
     private var lastFailure: TokenRefreshFailure?
     /// The token the last 401-triggered refresh obtained, and when.
     private var lastUnauthorizedRefresh: (token: String, at: ContinuousClock.Instant)? { didSet { publish() } }
+    /// The last token call's answer carried a new refresh token (for the log line).
+    private var rotatedLast = false
+    /// A token obtained while the shared database was unreachable, not written there yet.
+    var pendingReconcile = false
+    /// The replicas' shared token state; nil when this gateway is alone.
+    public nonisolated let shared: (any SharedTokenCoordination)?
     /// Whether a too short `expires_in` was logged already (once per store).
     private var loggedShortLifetime = false
     /// Token endpoint calls made by this store (for tests and diagnostics).
@@ -80,8 +86,10 @@ public actor TokenStore {
         clock: any PolicyClock = SystemPolicyClock(),
         events: any GatewayEvents = NoGatewayEvents(),
         timeout: Duration = TokenEndpointClient.defaultTimeout,
+        shared: (any SharedTokenCoordination)? = nil,
         logger: Logger
     ) {
+        self.shared = shared
         self.upstream = upstream
         self.config = config
         self.file = TokenStateFile(stateDir: stateDir, upstream: upstream)
@@ -175,11 +183,12 @@ public actor TokenStore {
         }
         // The snapshot mirrors this actor's state (published on every change).
         if passesOnUnauthorized(rejected) { return nil }
-        return try await refresh(.unauthorized)
+        return try await refresh(.unauthorized, rejected: rejected.value)
     }
 
     /// The refresh in flight, or a new one; fails fast during backoff.
-    private func refresh(_ trigger: Trigger) async throws -> AccessToken {
+    /// `rejected`: the token a 401 answered (a refresh by another replica that replaced it is adopted).
+    private func refresh(_ trigger: Trigger, rejected: String? = nil) async throws -> AccessToken {
         let task: Task<AccessToken, any Error>
         if let inFlight {
             task = inFlight
@@ -187,7 +196,7 @@ public actor TokenStore {
             if let retryNotBefore, clock.now < retryNotBefore, let lastFailure {
                 throw lastFailure.gatewayError(upstream: upstream)
             }
-            task = Task { try await self.performRefresh(trigger) }
+            task = Task { try await self.performRefresh(trigger, rejected: rejected) }
             inFlight = task
         }
         refreshWaiters += 1
@@ -195,26 +204,34 @@ public actor TokenStore {
         return try await task.value
     }
 
-    /// The one token call; its outcome is shared by every waiter of `inFlight`.
-    private func performRefresh(_ trigger: Trigger) async throws -> AccessToken {
+    /// The one refresh; its outcome is shared by every waiter of `inFlight`.
+    /// With shared state, a token another replica committed meanwhile is
+    /// adopted instead of calling the token endpoint.
+    private func performRefresh(_ trigger: Trigger, rejected: String?) async throws -> AccessToken {
         defer { inFlight = nil }
-        tokenCalls += 1
-        let response: TokenResponse
+        let outcome: SharedRefreshOutcome
         do {
-            guard let route = routeBox.withLockedValue({ $0 }) else {
-                throw TokenRefreshFailure(reason: "invalid_token_url", detail: "token_url is not a usable http(s) URL")
-            }
-            response = try await client.requestToken(route: route, refreshToken: state.refreshToken)
+            outcome = try await coordinatedRefresh(trigger, rejected: rejected)
+        } catch let error as GatewayError {
+            throw error
         } catch {
             let failure = (error as? TokenRefreshFailure) ?? TokenRefreshFailure(reason: "internal_error", detail: "the token call failed unexpectedly")
             throw recordFailure(failure, trigger: trigger)
         }
-        let now = clock.secondsSince1970
-        var next = state
-        next.accessToken = response.accessToken
-        next.obtainedAt = now
-        next.expiresAt = response.expiresIn.map { now + lifetime($0) }
-        if let rotated = response.refreshToken { next.refreshToken = rotated }
+        let next: OAuth2TokenState
+        switch outcome {
+        case .adopted(let committed): next = committed
+        case .committed(let obtained): next = obtained
+        case .uncommitted(let obtained, let reason):
+            next = obtained
+            if shared != nil {
+                pendingReconcile = true
+                logger.error(
+                    "the new token could not be committed to the shared state; it is kept locally and written there once the database answers",
+                    metadata: ["upstream": "\(upstream)", "reason": "\(reason)"]
+                )
+            }
+        }
         // Persist before anyone uses the new token: a crash after this point
         // keeps the rotated refresh token. (While the file is written, other
         // callers still see the old state and `inFlight`, so they wait.)
@@ -223,13 +240,38 @@ public actor TokenStore {
         consecutiveFailures = 0
         retryNotBefore = nil
         lastFailure = nil
-        if trigger == .unauthorized { lastUnauthorizedRefresh = (response.accessToken, clock.now) }
+        let token = next.accessToken ?? ""
+        if case .adopted = outcome {
+            events.tokenRefresh(upstream: upstream, trigger: trigger.rawValue, result: "shared")
+            logger.debug("using the access token another gateway obtained", metadata: ["upstream": "\(upstream)", "trigger": "\(trigger.rawValue)"])
+            return AccessToken(token)
+        }
+        if trigger == .unauthorized { lastUnauthorizedRefresh = (token, clock.now) }
         events.tokenRefresh(upstream: upstream, trigger: trigger.rawValue, result: "success")
         var metadata: Logger.Metadata = ["upstream": "\(upstream)", "trigger": "\(trigger.rawValue)"]
-        if let expiresIn = response.expiresIn { metadata["expires_in_s"] = "\(Int(expiresIn))" }
-        if response.refreshToken != nil { metadata["refresh_token"] = "rotated" }
+        if let expiresAt = next.expiresAt, let obtainedAt = next.obtainedAt { metadata["expires_in_s"] = "\(Int(expiresAt - obtainedAt))" }
+        if rotatedLast { metadata["refresh_token"] = "rotated" }
         logger.info("access token refreshed", metadata: metadata)
-        return AccessToken(response.accessToken)
+        return AccessToken(token)
+    }
+
+    /// The one token call: the endpoint's answer applied to `base` (the state
+    /// the replicas committed, or this store's own).
+    func obtainToken(base committed: OAuth2TokenState?) async throws -> OAuth2TokenState {
+        tokenCalls += 1
+        let base = committed.flatMap { $0.identity == identity ? $0 : nil } ?? state
+        guard let route = routeBox.withLockedValue({ $0 }) else {
+            throw TokenRefreshFailure(reason: "invalid_token_url", detail: "token_url is not a usable http(s) URL")
+        }
+        let response = try await client.requestToken(route: route, refreshToken: base.refreshToken ?? state.refreshToken)
+        let now = clock.secondsSince1970
+        var next = base
+        next.accessToken = response.accessToken
+        next.obtainedAt = now
+        next.expiresAt = response.expiresIn.map { now + lifetime($0) }
+        rotatedLast = response.refreshToken != nil
+        if let rotated = response.refreshToken { next.refreshToken = rotated }
+        return next
     }
 
     /// `expires_in`, but at least ``minimumTokenLifetime`` (logged once per store).
@@ -264,7 +306,7 @@ public actor TokenStore {
 
     /// Writes the state file on NIO's blocking-I/O thread pool (temp file,
     /// fsync, rename): neither the event loops nor the cooperative pool block on the disk.
-    private func persist(_ next: OAuth2TokenState) async {
+    func persist(_ next: OAuth2TokenState) async {
         let file = self.file
         do {
             try await NIOThreadPool.singleton.runIfActive { try file.save(next) }
@@ -274,42 +316,71 @@ public actor TokenStore {
         }
     }
 
-    /// Loads the state file once. A file for another credential, or one that
-    /// cannot be read, is ignored (the configured refresh token is used).
+    /// Loads the state file once (and, with shared state, the committed row).
+    /// A file for another credential, or one that cannot be read, is ignored
+    /// (the configured refresh token is used).
     func loadIfNeeded() async {
         guard !loaded else { return }
-        let task: Task<Result<OAuth2TokenState?, any Error>, Never>
+        let task: Task<StoredStates, Never>
         if let loading {
             task = loading
         } else {
             let file = self.file
+            let shared = self.shared
+            let identity = self.identity
             // Read on NIO's blocking-I/O thread pool, not on the cooperative pool.
             task = Task {
+                var states = StoredStates()
                 do {
-                    return .success(try await NIOThreadPool.singleton.runIfActive { try file.load() })
+                    states.file = .success(try await NIOThreadPool.singleton.runIfActive { try file.load() })
                 } catch {
-                    return .failure(error)
+                    states.file = .failure(error)
                 }
+                if let shared {
+                    do {
+                        states.shared = .success(try await shared.committedState(credential: identity))
+                    } catch {
+                        states.shared = .failure(error)
+                    }
+                }
+                return states
             }
             loading = task
         }
-        let result = await task.value
+        let states = await task.value
         guard !loaded else { return }
+        var loadedState = applyFileState(states.file)
+        if let shared = states.shared {
+            loadedState = mergeShared(shared, over: loadedState)
+        }
+        state = loadedState
         loaded = true
+    }
+
+    /// The state from the file, or the configured one.
+    private func applyFileState(_ result: Result<OAuth2TokenState?, any Error>) -> OAuth2TokenState {
         do {
-            guard let stored = try result.get() else { return }
+            guard let stored = try result.get() else { return state }
             guard stored.version == OAuth2TokenState.formatVersion, stored.identity == identity else {
                 logger.notice("ignoring token state written for another credential configuration", metadata: ["upstream": "\(upstream)", "path": "\(file.path)"])
-                return
+                return state
             }
             if file.isAccessibleByOthers() {
                 logger.warning("token state file is readable by others; it is rewritten with mode 0600 on the next refresh", metadata: ["path": "\(file.path)"])
             }
-            state = stored
-            if state.refreshToken == nil { state.refreshToken = config.refreshToken?.value }
+            var loaded = stored
+            if loaded.refreshToken == nil { loaded.refreshToken = config.refreshToken?.value }
             logger.debug("token state loaded", metadata: ["upstream": "\(upstream)", "path": "\(file.path)"])
+            return loaded
         } catch {
             logger.warning("ignoring unreadable token state", metadata: ["upstream": "\(upstream)", "error": "\(error)"])
+            return state
         }
     }
+}
+
+/// What ``TokenStore/loadIfNeeded()`` read: the state file, and the shared row when state is shared.
+struct StoredStates: Sendable {
+    var file: Result<OAuth2TokenState?, any Error> = .success(nil)
+    var shared: Result<OAuth2TokenState?, any Error>?
 }

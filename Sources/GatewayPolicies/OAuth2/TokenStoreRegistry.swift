@@ -19,10 +19,20 @@ public final class TokenStoreRegistry: Sendable {
     private let entries = NIOLockedValueBox<[String: Entry]>([:])
     private let clock: any PolicyClock
     private let timeout: Duration
+    /// The replicas' shared token state (`shared_state`); nil when alone.
+    private let shared: (any SharedTokenCoordination)?
 
-    public init(clock: any PolicyClock = SystemPolicyClock(), timeout: Duration = TokenEndpointClient.defaultTimeout) {
+    public init(clock: any PolicyClock = SystemPolicyClock(), timeout: Duration = TokenEndpointClient.defaultTimeout, shared: (any SharedTokenCoordination)? = nil) {
         self.clock = clock
         self.timeout = timeout
+        self.shared = shared
+    }
+
+    /// Writes tokens obtained while the shared database was unreachable to it
+    /// (called when it answers again).
+    public func reconcilePending() async {
+        let stores = entries.withLockedValue { $0.values.map(\.store) }
+        for store in stores { await store.reconcileIfNeeded() }
     }
 
     /// The stores for every `type: oauth2` upstream of `config`, by upstream name.
@@ -45,7 +55,7 @@ public final class TokenStoreRegistry: Sendable {
                 }
                 let store = TokenStore(
                     upstream: name, config: oauth, stateDir: config.stateDir, route: route,
-                    transport: transport, clock: clock, events: events, timeout: timeout, logger: logger
+                    transport: transport, clock: clock, events: events, timeout: timeout, shared: shared, logger: logger
                 )
                 if route == nil {
                     logger.error("token_url is not a usable http(s) URL; requests for this upstream will fail", metadata: ["upstream": "\(name)"])

@@ -133,6 +133,6 @@ public struct RateLimitPolicy: GatewayPolicy {
             )
             return
         }
-        registry.extendHold(authority: authority, until: now + hold, now: now)
+        registry.holdEverywhere(authority: authority, for: hold, now: now)
     }
 }

@@ -57,6 +57,29 @@ public struct RateLimitQueue: Sendable {
         return granted
     }
 
+    /// Tokens in hand (leased, or flowed in).
+    public func available(now: ContinuousClock.Instant) -> Bool {
+        var copy = bucket
+        copy.refill(now: now)
+        return copy.tokens >= 1 - TokenBucket.epsilon
+    }
+
+    /// See ``TokenBucket/setLeased(_:now:)``.
+    public mutating func setLeased(_ leased: Bool, now: ContinuousClock.Instant) {
+        bucket.setLeased(leased, now: now)
+    }
+
+    /// Adds leased tokens (then ``grant(now:)`` hands them out).
+    public mutating func deposit(_ count: Int) {
+        bucket.deposit(count)
+    }
+
+    /// Removes every waiter (they are refused); returns them in order.
+    public mutating func removeAll() -> [Int] {
+        defer { waiters.removeAll() }
+        return waiters
+    }
+
     /// When the head waiter's token will be there; nil with nobody waiting.
     public func nextGrant(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         guard !waiters.isEmpty else { return nil }

@@ -30,8 +30,12 @@ public final class RateLimitRegistry: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// The buckets and holds the gateway replicas share (`shared_state`); nil when alone.
+    public let shared: (any SharedRateLimits)?
 
-    public init() {}
+    public init(shared: (any SharedRateLimits)? = nil) {
+        self.shared = shared
+    }
 
     func limiter(
         upstream: String,
@@ -55,7 +59,8 @@ public final class RateLimitRegistry: Sendable {
                 if s.limiters.count >= Self.maxLimiters { key.endpoint = nil }
                 if let existing = s.limiters[key], existing.parameters == parameters { return existing }
             }
-            let limiter = RateLimiter(parameters, clock: clock, depthChanged: depthChanged)
+            let bucket = shared.map { RateLimiter.SharedBucket(backend: $0, key: key.endpoint.map { "\(upstream) \($0)" } ?? upstream) }
+            let limiter = RateLimiter(parameters, clock: clock, shared: bucket, depthChanged: depthChanged)
             s.limiters[key] = limiter
             return limiter
         }
@@ -72,6 +77,13 @@ public final class RateLimitRegistry: Sendable {
             }
             return until
         }
+    }
+
+    /// Holds requests to `authority` here and, with shared state, in every
+    /// replica (the others learn it at their next sync).
+    func holdEverywhere(authority: String, for duration: Duration, now: ContinuousClock.Instant) {
+        extendHold(authority: authority, until: now + duration, now: now)
+        shared?.publishHold(authority: authority, duration: duration)
     }
 
     /// Holds requests to `authority` (`host:port`) until `until` (a later

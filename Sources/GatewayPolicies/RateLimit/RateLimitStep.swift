@@ -55,6 +55,9 @@ struct RateLimitStep: AttemptStep {
             return .respond(policy.refuse(upstream, authority: request.hostPort, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted"))
         case .queued(let granted, let cancel):
             return .wait(AttemptWait(future: granted, repeatStep: false, cancel: cancel))
+        case .unavailable(var error):
+            error.upstream = request.hostPort
+            return .respond(error.response())
         }
     }
 

@@ -1,3 +1,4 @@
+public import GatewayCore
 import NIOConcurrencyHelpers
 public import NIOCore
 
@@ -12,7 +13,7 @@ public final class RateLimiter: Sendable {
         case rejected(retryAfter: Duration)
     }
 
-    private struct State {
+    struct State {
         var queue: RateLimitQueue
         var nextID = 0
         var continuations: [Int: CheckedContinuation<Void, any Error>] = [:]
@@ -22,12 +23,16 @@ public final class RateLimiter: Sendable {
         var grantedEarly: Set<Int> = []
         /// Cancelled before their continuation was stored.
         var cancelledEarly: Set<Int> = []
+        /// Refused (shared state unavailable, `on_unavailable: fail`) before their continuation was stored.
+        var refusedEarly: Set<Int> = []
         var pumpRunning = false
     }
 
-    private let state: NIOLockedValueBox<State>
-    private let clock: any PolicyClock
-    private let depthChanged: @Sendable (_ delta: Int) -> Void
+    let state: NIOLockedValueBox<State>
+    let clock: any PolicyClock
+    let depthChanged: @Sendable (_ delta: Int) -> Void
+    /// The bucket the replicas share (tokens leased from it); nil when local.
+    let shared: SharedBucket?
     /// The parameters it was made with, to notice a config change.
     let parameters: Parameters
 
@@ -38,8 +43,9 @@ public final class RateLimiter: Sendable {
         var maxWait: Duration
     }
 
-    init(_ parameters: Parameters, clock: any PolicyClock, depthChanged: @escaping @Sendable (Int) -> Void = { _ in }) {
+    init(_ parameters: Parameters, clock: any PolicyClock, shared: SharedBucket? = nil, depthChanged: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.parameters = parameters
+        self.shared = shared
         self.clock = clock
         self.depthChanged = depthChanged
         let queue = RateLimitQueue(
@@ -61,7 +67,10 @@ public final class RateLimiter: Sendable {
     public func acquire() async throws -> Admission {
         try Task.checkCancellation()
         let now = clock.now
+        let mode = sharedMode()
+        if mode == .refuse { throw unavailableError() }
         let (id, admission, startPump) = state.withLockedValue { s -> (Int, RateLimitQueue.Admission, Bool) in
+            s.queue.setLeased(mode == .leased, now: now)
             s.nextID += 1
             let admission = s.queue.arrive(s.nextID, now: now)
             var startPump = false
@@ -83,6 +92,7 @@ public final class RateLimiter: Sendable {
                 let result = state.withLockedValue { s -> Result<Void, any Error>? in
                     if s.grantedEarly.remove(id) != nil { return .success(()) }
                     if s.cancelledEarly.remove(id) != nil { return .failure(CancellationError()) }
+                    if s.refusedEarly.remove(id) != nil { return .failure(self.unavailableError()) }
                     s.continuations[id] = continuation
                     return nil
                 }
@@ -107,7 +117,10 @@ public final class RateLimiter: Sendable {
     /// fails with `CancellationError`).
     public func admit(on eventLoop: any EventLoop) -> DirectAdmission {
         let now = clock.now
+        let mode = sharedMode()
+        if mode == .refuse { return .unavailable(unavailableError()) }
         let (id, admission, promise, startPump) = state.withLockedValue { s -> (Int, RateLimitQueue.Admission, EventLoopPromise<Void>?, Bool) in
+            s.queue.setLeased(mode == .leased, now: now)
             s.nextID += 1
             let admission = s.queue.arrive(s.nextID, now: now)
             var startPump = false
@@ -152,38 +165,56 @@ public final class RateLimiter: Sendable {
         case admitted
         case rejected(retryAfter: Duration)
         case queued(EventLoopFuture<Void>, cancel: @Sendable () -> Void)
+        /// The shared bucket cannot be reached and `on_unavailable` is `fail`: 503.
+        case unavailable(GatewayError)
     }
 
-    /// Sleeps until the head waiter's token is due, hands out tokens, repeats
-    /// until nobody waits.
+    /// Hands out tokens until nobody waits: local tokens when they are due
+    /// (sleeping until then), leased ones as soon as a lease brings them.
     private func pump() async {
         while true {
-            let wake = state.withLockedValue { s -> ContinuousClock.Instant? in
-                let wake = s.queue.nextGrant(now: clock.now)
+            let mode = sharedMode()
+            let (wake, needsLease) = state.withLockedValue { s -> (ContinuousClock.Instant?, Bool) in
+                let now = clock.now
+                s.queue.setLeased(mode == .leased, now: now)
+                let wake = s.queue.nextGrant(now: now)
                 if wake == nil { s.pumpRunning = false }
-                return wake
+                return (wake, mode == .leased && !s.queue.available(now: now))
             }
             guard let wake else { return }
-            try? await clock.sleep(until: wake, tolerance: nil)
-            let now = clock.now
-            let (granted, resumed, fulfilled) = state.withLockedValue { s -> (Int, [CheckedContinuation<Void, any Error>], [EventLoopPromise<Void>]) in
-                let ids = s.queue.grant(now: now)
-                var resumed: [CheckedContinuation<Void, any Error>] = []
-                var fulfilled: [EventLoopPromise<Void>] = []
-                for id in ids {
-                    if let continuation = s.continuations.removeValue(forKey: id) {
-                        resumed.append(continuation)
-                    } else if let promise = s.promises.removeValue(forKey: id) {
-                        fulfilled.append(promise)
-                    } else {
-                        s.grantedEarly.insert(id)
-                    }
-                }
-                return (ids.count, resumed, fulfilled)
+            switch mode {
+            case .refuse:
+                refuseWaiters()
+                continue
+            case .leased:
+                if needsLease { await leaseTokens() }
+            case .local:
+                try? await clock.sleep(until: wake, tolerance: nil)
             }
-            if granted > 0 { depthChanged(-granted) }
-            for continuation in resumed { continuation.resume() }
-            for promise in fulfilled { promise.succeed() }
+            grantWaiters()
         }
+    }
+
+    /// Gives the tokens in hand to the waiters at the head of the queue.
+    private func grantWaiters() {
+        let now = clock.now
+        let (granted, resumed, fulfilled) = state.withLockedValue { s -> (Int, [CheckedContinuation<Void, any Error>], [EventLoopPromise<Void>]) in
+            let ids = s.queue.grant(now: now)
+            var resumed: [CheckedContinuation<Void, any Error>] = []
+            var fulfilled: [EventLoopPromise<Void>] = []
+            for id in ids {
+                if let continuation = s.continuations.removeValue(forKey: id) {
+                    resumed.append(continuation)
+                } else if let promise = s.promises.removeValue(forKey: id) {
+                    fulfilled.append(promise)
+                } else {
+                    s.grantedEarly.insert(id)
+                }
+            }
+            return (ids.count, resumed, fulfilled)
+        }
+        if granted > 0 { depthChanged(-granted) }
+        for continuation in resumed { continuation.resume() }
+        for promise in fulfilled { promise.succeed() }
     }
 }

@@ -7,6 +7,9 @@ public struct TokenBucket: Sendable, Equatable {
     public let capacity: Double
     public private(set) var tokens: Double
     private var updated: ContinuousClock.Instant
+    /// Leased: tokens come only from ``deposit(_:)`` (a lease of a bucket the
+    /// gateway replicas share), not with time; `rate` still estimates waits.
+    public private(set) var isLeased = false
 
     /// Starts full (a burst is available at once).
     public init(rate: Double, capacity: Int, now: ContinuousClock.Instant) {
@@ -17,9 +20,22 @@ public struct TokenBucket: Sendable, Equatable {
         self.updated = now
     }
 
-    /// Adds the tokens that flowed in since the last update.
+    /// Switches between leased and local tokens. A leased bucket starts
+    /// with what the local one held; a local one refills from `now`.
+    public mutating func setLeased(_ leased: Bool, now: ContinuousClock.Instant) {
+        guard leased != isLeased else { return }
+        if !leased { updated = now }
+        isLeased = leased
+    }
+
+    /// Adds leased tokens.
+    public mutating func deposit(_ count: Int) {
+        tokens += Double(Swift.max(0, count))
+    }
+
+    /// Adds the tokens that flowed in since the last update (none when leased).
     public mutating func refill(now: ContinuousClock.Instant) {
-        guard now > updated else { return }
+        guard !isLeased, now > updated else { return }
         tokens = Swift.min(capacity, tokens + (now - updated).seconds * rate)
         updated = now
     }
@@ -42,8 +58,10 @@ public struct TokenBucket: Sendable, Equatable {
         return .nanoseconds(Int64((missing / rate * 1e9).rounded(.up)))
     }
 
-    /// Full and untouched for a while: safe to forget.
+    /// Full and untouched for a while: safe to forget (a leased bucket
+    /// always is: forgetting it only leaves its leased tokens unused).
     public func isFull(now: ContinuousClock.Instant) -> Bool {
+        if isLeased { return true }
         var copy = self
         copy.refill(now: now)
         return copy.tokens >= capacity - Self.epsilon

@@ -40,7 +40,11 @@ public final class OAuthTestAuthority: Sendable {
         var calls: [TokenCall] = []
         var counter = 0
         var held = false
-        var heldCalls: [CheckedContinuation<Void, Never>] = []
+        /// Resumed with true to answer, false to drop (the caller went away).
+        var heldCalls: [CheckedContinuation<Bool, Never>] = []
+        var revokeFamilyOnReuse = false
+        var usedRefreshTokens: Set<String> = []
+        var familyRevoked = false
     }
 
     public let clientID: String
@@ -71,13 +75,31 @@ public final class OAuthTestAuthority: Sendable {
 
     /// Lets held token calls (and later ones) proceed.
     public func releaseTokenCalls() {
-        let waiting = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
+        let waiting = state.withLockedValue { s -> [CheckedContinuation<Bool, Never>] in
             s.held = false
             defer { s.heldCalls = [] }
             return s.heldCalls
         }
-        for call in waiting { call.resume() }
+        for call in waiting { call.resume(returning: true) }
     }
+
+    /// Drops the calls held now without processing them (their callers died):
+    /// they rotate nothing. Later calls are still held until ``releaseTokenCalls()``.
+    public func dropHeldTokenCalls() {
+        let waiting = state.withLockedValue { s -> [CheckedContinuation<Bool, Never>] in
+            defer { s.heldCalls = [] }
+            return s.heldCalls
+        }
+        for call in waiting { call.resume(returning: false) }
+    }
+
+    /// Refresh-token reuse detection (as Auth0, Okta): presenting a refresh
+    /// token that was already rotated revokes the whole family, so every
+    /// refresh token of it, the newest included, stops working.
+    public func setRevokeFamilyOnReuse(_ revoke: Bool) { state.withLockedValue { $0.revokeFamilyOnReuse = revoke } }
+
+    /// A rotated refresh token was presented again (with ``setRevokeFamilyOnReuse(_:)``): the family is revoked.
+    public var familyRevoked: Bool { state.withLockedValue { $0.familyRevoked } }
 
     /// Token calls waiting for ``releaseTokenCalls()`` right now.
     public var heldTokenCallCount: Int { state.withLockedValue { $0.heldCalls.count } }
@@ -114,15 +136,16 @@ public final class OAuthTestAuthority: Sendable {
     public func respond(to request: RecordedRequest) async -> TestResponse {
         let form = Self.parseForm(request.body)
         let call = TokenCall(form: form, clientAuthentication: Self.clientAuthentication(request, form: form))
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let answer = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let proceed = state.withLockedValue { s -> Bool in
                 s.calls.append(call)
                 guard s.held else { return true }
                 s.heldCalls.append(continuation)
                 return false
             }
-            if proceed { continuation.resume() }
+            if proceed { continuation.resume(returning: true) }
         }
+        guard answer else { return Self.error(503, "temporarily_unavailable", description: "dropped") }
         let mode = state.withLockedValue { $0.mode }
         switch mode {
         case .normal:
@@ -150,10 +173,15 @@ public final class OAuthTestAuthority: Sendable {
                 break
             case "refresh_token":
                 guard let presented = form["refresh_token"], s.validRefreshTokens.contains(presented) else {
+                    if s.revokeFamilyOnReuse, let presented = form["refresh_token"], s.usedRefreshTokens.contains(presented) {
+                        s.familyRevoked = true
+                        s.validRefreshTokens.removeAll()
+                    }
                     return Self.error(400, "invalid_grant", description: "unknown or used refresh token")
                 }
                 if s.rotateRefreshTokens {
                     s.validRefreshTokens.remove(presented)
+                    s.usedRefreshTokens.insert(presented)
                     s.counter += 1
                     let rotated = "rt-\(s.counter)-\(Self.randomHex())"
                     s.validRefreshTokens.insert(rotated)

@@ -1,0 +1,79 @@
+import GatewayCore
+import NIOCore
+
+/// A limiter whose bucket the gateway replicas share (`shared_state`): tokens
+/// come from leases of the shared bucket (``SharedRateLimits/lease(bucket:rate:burst:want:)``),
+/// a few at a time, instead of flowing in locally. While the database does not
+/// answer, the limiter works locally (`on_unavailable: local`) or refuses
+/// with 503 (`fail`).
+extension RateLimiter {
+    /// The shared bucket a limiter leases from.
+    struct SharedBucket: Sendable {
+        let backend: any SharedRateLimits
+        /// The bucket's row: the upstream, and the endpoint with `per_endpoint`.
+        let key: String
+    }
+
+    enum SharedMode: Equatable {
+        /// A lone gateway's bucket (no shared state, or the database is down with `local`).
+        case local
+        /// Tokens leased from the shared bucket.
+        case leased
+        /// The database is down with `fail`: refuse.
+        case refuse
+    }
+
+    func sharedMode() -> SharedMode {
+        guard let shared else { return .local }
+        if shared.backend.isAvailable { return .leased }
+        return shared.backend.fallback == .local ? .local : .refuse
+    }
+
+    func unavailableError() -> GatewayError {
+        var error = SharedStateFallback.unavailableError("cannot take a token of the shared rate limit \(shared?.key ?? "")")
+        error.upstream = shared?.key
+        return error
+    }
+
+    /// One lease: its tokens go into the bucket; none granted sleeps until the
+    /// shared bucket has one. A failed lease waits a moment (the backend marks
+    /// itself unavailable, and the pump goes local or refuses).
+    func leaseTokens() async {
+        guard let shared else { return }
+        let rate = parameters.requestsPerSecond
+        let burst = parameters.burst
+        do {
+            let lease = try await shared.backend.lease(bucket: shared.key, rate: rate, burst: burst, want: shared.backend.leaseSize(rate: rate, burst: burst))
+            if lease.granted > 0 {
+                state.withLockedValue { $0.queue.deposit(lease.granted) }
+            } else {
+                try? await clock.sleep(until: clock.now + Swift.max(lease.nextTokenIn, .milliseconds(1)), tolerance: nil)
+            }
+        } catch {
+            try? await clock.sleep(until: clock.now + .milliseconds(50), tolerance: nil)
+        }
+    }
+
+    /// Refuses every waiter with 503 `shared_state_unavailable`.
+    func refuseWaiters() {
+        let error = unavailableError()
+        let (count, continuations, promises) = state.withLockedValue { s -> (Int, [CheckedContinuation<Void, any Error>], [EventLoopPromise<Void>]) in
+            let ids = s.queue.removeAll()
+            var continuations: [CheckedContinuation<Void, any Error>] = []
+            var promises: [EventLoopPromise<Void>] = []
+            for id in ids {
+                if let continuation = s.continuations.removeValue(forKey: id) {
+                    continuations.append(continuation)
+                } else if let promise = s.promises.removeValue(forKey: id) {
+                    promises.append(promise)
+                } else {
+                    s.refusedEarly.insert(id)
+                }
+            }
+            return (ids.count, continuations, promises)
+        }
+        if count > 0 { depthChanged(-count) }
+        for continuation in continuations { continuation.resume(throwing: error) }
+        for promise in promises { promise.fail(error) }
+    }
+}

@@ -1,0 +1,151 @@
+public import Foundation
+
+/// A throwaway PostgreSQL server for tests: `initdb` in a temporary
+/// directory, `pg_ctl start` on a free loopback port, `stop()` removes it.
+/// The server refuses to run as root, so as root (CI) every command runs as
+/// the `postgres` user (`runuser`), which owns the directory. Trust
+/// authentication on loopback only; the database is `gateway`.
+public final class PostgresTestCluster: Sendable {
+    public let directory: String
+    public let port: Int
+    public let binDirectory: String
+    public static let user = "gateway"
+    public static let database = "gateway"
+
+    /// `postgres://gateway:pw@127.0.0.1:PORT/gateway` (the password is ignored: trust auth).
+    public var url: String { "postgres://\(Self.user):test-pw-9x@127.0.0.1:\(port)/\(Self.database)" }
+
+    /// The directory of `initdb`/`pg_ctl`: on PATH, or Debian's `/usr/lib/postgresql/N/bin`.
+    public static func findBinDirectory() -> String? {
+        if let initdb = which("initdb") {
+            // Debian links a few of the programs into /usr/bin; the directory they link to has them all.
+            let resolved = URL(fileURLWithPath: initdb).resolvingSymlinksInPath().deletingLastPathComponent().path
+            if FileManager.default.isExecutableFile(atPath: "\(resolved)/postgres"), FileManager.default.isExecutableFile(atPath: "\(resolved)/pg_isready") {
+                return resolved
+            }
+        }
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }
+        for version in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
+            return "\(root)/\(version)/bin"
+        }
+        return nil
+    }
+
+    /// Creates and starts a cluster. Throws when PostgreSQL is not installed (`.ci/run` installs it).
+    public static func start() async throws -> PostgresTestCluster {
+        guard let bin = findBinDirectory() else { throw PostgresTestClusterError("PostgreSQL is not installed (apt-get install postgresql)") }
+        let directory = NSTemporaryDirectory() + "gateway-pg-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let cluster = PostgresTestCluster(directory: directory, port: try freeLoopbackPort(), binDirectory: bin)
+        if getuid() == 0 {
+            _ = try await ProcessRunner.run("chown", ["-R", "postgres:postgres", directory])
+        }
+        let initdb = try await cluster.runAsOwner("\(bin)/initdb", ["-D", "\(directory)/data", "-U", user, "--auth=trust", "-E", "UTF8", "--no-sync"], timeout: .seconds(120))
+        guard initdb.succeeded else { throw PostgresTestClusterError("initdb failed: \(initdb.stderrString)") }
+        try await cluster.startServer()
+        let created = try await cluster.runAsOwner("\(bin)/createdb", ["-h", "127.0.0.1", "-p", String(cluster.port), "-U", user, database])
+        guard created.succeeded else { throw PostgresTestClusterError("createdb failed: \(created.stderrString)") }
+        return cluster
+    }
+
+    private init(directory: String, port: Int, binDirectory: String) {
+        self.directory = directory
+        self.port = port
+        self.binDirectory = binDirectory
+    }
+
+    /// Starts the server (again, after ``stopServer()``), on the same port and data:
+    /// `postgres` runs in the foreground as a child of this process (`pg_ctl -w`
+    /// never returns under the test runner), its output in `server.log`.
+    public func startServer() async throws {
+        let logPath = "\(directory)/server.log"
+        if !FileManager.default.fileExists(atPath: logPath) { FileManager.default.createFile(atPath: logPath, contents: nil) }
+        guard let log = FileHandle(forWritingAtPath: logPath) else { throw PostgresTestClusterError("cannot open \(logPath)") }
+        log.seekToEndOfFile()
+        let arguments = [
+            "\(binDirectory)/postgres", "-D", "\(directory)/data", "-p", String(port), "-c", "listen_addresses=127.0.0.1",
+            "-k", directory, "-c", "fsync=off", "-c", "max_connections=100",
+        ]
+        let process = Process()
+        if getuid() == 0 {
+            process.executableURL = URL(fileURLWithPath: which("runuser") ?? "/usr/sbin/runuser")
+            process.arguments = ["-u", "postgres", "--"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: arguments[0])
+            process.arguments = Array(arguments.dropFirst())
+        }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
+        try ProcessRunner.launch(process)
+        try? log.close()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let ready = try await runAsOwner("\(binDirectory)/pg_isready", ["-h", "127.0.0.1", "-p", String(port), "-t", "1"], timeout: .seconds(5))
+            if ready.succeeded { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        throw PostgresTestClusterError("postgres did not start: \(text.suffix(2000))")
+    }
+
+    /// Stops the server at once (SIGQUIT, PostgreSQL's immediate shutdown:
+    /// connections are cut, as in a crash); returns once it is gone.
+    public func stopServer() async throws {
+        let pidFile = "\(directory)/data/postmaster.pid"
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+            let pid = text.split(separator: "\n").first.flatMap({ Int32($0) })
+        else { return }
+        kill(pid, SIGQUIT)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while kill(pid, 0) == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try? FileManager.default.removeItem(atPath: pidFile)
+    }
+
+    /// Runs SQL with `psql` (as the test user); returns its output (unaligned, tuples only).
+    public func psql(_ sql: String) async throws -> String {
+        let result = try await runAsOwner(
+            "\(binDirectory)/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", Self.database, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql]
+        )
+        guard result.succeeded else { throw PostgresTestClusterError("psql failed: \(result.stderrString)") }
+        return result.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Stops the server and removes its directory.
+    public func stop() async {
+        try? await stopServer()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func runAsOwner(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(30)) async throws -> ProcessResult {
+        if getuid() == 0 {
+            return try await ProcessRunner.run("runuser", ["-u", "postgres", "--", executable] + arguments, timeout: timeout)
+        }
+        return try await ProcessRunner.run(executable, arguments, timeout: timeout)
+    }
+
+    /// A port nothing listens on now (bound to port 0 and released).
+    static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw PostgresTestClusterError("socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw PostgresTestClusterError("bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+public struct PostgresTestClusterError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

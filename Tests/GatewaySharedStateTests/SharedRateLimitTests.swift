@@ -1,0 +1,85 @@
+import GatewayCore
+@testable import GatewayPolicies
+@testable import GatewaySharedState
+import GatewayTesting
+import Testing
+
+/// Rate limits shared by replicas through a real PostgreSQL: leases of one
+/// bucket, and upstream pauses every replica honours.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct SharedRateLimitTests {
+    @Test func aLeaseTakesWholeTokensAndSaysWhenTheNextIsDue() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 1)
+        let limits = PostgresRateLimits(database: fixture.databases[0])
+        #expect(try await limits.lease(bucket: "payments", rate: 10, burst: 10, want: 6).granted == 6)
+        #expect(try await limits.lease(bucket: "payments", rate: 10, burst: 10, want: 6).granted == 4)
+        let empty = try await limits.lease(bucket: "payments", rate: 10, burst: 10, want: 6)
+        #expect(empty.granted == 0)
+        #expect(empty.nextTokenIn > .zero && empty.nextTokenIn <= .milliseconds(101))
+        // Another bucket is independent.
+        #expect(try await limits.lease(bucket: "payments GET /v1/charges", rate: 10, burst: 10, want: 1).granted == 1)
+        await fixture.stop()
+    }
+
+    @Test func threeReplicasTogetherStayWithinOneBucketPlusOneLeaseEach() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 3)
+        let parameters = RateLimiter.Parameters(requestsPerSecond: 10, burst: 1, maxQueue: 1000, maxWait: .seconds(60))
+        let limiters = fixture.databases.map { database in
+            RateLimitRegistry(shared: PostgresRateLimits(database: database))
+                .limiter(upstream: "payments", endpoint: nil, parameters: parameters, clock: SystemPolicyClock(), events: NoGatewayEvents())
+        }
+        #expect(fixture.databases[0].config.leaseSize(rate: 10, burst: 1) == 1)
+        let start = ContinuousClock.now
+        let window: Duration = .seconds(3)
+        // Each replica admits as fast as it is allowed, until the window closes.
+        let admitted = await withTaskGroup(of: Int.self) { group in
+            for limiter in limiters {
+                for _ in 0..<4 {
+                    group.addTask {
+                        var count = 0
+                        while ContinuousClock.now - start < window {
+                            guard case .admitted = try? await limiter.acquire() else { break }
+                            if ContinuousClock.now - start < window { count += 1 }
+                        }
+                        return count
+                    }
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        // One bucket: burst 1 + 10/s × 3 s = 31; plus at most one leased token per replica.
+        #expect(admitted <= 31 + 3, "admitted \(admitted)")
+        #expect(admitted >= 24, "admitted \(admitted)")
+        await fixture.stop()
+    }
+
+    @Test func aPauseOneReplicaSawReachesTheOthers() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 2)
+        PostgresRateLimits(database: fixture.databases[0]).publishHold(authority: "api.payments.test:443", duration: .seconds(5))
+        var holds: [(authority: String, remaining: Duration)] = []
+        for _ in 0..<50 where holds.isEmpty {
+            holds = try await PostgresRateLimits(database: fixture.databases[1]).currentHolds()
+            if holds.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(holds.map(\.authority) == ["api.payments.test:443"])
+        #expect(holds.first.map { $0.remaining > .seconds(3) && $0.remaining <= .seconds(5) } == true)
+        await fixture.stop()
+    }
+
+    @Test func withTheDatabaseDownALimiterFallsBackToItsLocalBucketOrRefuses() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 1)
+        let parameters = RateLimiter.Parameters(requestsPerSecond: 100, burst: 5, maxQueue: 10, maxWait: .seconds(1))
+        let local = RateLimiter(parameters, clock: SystemPolicyClock(), shared: .init(backend: PostgresRateLimits(database: fixture.databases[0]), key: "payments"))
+        try await fixture.cluster.stopServer()
+        fixture.databases[0].health.recordFailure("stopped")
+        #expect(try await local.acquire() == .admitted)
+
+        let failing = SharedStateFixture.config(fixture.cluster.url, onUnavailable: .fail)
+        let database = SharedStateDatabase(config: failing, logger: .init(label: "test"))
+        database.health.recordFailure("stopped")
+        let refusing = RateLimiter(parameters, clock: SystemPolicyClock(), shared: .init(backend: PostgresRateLimits(database: database), key: "payments"))
+        let error = await #expect(throws: GatewayError.self) { try await refusing.acquire() }
+        #expect(error?.code == .sharedStateUnavailable)
+        await fixture.stop()
+    }
+}

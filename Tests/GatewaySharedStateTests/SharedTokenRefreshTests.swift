@@ -1,0 +1,95 @@
+import GatewayConfig
+import GatewayCore
+import GatewayPolicies
+import GatewaySharedState
+import GatewayTesting
+import Testing
+
+/// OAuth2 token state shared by replicas through a real PostgreSQL: one token
+/// call however many replicas need a new token, no forked refresh-token family.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct SharedTokenRefreshTests {
+    @Test func replicasStartingTogetherMigrateOnceAndAgainIsANoOp() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 3)
+        defer { Task { await fixture.stop() } }
+        #expect(try await fixture.cluster.psql("SELECT count(*) FROM gateway_schema_migrations") == "1")
+        #expect(try await fixture.databases[0].migrate() == 1)
+        let tables = try await fixture.cluster.psql("SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE tablename LIKE 'gateway_%'")
+        #expect(tables == "gateway_oauth_tokens,gateway_rate_buckets,gateway_schema_migrations,gateway_upstream_holds")
+        await fixture.stop()
+    }
+
+    @Test func aRevokedTokenIsReplacedByOneTokenCallAcrossReplicas() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 3)
+        fixture.authority.setRevokeFamilyOnReuse(true)
+        let stores = (0..<3).map { fixture.store(replica: $0) }
+        // First use: one replica obtains the token, the others adopt it.
+        let first = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<30 { group.addTask { try await stores[index % 3].accessToken().value } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(first.count == 1)
+        #expect(fixture.authority.tokenCallCount == 1)
+
+        // The authority revokes the token: every replica sees 401s at once.
+        fixture.authority.revokeAccessTokens()
+        let rejected = AccessToken(first.first!)
+        let replaced = try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<300 { group.addTask { try await stores[index % 3].accessToken(replacing: rejected)?.value } }
+            return try await group.reduce(into: [String?]()) { $0.append($1) }
+        }
+        #expect(Set(replaced).count == 1)
+        #expect(replaced.allSatisfy { $0 != nil && $0 != rejected.value })
+        #expect(fixture.authority.tokenCallCount == 2)
+        #expect(!fixture.authority.familyRevoked)
+        // The rotated refresh token was committed: the row holds the one the authority accepts.
+        let committed = try await fixture.cluster.psql("SELECT refresh_token FROM gateway_oauth_tokens")
+        #expect(fixture.authority.validRefreshTokens == [committed])
+        var totalCalls = 0
+        for store in stores { totalCalls += await store.tokenCalls }
+        #expect(totalCalls == 2)
+        await fixture.stop()
+    }
+
+    @Test func aReplicaStartingLaterUsesTheCommittedTokenWithoutACall() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 2)
+        let token = try await fixture.store(replica: 0).accessToken()
+        let later = try await fixture.store(replica: 1).accessToken()
+        #expect(later == token)
+        #expect(fixture.authority.tokenCallCount == 1)
+        await fixture.stop()
+    }
+
+    @Test func withTheDatabaseDownTheLocalModeRefreshesAloneAndReconcilesLater() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 1)
+        let store = fixture.store(replica: 0)
+        _ = try await store.accessToken()
+        try await fixture.cluster.stopServer()
+        fixture.authority.revokeAccessTokens()
+        let rejected = AccessToken(fixture.authority.issuedAccessTokens.last!)
+        let local = try #require(try await store.accessToken(replacing: rejected))
+        #expect(fixture.authority.tokenCallCount == 2)
+        // The database comes back: the token obtained meanwhile (and its rotated refresh token) is written there.
+        try await fixture.cluster.startServer()
+        var reconciled = ""
+        for _ in 0..<100 where reconciled != local.value {
+            await store.reconcileIfNeeded()
+            reconciled = (try? await fixture.cluster.psql("SELECT access_token FROM gateway_oauth_tokens")) ?? ""
+            if reconciled != local.value { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(reconciled == local.value)
+        #expect(try await fixture.cluster.psql("SELECT refresh_token FROM gateway_oauth_tokens") == fixture.authority.validRefreshTokens.first)
+        await fixture.stop()
+    }
+
+    @Test func withTheDatabaseDownTheFailModeRefusesWith503() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 1, onUnavailable: .fail)
+        let store = fixture.store(replica: 0)
+        try await fixture.cluster.stopServer()
+        let error = await #expect(throws: GatewayError.self) { try await store.accessToken() }
+        #expect(error?.code == .sharedStateUnavailable)
+        #expect(error?.code.status.code == 503)
+        #expect(fixture.authority.tokenCallCount == 0)
+        await fixture.stop()
+    }
+}
