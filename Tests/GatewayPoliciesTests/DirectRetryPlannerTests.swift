@@ -12,9 +12,9 @@ import Testing
 struct DirectRetryPlannerTests {
     func planner(_ retry: RetryConfig, events: RecordingEvents = RecordingEvents()) throws -> any RetryPlanner {
         let policy = RetryPolicy(
-            upstreams: [upstreamConfig(retry: retry)], budgets: RetryBudgets(), events: events, clock: ManualClock(), random: LockedRandomSource(seed: 1)
+            upstream: upstreamConfig(retry: retry), budgets: RetryBudgets(), events: events, clock: ManualClock(), random: LockedRandomSource(seed: 1)
         )
-        return try #require(policy.planner(forUpstream: "api"))
+        return try #require(policy).planner
     }
 
     static let retry = RetryConfig(attempts: 3, backoffBase: .milliseconds(10), backoffMax: .milliseconds(40))

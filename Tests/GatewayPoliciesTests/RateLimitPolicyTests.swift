@@ -7,15 +7,15 @@ import Testing
 
 @Suite(.timeLimit(.minutes(1)))
 struct RateLimitPolicyTests {
-    func policy(_ config: RateLimitConfig, clock: ManualClock, events: RecordingEvents = RecordingEvents(), registry: RateLimitRegistry = RateLimitRegistry()) -> RateLimitPolicy {
-        RateLimitPolicy(upstreams: [upstreamConfig(rateLimit: config)], registry: registry, events: events, clock: clock)
+    func policy(_ config: RateLimitConfig, clock: ManualClock, events: RecordingEvents = RecordingEvents(), registry: RateLimitRegistry = RateLimitRegistry()) throws -> RateLimitPolicy {
+        try #require(RateLimitPolicy(upstream: upstreamConfig(rateLimit: config), registry: registry, events: events, clock: clock))
     }
 
     @Test func requestsOverTheRateWaitTheirTurnInOrder() async throws {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(200)])
         let events = RecordingEvents()
-        let policy = policy(RateLimitConfig(requestsPerSecond: 1, burst: 1), clock: clock, events: events)
+        let policy = try policy(RateLimitConfig(requestsPerSecond: 1, burst: 1), clock: clock, events: events)
         #expect(try await policy.handle(.test(), context: .test(), next: upstream).status == .ok)
         let second = Task { try await policy.handle(.test(path: "/2"), context: .test(), next: upstream) }
         await clock.waitForSleepers(1)  // the limiter's pump waits for the next token
@@ -36,7 +36,7 @@ struct RateLimitPolicyTests {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(200)])
         let events = RecordingEvents()
-        let policy = policy(RateLimitConfig(requestsPerSecond: 0.5, burst: 1, maxQueue: 1), clock: clock, events: events)
+        let policy = try policy(RateLimitConfig(requestsPerSecond: 0.5, burst: 1, maxQueue: 1), clock: clock, events: events)
         _ = try await policy.handle(.test(), context: .test(), next: upstream)
         let queued = Task { try await policy.handle(.test(), context: .test(), next: upstream) }
         await clock.waitForSleepers(1)
@@ -55,7 +55,7 @@ struct RateLimitPolicyTests {
         let upstream = ScriptedUpstream([.status(200)])
         let events = RecordingEvents()
         let registry = RateLimitRegistry()
-        let policy = policy(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 2), clock: clock, events: events, registry: registry)
+        let policy = try policy(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 2), clock: clock, events: events, registry: registry)
         _ = try await policy.handle(.test(), context: .test(), next: upstream)
         let leaving = Task { try await policy.handle(.test(path: "/leaving"), context: .test(), next: upstream) }
         await clock.waitForSleepers(1)
@@ -74,7 +74,7 @@ struct RateLimitPolicyTests {
     @Test func perEndpointBucketsAreIndependent() async throws {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(200)])
-        let policy = policy(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 0, perEndpoint: true), clock: clock)
+        let policy = try policy(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 0, perEndpoint: true), clock: clock)
         #expect(try await policy.handle(.test(path: "/users/1"), context: .test(), next: upstream).status == .ok)
         #expect(try await policy.handle(.test(path: "/orders"), context: .test(), next: upstream).status == .ok)
         // /users/2 is the same endpoint as /users/1 (ids collapse).
@@ -94,7 +94,7 @@ struct RateLimitPolicyTests {
     @Test func upstreamRemainingZeroHoldsFurtherRequestsUntilTheReset() async throws {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(200, headers: [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "5")]), .status(200)])
-        let policy = policy(RateLimitConfig(requestsPerSecond: nil), clock: clock)
+        let policy = try policy(RateLimitConfig(requestsPerSecond: nil), clock: clock)
         _ = try await policy.handle(.test(), context: .test(), next: upstream)
         let held = Task { try await policy.handle(.test(), context: .test(), next: upstream) }
         await clock.waitForSleepers(1)
@@ -111,7 +111,7 @@ struct RateLimitPolicyTests {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(429, headers: [("Retry-After", "86400")]), .status(429, headers: [("RateLimit", "limit=10, remaining=0, reset=30")]), .status(200)])
         let events = RecordingEvents()
-        let policy = policy(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: clock, events: events)
+        let policy = try policy(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: clock, events: events)
         let first = try await policy.handle(.test(), context: .test(), next: upstream)
         #expect(first.status.code == 429)
         #expect(first.headers.first(name: "retry-after") == "86400", "the upstream's answer, as it is")
@@ -128,7 +128,7 @@ struct RateLimitPolicyTests {
     @Test func holdsAreKeyedByHostAndPortNotUpstream() async throws {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(429, headers: [("Retry-After", "5")]), .status(200)])
-        let policy = policy(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: clock)
+        let policy = try policy(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: clock)
         var a = ProxyRequest.test()
         a.host = "a.example.com"
         var b = a
@@ -150,7 +150,7 @@ struct RateLimitPolicyTests {
     @Test func honorUpstreamOffIgnoresTheHeaders() async throws {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(200, headers: [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "5")])])
-        let policy = policy(RateLimitConfig(requestsPerSecond: nil, honorUpstream: false), clock: clock)
+        let policy = try policy(RateLimitConfig(requestsPerSecond: nil, honorUpstream: false), clock: clock)
         _ = try await policy.handle(.test(), context: .test(), next: upstream)
         _ = try await policy.handle(.test(), context: .test(), next: upstream)
         #expect(upstream.calls == 2)
@@ -165,8 +165,8 @@ struct RateLimitPolicyTests {
         let registry = RateLimitRegistry()
         let chain = PolicyChain(
             policies: [
-                RetryPolicy(upstreams: [config], budgets: RetryBudgets(), clock: clock),
-                RateLimitPolicy(upstreams: [config], registry: registry, clock: clock),
+                try #require(RetryPolicy(upstream: config, budgets: RetryBudgets(), clock: clock)),
+                try #require(RateLimitPolicy(upstream: config, registry: registry, clock: clock)),
             ],
             terminal: upstream
         )

@@ -15,7 +15,7 @@ struct RateLimitRegistryTests {
         let registry = RateLimitRegistry()
         // Four tokens a second, burst 1: a spent bucket is full again after 250 ms.
         let config = RateLimitConfig(requestsPerSecond: 4, burst: 1, maxQueue: 0, perEndpoint: true)
-        let policy = RateLimitPolicy(upstreams: [upstreamConfig(rateLimit: config)], registry: registry, events: RecordingEvents(), clock: clock)
+        let policy = try #require(RateLimitPolicy(upstream: upstreamConfig(rateLimit: config), registry: registry, events: RecordingEvents(), clock: clock))
         func status(_ path: String) async throws -> UInt {
             try await policy.handle(.test(path: path), context: .test(), next: upstream).status.code
         }

@@ -15,8 +15,8 @@ struct RateLimitStepTests {
     let loop = MultiThreadedEventLoopGroup.singleton.next()
 
     func step(_ config: RateLimitConfig, clock: ManualClock, events: RecordingEvents = RecordingEvents()) throws -> any AttemptStep {
-        let policy = RateLimitPolicy(upstreams: [upstreamConfig(rateLimit: config)], registry: RateLimitRegistry(), events: events, clock: clock)
-        return try #require(policy.step(forUpstream: "api"))
+        let policy = RateLimitPolicy(upstream: upstreamConfig(rateLimit: config), registry: RateLimitRegistry(), events: events, clock: clock)
+        return try #require(policy).step
     }
 
     func prepare(_ step: any AttemptStep) -> AttemptStepDecision {

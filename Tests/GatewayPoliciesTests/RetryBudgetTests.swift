@@ -12,7 +12,7 @@ struct RetryBudgetTests {
         let upstream = ScriptedUpstream([.status(503)])
         var retry = quickRetry(attempts: 3, budgetMinPerSecond: 4)
         retry.budgetPercent = 0
-        let policy = RetryPolicy(upstreams: [upstreamConfig(retry: retry)], budgets: RetryBudgets(), events: events, clock: clock)
+        let policy = try #require(RetryPolicy(upstream: upstreamConfig(retry: retry), budgets: RetryBudgets(), events: events, clock: clock))
         let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
             for _ in 0..<50 { group.addTask { try await policy.run(.test(), upstream: upstream).status.code } }
             return try await group.reduce(into: [UInt]()) { $0.append($1) }

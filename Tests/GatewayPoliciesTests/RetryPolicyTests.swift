@@ -8,8 +8,8 @@ import Testing
 
 @Suite(.timeLimit(.minutes(1)))
 struct RetryPolicyTests {
-    func policy(_ retry: RetryConfig?, rateLimit: RateLimitConfig? = nil, clock: any PolicyClock = ManualClock(), events: RecordingEvents = RecordingEvents(), budgets: RetryBudgets = RetryBudgets()) -> RetryPolicy {
-        RetryPolicy(upstreams: [upstreamConfig(retry: retry, rateLimit: rateLimit)], budgets: budgets, events: events, clock: clock, random: LockedRandomSource(seed: 1))
+    func policy(_ retry: RetryConfig, rateLimit: RateLimitConfig? = nil, clock: any PolicyClock = ManualClock(), events: RecordingEvents = RecordingEvents(), budgets: RetryBudgets = RetryBudgets()) throws -> RetryPolicy {
+        try #require(RetryPolicy(upstream: upstreamConfig(retry: retry, rateLimit: rateLimit), budgets: budgets, events: events, clock: clock, random: LockedRandomSource(seed: 1)))
     }
 
     @Test func failsTwiceThenSucceeds() async throws {
@@ -48,12 +48,26 @@ struct RetryPolicyTests {
         #expect(pinFailure.calls == 1)
     }
 
-    @Test func upstreamsWithoutRetryConfigPassThrough() async throws {
-        let upstream = ScriptedUpstream([.status(503), .status(200)])
-        #expect(try await policy(nil).run(.test(), upstream: upstream).status.code == 503)
-        let noUpstream = ScriptedUpstream([.status(503), .status(200)])
-        #expect(try await policy(quickRetry()).run(.test(upstream: nil), upstream: noUpstream).status.code == 503)
-        #expect(upstream.calls == 1 && noUpstream.calls == 1)
+    @Test func anUpstreamWithoutRetryConfigGetsNoPolicy() {
+        #expect(RetryPolicy(upstream: upstreamConfig(retry: nil), budgets: RetryBudgets()) == nil)
+        #expect(RetryPolicy(upstream: upstreamConfig(retry: nil, rateLimit: RateLimitConfig()), budgets: RetryBudgets()) == nil)
+    }
+
+    /// Issue 18: a policy is bound to its upstream's settings when the route is
+    /// built; the request's `upstreamName` is never looked up (the route chose the policy).
+    @Test func eachUpstreamsPolicyAppliesTheSettingsItWasBuiltWith() async throws {
+        let budgets = RetryBudgets()
+        let twice = try #require(RetryPolicy(upstream: upstreamConfig("a", retry: quickRetry(attempts: 2)), budgets: budgets, clock: ManualClock()))
+        let four = try #require(RetryPolicy(upstream: upstreamConfig("b", retry: quickRetry(attempts: 4)), budgets: budgets, clock: ManualClock()))
+        #expect(twice.upstream == "a" && twice.config.attempts == 2)
+        #expect(four.upstream == "b" && four.config.attempts == 4)
+        for name in ["a", "b", "elsewhere", nil] as [String?] {
+            let a = ScriptedUpstream([.status(503)])
+            let b = ScriptedUpstream([.status(503)])
+            #expect(try await twice.run(.test(upstream: name), upstream: a).status.code == 503)
+            #expect(try await four.run(.test(upstream: name), upstream: b).status.code == 503)
+            #expect(a.calls == 2 && b.calls == 4, "upstreamName \(name ?? "nil")")
+        }
     }
 
     @Test func postIsRetriedOnlyWithIdempotencyKeyOrOptIn() async throws {
@@ -109,7 +123,7 @@ struct RetryPolicyTests {
         var retry = quickRetry()
         retry.backoffBase = .seconds(60)
         retry.backoffMax = .seconds(60)
-        let policy = policy(retry, clock: clock)
+        let policy = try policy(retry, clock: clock)
         let task = Task { try await policy.run(.test(), upstream: upstream) }
         await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(2999))
@@ -147,7 +161,7 @@ struct RetryPolicyTests {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(503), .status(503), .status(200)])
         let retry = RetryConfig(attempts: 3, backoffBase: .seconds(1), backoffMax: .seconds(10))
-        let policy = policy(retry, clock: clock)
+        let policy = try policy(retry, clock: clock)
         let expected = LockedRandomSource(seed: 1)
         let first = Backoff.fullJitter(retry: 0, base: .seconds(1), max: .seconds(10), unit: expected.nextUnit())
         let second = Backoff.fullJitter(retry: 1, base: .seconds(1), max: .seconds(10), unit: expected.nextUnit())
@@ -169,7 +183,7 @@ struct RetryPolicyTests {
         var retry = quickRetry()
         retry.perTryTimeout = .seconds(2)
         let events = RecordingEvents()
-        let policy = policy(retry, clock: clock, events: events)
+        let policy = try policy(retry, clock: clock, events: events)
         let task = Task { try await policy.run(.test(), upstream: upstream) }
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(2))
@@ -183,7 +197,7 @@ struct RetryPolicyTests {
         var retry = quickRetry()
         retry.perTryTimeout = .seconds(2)
         retry.deadline = .seconds(3)
-        let policy = policy(retry, clock: clock)
+        let policy = try policy(retry, clock: clock)
         let task = Task { try await policy.run(.test(), upstream: upstream) }
         await clock.waitForSleepers(2)  // per-try timer and deadline
         clock.advance(by: .seconds(2))
@@ -199,7 +213,7 @@ struct RetryPolicyTests {
         let clock = ManualClock()
         let upstream = ScriptedUpstream([.status(503)])
         let retry = RetryConfig(attempts: 5, backoffBase: .seconds(10), backoffMax: .seconds(10))
-        let policy = policy(retry, clock: clock)
+        let policy = try policy(retry, clock: clock)
         let task = Task { try await policy.run(.test(), upstream: upstream) }
         await clock.waitForSleepers(1)
         task.cancel()

@@ -105,8 +105,8 @@ extension RequestContext {
     }
 }
 
-func upstreamConfig(retry: RetryConfig? = nil, rateLimit: RateLimitConfig? = nil) -> UpstreamConfig {
-    UpstreamConfig(name: "api", hosts: [HostPattern("api.example.com")!], retry: retry, rateLimit: rateLimit)
+func upstreamConfig(_ name: String = "api", retry: RetryConfig? = nil, rateLimit: RateLimitConfig? = nil) -> UpstreamConfig {
+    UpstreamConfig(name: name, hosts: [HostPattern("api.example.com")!], retry: retry, rateLimit: rateLimit)
 }
 
 /// Retries without waiting: zero backoff.

@@ -58,37 +58,41 @@ struct GatewayServices: Sendable {
 /// a token refresh). One case takes the async chain (only the policies the
 /// upstream configures, in one task per request): a request with a body that
 /// may be sent twice (retried, or replayed after a 401), which it buffers first.
+///
+/// Each upstream's policies are built here once per config load, bound to
+/// that upstream's settings (its `retry`, `rate_limit`, credential): nothing
+/// on the request path looks the config up by upstream name, and a policy
+/// the upstream does not configure is not in its route.
 enum PolicyChainFactory {
     static func routes(config: GatewayConfig, services: GatewayServices) -> RouteTable {
         var observers: [any ExchangeObserver] = []
         if config.debug { observers.append(TracePolicy.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
         observers.append(MetricsPolicy(metrics: services.metrics, config: config))
 
-        let retry = RetryPolicy(upstreams: config.upstreams, budgets: services.retryBudgets, events: services.metrics)
-        let rateLimit = RateLimitPolicy(upstreams: config.upstreams, registry: services.rateLimits, events: services.metrics)
         let stores = services.tokenStores.stores(for: config, transport: services.pool, events: services.metrics, logger: services.logger)
-        let tokenRefresh = TokenRefreshPolicy(config: config, stores: stores)
-        let inject = AuthInjectionPolicy(config: config)
-
         var byUpstream: [String: UpstreamRoute] = [:]
         for upstream in config.upstreams where byUpstream[upstream.name] == nil {
-            let hasStaticCredential = upstream.auth.map { StaticCredential($0) != nil } ?? false
-            let usesOAuth2 = upstream.auth != nil && !hasStaticCredential
-            var waiting: [any GatewayPolicy] = []
-            if upstream.retry != nil { waiting.append(retry) }
-            if upstream.rateLimit != nil { waiting.append(rateLimit) }
-            if usesOAuth2 { waiting.append(tokenRefresh) }
-            if hasStaticCredential { waiting.append(inject) }
-            var steps: [any AttemptStep] = []
-            if let step = rateLimit.step(forUpstream: upstream.name) { steps.append(step) }
-            if usesOAuth2, let step = tokenRefresh.step(forUpstream: upstream.name) { steps.append(step) }
-            if hasStaticCredential { steps.append(inject) }
-            let planner = retry.planner(forUpstream: upstream.name)
-            byUpstream[upstream.name] = UpstreamRoute(
-                observers: observers, steps: steps, retry: planner,
-                chain: planner != nil || usesOAuth2 ? PolicyChain(policies: waiting, terminal: services.pool) : nil
-            )
+            byUpstream[upstream.name] = route(for: upstream, observers: observers, tokenStore: stores[upstream.name], services: services)
         }
         return RouteTable(byUpstream: byUpstream, unconfigured: UpstreamRoute(observers: observers))
+    }
+
+    /// One upstream's route: its policies in chain order, the same policies as
+    /// the direct path's retry planner and attempt steps.
+    static func route(for upstream: UpstreamConfig, observers: [any ExchangeObserver], tokenStore: TokenStore?, services: GatewayServices) -> UpstreamRoute {
+        let retry = RetryPolicy(upstream: upstream, budgets: services.retryBudgets, events: services.metrics)
+        let rateLimit = RateLimitPolicy(upstream: upstream, registry: services.rateLimits, events: services.metrics)
+        let tokenRefresh = TokenRefreshPolicy(upstream: upstream, store: tokenStore)
+        let inject = AuthInjectionPolicy(upstream: upstream)
+
+        // Per client request: retry. Per attempt: rate limit → token refresh → auth injection.
+        let waiting: [(any GatewayPolicy)?] = [retry, rateLimit, tokenRefresh, inject]
+        let steps: [(any AttemptStep)?] = [rateLimit?.step, tokenRefresh?.step, inject]
+        return UpstreamRoute(
+            observers: observers,
+            steps: steps.compactMap { $0 },
+            retry: retry?.planner,
+            chain: retry != nil || tokenRefresh != nil ? PolicyChain(policies: waiting.compactMap { $0 }, terminal: services.pool) : nil
+        )
     }
 }

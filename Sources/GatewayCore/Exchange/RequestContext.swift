@@ -7,15 +7,48 @@ public struct RequestContext: Sendable {
     /// The client's address as `ip:port`.
     public let clientAddress: String
     public let startedAt: ContinuousClock.Instant
-    public var logger: Logger
+    /// The logger as given (the gateway's), without the request's id.
+    public var baseLogger: Logger
+    /// Whether ``logger`` tags each line with `request=<id>` (the listener's contexts do).
+    public let tagsLinesWithID: Bool
     /// Attempts and timings, recorded as the exchange proceeds.
     public let record: ExchangeRecord
 
-    public init(id: String, clientAddress: String, startedAt: ContinuousClock.Instant = .now, logger: Logger, record: ExchangeRecord = ExchangeRecord()) {
+    /// - Parameter tagsLinesWithID: ``logger`` adds `request=<id>` to every line.
+    public init(
+        id: String,
+        clientAddress: String,
+        startedAt: ContinuousClock.Instant = .now,
+        logger: Logger,
+        record: ExchangeRecord = ExchangeRecord(),
+        tagsLinesWithID: Bool = false
+    ) {
         self.id = id
         self.clientAddress = clientAddress
         self.startedAt = startedAt
-        self.logger = logger
+        self.baseLogger = logger
         self.record = record
+        self.tagsLinesWithID = tagsLinesWithID
+    }
+
+    /// The logger for this request's lines: ``baseLogger``, with `request=<id>`
+    /// when ``tagsLinesWithID``. Built when read, not per request (issue 14: a
+    /// logger with its own metadata costs three allocations, and most exchanges
+    /// log only their own line, tagged by ``addRequestMetadata(to:)``): read it where
+    /// a line is logged, not to keep.
+    public var logger: Logger {
+        get {
+            guard tagsLinesWithID else { return baseLogger }
+            var logger = baseLogger
+            logger[metadataKey: "request"] = .string(id)
+            return logger
+        }
+        set { baseLogger = newValue }
+    }
+
+    /// The metadata ``logger`` adds to each line (`request=<id>`, or none), for a
+    /// line logged through ``baseLogger`` with metadata of its own.
+    public func addRequestMetadata(to metadata: inout Logger.Metadata) {
+        if tagsLinesWithID { metadata["request"] = .string(id) }
     }
 }

@@ -77,4 +77,8 @@ public struct UpstreamExchangeCancellation: Sendable {
     }
 
     public func cancel() { body() }
+
+    /// For an attempt that was started at once: nothing waits that could be
+    /// withdrawn (the exchange itself ends through its writer). Shared, no allocation.
+    public static let nothingToCancel = UpstreamExchangeCancellation {}
 }

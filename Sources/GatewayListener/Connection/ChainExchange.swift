@@ -189,7 +189,7 @@ final class ChainExchange: ClientExchange {
 
     private func log(status: Int, error: GatewayError.Code?) {
         ExchangeLogLine.log(
-            info.logger, method: "\(info.method)", url: request.url, status: status, started: info.started,
+            info.context, method: "\(info.method)", url: request.url, status: status, started: info.started,
             bytesIn: bytesIn, bytesOut: bytesOut, upstream: request.upstreamName, error: error
         )
     }

@@ -12,14 +12,13 @@ extension ClientConnectionHandler {
     func startExchange(_ head: HTTPRequestHead) {
         let active = environment.liveConfig.current
         let config = active.config
-        var logger = environment.logger
         let requestID = environment.requestIDs.next()
-        logger[metadataKey: "request"] = "\(requestID)"
         let started = ContinuousClock.now
-        let context = RequestContext(id: requestID, clientAddress: clientAddress, startedAt: started, logger: logger)
+        // Lines of this request carry `request=<id>`; the tagged logger is only built where one is logged.
+        let context = RequestContext(id: requestID, clientAddress: clientAddress, startedAt: started, logger: environment.logger, tagsLinesWithID: true)
         var info = ExchangeInfo(
             method: head.method, version: head.version, uri: head.uri, expectsContinue: head.expectsContinue,
-            started: started, logger: logger, context: context, observations: []
+            started: started, context: context, observations: []
         )
         current = info
 
@@ -50,7 +49,7 @@ extension ClientConnectionHandler {
             case .answer(let response, let keepAlive):
                 respond(response, info: info, keepAlive: keepAlive)
                 let code = response.headers.first(name: "x-gateway-error").flatMap(GatewayError.Code.init(rawValue:))
-                ExchangeLogLine.log(logger, method: "\(head.method)", url: head.uri, status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
+                ExchangeLogLine.log(context, method: "\(head.method)", url: head.uri, status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
                 return
             }
         }
@@ -96,7 +95,7 @@ extension ClientConnectionHandler {
         let gatewayError = (error as? GatewayError) ?? GatewayError(.badRequest, "bad request", cause: error)
         respond(gatewayError.response(), info: info, keepAlive: false)
         ExchangeLogLine.log(
-            info.logger, method: "\(info.method)", url: info.uri, status: Int(gatewayError.status.code), started: info.started,
+            info.context, method: "\(info.method)", url: info.uri, status: Int(gatewayError.status.code), started: info.started,
             bytesIn: 0, bytesOut: 0, upstream: gatewayError.upstream, error: gatewayError.code
         )
     }

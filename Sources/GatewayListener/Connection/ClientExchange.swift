@@ -24,9 +24,11 @@ struct ExchangeInfo {
     let uri: String
     let expectsContinue: Bool
     let started: ContinuousClock.Instant
-    let logger: Logger
     let context: RequestContext
     var observations: [any ExchangeObservation]
+
+    /// This request's logger (`request=<id>` on each line), built when read: read it where a line is logged.
+    var logger: Logger { context.logger }
 
     func observeRequestBody(_ buffer: ByteBuffer) {
         for observation in observations { observation.requestBodyPart(buffer) }

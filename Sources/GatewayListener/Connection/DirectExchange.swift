@@ -241,7 +241,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
 
     func log(status: Int, error: GatewayError.Code?) {
         ExchangeLogLine.log(
-            info.logger, method: "\(info.method)", url: routed.url, status: status, started: info.started,
+            info.context, method: "\(info.method)", url: routed.url, status: status, started: info.started,
             bytesIn: bytesIn, bytesOut: bytesOut, upstream: request.upstreamName, error: error
         )
     }

@@ -2,11 +2,14 @@ public import GatewayConfig
 public import GatewayCore
 
 /// Adds the configured `bearer`, `header`, `basic` or `query` credential to
-/// requests of its upstream, and only those: a request's `upstreamName` is set
-/// by the router when its target host matches the upstream's `hosts` (the
-/// client's `Host` header plays no part: the router replaces it from the
-/// target), and `CONNECT` tunnels never reach the policy chain. Requests of
-/// other upstreams, or of none, pass untouched.
+/// requests of its upstream, and only those: one policy per upstream with a
+/// static credential, built with that upstream's route (when the config loads
+/// or reloads) and placed in its chain and attempt steps only. A request's
+/// route is chosen by its `upstreamName`, which the router sets when the
+/// target host matches the upstream's `hosts` (the client's `Host` header
+/// plays no part: the router replaces it from the target); `CONNECT` tunnels
+/// never reach a chain. Requests of other upstreams, or of none, take routes
+/// without this policy.
 ///
 /// The credential is scoped to an origin (``CredentialScope``): over TLS to
 /// the upstream's hosts on port 443 (or its `ports`), or to its `origin`. A
@@ -17,48 +20,35 @@ public import GatewayCore
 ///
 /// `oauth2` credentials are handled by ``TokenRefreshPolicy``.
 public struct AuthInjectionPolicy: GatewayPolicy {
-    struct Binding: Sendable {
-        let credential: StaticCredential
-        let scope: CredentialScope
+    let credential: StaticCredential
+    /// Where the credential may go.
+    public let scope: CredentialScope
+
+    /// The static credential of `upstream`, or nil when it has none (no `auth`,
+    /// or `oauth2`): its chain leaves the policy out.
+    public init?(upstream: UpstreamConfig) {
+        guard let auth = upstream.auth else { return nil }
+        self.init(auth: auth, scope: upstream.credentialScope)
     }
 
-    private let bindings: [String: Binding]
-
-    /// The static credentials of `config`'s upstreams.
-    public init(config: GatewayConfig) {
-        var bindings: [String: Binding] = [:]
-        for upstream in config.upstreams {
-            if let auth = upstream.auth, let credential = StaticCredential(auth) {
-                bindings[upstream.name] = Binding(credential: credential, scope: upstream.credentialScope)
-            }
-        }
-        self.bindings = bindings
+    /// A static credential in `scope` (nil for `oauth2`).
+    public init?(auth: AuthConfig, scope: CredentialScope = .anyHostOverTLS) {
+        guard let credential = StaticCredential(auth) else { return nil }
+        self.credential = credential
+        self.scope = scope
     }
 
-    /// Credentials by upstream name (oauth2 entries are ignored), all in `scope`.
-    public init(credentials: [String: AuthConfig], scope: CredentialScope = .anyHostOverTLS) {
-        self.bindings = credentials.compactMapValues { auth in
-            StaticCredential(auth).map { Binding(credential: $0, scope: scope) }
-        }
-    }
-
-    /// True when no upstream has a static credential (the policy can be left out).
-    public var isEmpty: Bool { bindings.isEmpty }
-
-    /// Whether `request` would get its upstream's credential: it has one, the
-    /// request is within its scope, and it is not a `TRACE`.
+    /// Whether `request` would get the credential: it is within its scope,
+    /// and it is not a `TRACE`.
     public func isInScope(_ request: ProxyRequest) -> Bool {
-        guard let name = request.upstreamName, let binding = bindings[name] else { return false }
-        return CredentialScope.mayCarryCredential(request) && binding.scope.permits(request)
+        CredentialScope.mayCarryCredential(request) && scope.permits(request)
     }
 
     /// Adds the credential when ``isInScope(_:)``; otherwise leaves `request` as it is.
     /// Synchronous and non-blocking: safe on an event loop.
     public func inject(into request: inout ProxyRequest) {
-        guard let name = request.upstreamName, let binding = bindings[name],
-            CredentialScope.mayCarryCredential(request), binding.scope.permits(request)
-        else { return }
-        binding.credential.apply(to: &request)
+        guard isInScope(request) else { return }
+        credential.apply(to: &request)
     }
 
     public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {

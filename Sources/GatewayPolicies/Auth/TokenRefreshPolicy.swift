@@ -18,8 +18,9 @@ import NIOHTTP1
 /// once per token value) so the client's next request carries a new one. A failed refresh becomes 401 with
 /// `X-Gateway-Error: token_refresh_failed` (thrown as ``GatewayError``).
 ///
-/// Requests of other upstreams pass untouched, as do, with `client_auth: keep`,
-/// requests carrying their own `Authorization`, and requests outside the
+/// One policy per OAuth2 upstream, built with that upstream's route and in
+/// its chain only. Passed untouched: with `client_auth: keep`, requests
+/// carrying their own `Authorization`; and requests outside the
 /// credential's scope (``CredentialScope``: plain http without an `http://`
 /// origin, another port, a `TRACE`): those are forwarded without a token.
 public struct TokenRefreshPolicy: GatewayPolicy {
@@ -33,37 +34,46 @@ public struct TokenRefreshPolicy: GatewayPolicy {
 
     /// Largest request body buffered so it can be sent again after a 401.
     public static let defaultReplayLimit = 1024 * 1024
-
-    let bindings: [String: Binding]
+    /// The upstream's credential settings, bound when its route is built.
+    let binding: Binding
     private let replayLimit: Int
 
-    /// - Parameter stores: by upstream name, from ``TokenStoreRegistry/stores(for:transport:events:logger:)``.
-    public init(config: GatewayConfig, stores: [String: TokenStore], replayLimit: Int = TokenRefreshPolicy.defaultReplayLimit) {
-        var bindings: [String: Binding] = [:]
-        for upstream in config.upstreams {
-            guard let auth = upstream.auth, let store = stores[upstream.name] else { continue }
-            bindings[upstream.name] = Binding(
-                store: store, clientAuth: auth.clientAuth, scope: upstream.credentialScope,
-                retryNonIdempotent: upstream.retry?.retryNonIdempotent ?? false
-            )
-        }
-        self.bindings = bindings
+    /// The policy for one upstream's credential: its token store, `client_auth`,
+    /// scope, and whether a 401'd non-idempotent request may be replayed.
+    public init(
+        store: TokenStore,
+        clientAuth: ClientAuthMode = .replace,
+        scope: CredentialScope,
+        retryNonIdempotent: Bool = false,
+        replayLimit: Int = TokenRefreshPolicy.defaultReplayLimit
+    ) {
+        self.binding = Binding(store: store, clientAuth: clientAuth, scope: scope, retryNonIdempotent: retryNonIdempotent)
         self.replayLimit = replayLimit
     }
 
-    /// True when no upstream uses OAuth2 (the policy can be left out).
-    public var isEmpty: Bool { bindings.isEmpty }
+    /// The policy of `upstream`, or nil when it does not use OAuth2 (no
+    /// `store`): its chain leaves the policy out. Built once per config load.
+    /// - Parameter store: the upstream's, from ``TokenStoreRegistry/stores(for:transport:events:logger:)``.
+    public init?(upstream: UpstreamConfig, store: TokenStore?, replayLimit: Int = TokenRefreshPolicy.defaultReplayLimit) {
+        guard let auth = upstream.auth, case .oauth2 = auth.kind, let store else { return nil }
+        self.init(
+            store: store, clientAuth: auth.clientAuth, scope: upstream.credentialScope,
+            retryNonIdempotent: upstream.retry?.retryNonIdempotent ?? false, replayLimit: replayLimit
+        )
+    }
 
-    /// Whether `request` would get its upstream's access token: the upstream
-    /// uses OAuth2, the request is within the credential's scope, and it is not
-    /// a `TRACE`. Synchronous, the same rule as ``AuthInjectionPolicy/isInScope(_:)``.
+    /// The upstream this policy is bound to.
+    public var upstream: String { binding.store.upstream }
+
+    /// Whether `request` would get its upstream's access token: it is within
+    /// the credential's scope, and it is not a `TRACE`. Synchronous, the same
+    /// rule as ``AuthInjectionPolicy/isInScope(_:)``.
     public func isInScope(_ request: ProxyRequest) -> Bool {
-        guard let name = request.upstreamName, let binding = bindings[name] else { return false }
-        return CredentialScope.mayCarryCredential(request) && binding.scope.permits(request)
+        CredentialScope.mayCarryCredential(request) && binding.scope.permits(request)
     }
 
     public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
-        guard let name = request.upstreamName, let binding = bindings[name], isInScope(request) else {
+        guard isInScope(request) else {
             return try await next.handle(request, context: context)
         }
         if binding.clientAuth == .keep, request.headers.contains(name: "Authorization") {
@@ -108,7 +118,7 @@ public struct TokenRefreshPolicy: GatewayPolicy {
         }
         guard let fresh, fresh != token else { return response }
         await Self.release(response)
-        context.logger.debug("upstream answered 401; retrying once with a new access token", metadata: ["upstream": "\(name)"])
+        context.logger.debug("upstream answered 401; retrying once with a new access token", metadata: ["upstream": "\(upstream)"])
         request.headers.replaceOrAdd(name: "Authorization", value: fresh.authorizationValue)
         return try await next.handle(request, context: context)
     }

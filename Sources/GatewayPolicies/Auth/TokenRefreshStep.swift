@@ -94,8 +94,6 @@ struct TokenRefreshStep: AttemptStep {
 }
 
 extension TokenRefreshPolicy {
-    /// The direct path's step for `upstream` (nil when it does not use OAuth2).
-    public func step(forUpstream upstream: String) -> (any AttemptStep)? {
-        bindings[upstream].map { TokenRefreshStep(binding: $0) }
-    }
+    /// The direct path's step: the same credential, decided on the event loop.
+    public var step: any AttemptStep { TokenRefreshStep(binding: binding) }
 }

@@ -4,10 +4,17 @@ public import GatewayCore
 /// first: `PolicyChain(policies: [trace, metrics, retry], terminal: pool)` runs
 /// trace → metrics → retry → pool. The order is defined in one place, by the
 /// caller that builds the chain.
+///
+/// The gateway builds one chain per upstream when a config loads or reloads,
+/// each policy already bound to that upstream's settings; a policy the
+/// upstream does not configure is simply not in its chain.
 public struct PolicyChain: ProxyHandler {
     private let first: any ProxyHandler
+    /// The policies, outermost first (what the chain was built with).
+    public let policies: [any GatewayPolicy]
 
     public init(policies: [any GatewayPolicy], terminal: any ProxyHandler) {
+        self.policies = policies
         var next = terminal
         for policy in policies.reversed() {
             next = PolicyLink(policy: policy, next: next)

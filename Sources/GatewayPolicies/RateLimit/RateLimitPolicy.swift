@@ -4,7 +4,7 @@ import Logging
 public import NIOHTTP1
 
 /// Per upstream attempt: keeps requests within the upstream's limits, per its
-/// `rate_limit` config (upstreams without one pass through untouched).
+/// `rate_limit` config, bound when its route is built (upstreams without one have no such policy).
 ///
 /// 1. Upstream holds (`honor_upstream`): after a response with `RateLimit` /
 ///    `RateLimit-*` / `X-RateLimit-*` saying nothing remains, or a 429/503 with
@@ -27,59 +27,70 @@ public import NIOHTTP1
 /// The 429 is returned, not thrown, so it carries `Retry-After`; the retry
 /// policy never retries it (it has `X-Gateway-Error`).
 public struct RateLimitPolicy: GatewayPolicy {
-    struct Rules: Sendable {
-        var config: RateLimitConfig
-        var endpoints: [EndpointTemplate]
-    }
-
-    let rules: [String: Rules]
-
-    /// True when no upstream configures this policy (the chain can leave it out).
-    public var isEmpty: Bool { rules.isEmpty }
+    /// The upstream this policy is bound to.
+    public let upstream: String
+    /// Its `rate_limit` settings.
+    public let config: RateLimitConfig
+    /// Its endpoint templates (for `per_endpoint` limiters).
+    let endpoints: [EndpointTemplate]
+    /// The upstream-wide limiter, resolved when the route is built (nil with
+    /// `per_endpoint`, or without a rate); its step shares it.
+    let limiter: RateLimiter?
     let registry: RateLimitRegistry
     let events: any GatewayEvents
     let clock: any PolicyClock
 
-    public init(
-        upstreams: [UpstreamConfig],
+    /// The rate-limit policy of `upstream`, or nil when it has no `rate_limit`
+    /// (its chain leaves the policy out). Built once per config load, with the route.
+    public init?(
+        upstream: UpstreamConfig,
         registry: RateLimitRegistry,
         events: any GatewayEvents = NoGatewayEvents(),
         clock: any PolicyClock = SystemPolicyClock()
     ) {
-        var rules: [String: Rules] = [:]
-        for upstream in upstreams {
-            guard let config = upstream.rateLimit else { continue }
-            rules[upstream.name] = Rules(config: config, endpoints: upstream.endpoints)
-        }
-        self.rules = rules
+        guard let config = upstream.rateLimit else { return nil }
+        self.upstream = upstream.name
+        self.config = config
+        self.endpoints = upstream.endpoints
         self.registry = registry
         self.events = events
         self.clock = clock
+        if let parameters = Self.parameters(config), !config.perEndpoint {
+            limiter = registry.limiter(upstream: upstream.name, endpoint: nil, parameters: parameters, clock: clock, events: events)
+        } else {
+            limiter = nil
+        }
+    }
+
+    static func parameters(_ config: RateLimitConfig) -> RateLimiter.Parameters? {
+        guard let rate = config.requestsPerSecond, rate > 0 else { return nil }
+        return RateLimiter.Parameters(requestsPerSecond: rate, burst: config.burst, maxQueue: config.maxQueue, maxWait: config.maxWait)
+    }
+
+    /// The limiter `request` takes a token from: the upstream's, or (with
+    /// `per_endpoint`) its endpoint's from the registry; nil without a rate.
+    func limiter(for request: ProxyRequest) -> RateLimiter? {
+        if let limiter { return limiter }
+        guard config.perEndpoint, let parameters = Self.parameters(config) else { return nil }
+        let endpoint = RateLimitEndpoint.key(method: request.method.rawValue, path: request.path, templates: endpoints)
+        return registry.limiter(upstream: upstream, endpoint: endpoint, parameters: parameters, clock: clock, events: events)
     }
 
     public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
-        guard let name = request.upstreamName, let rules = rules[name] else {
-            return try await next.handle(request, context: context)
-        }
-        let config = rules.config
         let authority = request.hostPort
-        if config.honorUpstream, let refusal = try await waitForUpstreamHold(name, authority: authority, config: config) {
+        if config.honorUpstream, let refusal = try await waitForUpstreamHold(authority: authority) {
             return refusal
         }
-        if let rate = config.requestsPerSecond, rate > 0 {
-            let endpoint = config.perEndpoint
-                ? RateLimitEndpoint.key(method: request.method.rawValue, path: request.path, templates: rules.endpoints) : nil
-            let parameters = RateLimiter.Parameters(requestsPerSecond: rate, burst: config.burst, maxQueue: config.maxQueue, maxWait: config.maxWait)
-            let limiter = registry.limiter(upstream: name, endpoint: endpoint, parameters: parameters, clock: clock, events: events)
+        if let limiter = limiter(for: request) {
             let admission = try await AttemptTimer.paused { try await limiter.acquire() }
             if case .rejected(let retryAfter) = admission {
-                context.logger.debug("local rate limit", metadata: ["upstream": "\(name)", "retry_after": "\(retryAfter)"])
-                return refuse(name, authority: request.hostPort, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted")
+                context.logger.debug("local rate limit", metadata: ["upstream": "\(upstream)", "retry_after": "\(retryAfter)"])
+                return refuse(authority: authority, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted")
             }
         }
         let response = try await next.handle(request, context: context)
         if config.honorUpstream {
-            observe(status: response.status, headers: response.headers, upstream: name, authority: authority, maxWait: config.maxWait, logger: context.logger)
+            observe(status: response.status, headers: response.headers, authority: authority, logger: context.logger)
         }
         return response
     }
@@ -87,15 +98,15 @@ public struct RateLimitPolicy: GatewayPolicy {
     /// Waits while `authority` asked for a pause; a 429 response when too many
     /// wait already. A hold beyond `max_wait` (kept from before a reload that
     /// lowered it) is not waited for: the upstream answers.
-    private func waitForUpstreamHold(_ name: String, authority: String, config: RateLimitConfig) async throws -> ProxyResponse? {
+    private func waitForUpstreamHold(authority: String) async throws -> ProxyResponse? {
         while let until = registry.hold(authority: authority, now: clock.now) {
             let wait = until - clock.now
             guard wait <= config.maxWait else { return nil }
-            guard registry.queueDepth(upstream: name) < config.maxQueue else {
-                return refuse(name, authority: authority, wait: wait, why: "the upstream asked for a pause until its rate limit resets")
+            guard registry.queueDepth(upstream: upstream) < config.maxQueue else {
+                return refuse(authority: authority, wait: wait, why: "the upstream asked for a pause until its rate limit resets")
             }
-            registry.adjustDepth(upstream: name, by: 1, events: events)
-            defer { registry.adjustDepth(upstream: name, by: -1, events: events) }
+            registry.adjustDepth(upstream: upstream, by: 1, events: events)
+            defer { registry.adjustDepth(upstream: upstream, by: -1, events: events) }
             try await AttemptTimer.paused { try await clock.sleep(until: until, tolerance: nil) }
         }
         return nil
@@ -103,15 +114,15 @@ public struct RateLimitPolicy: GatewayPolicy {
 
     /// The local 429: `Retry-After` in whole seconds (rounded up), `X-Gateway-Error: local_rate_limit`.
     /// `authority` (`host:port`) is the error body's `upstream`, as in every gateway error.
-    func refuse(_ name: String, authority: String, wait: Duration, why: String) -> ProxyResponse {
-        events.rateLimited(upstream: name, source: "local")
+    func refuse(authority: String, wait: Duration, why: String) -> ProxyResponse {
+        events.rateLimited(upstream: upstream, source: "local")
         let error = GatewayError(.localRateLimit, "too many requests: \(why)", upstream: authority)
         return error.response(extraHeaders: ["Retry-After": RetryAfter.headerValue(for: wait)])
     }
 
     /// Learns holds of `authority` from the upstream's answer; one longer than
-    /// `maxWait` is not kept (the response goes to the client as it is).
-    func observe(status: HTTPResponseStatus, headers: HTTPHeaders, upstream name: String, authority: String, maxWait: Duration, logger: Logger) {
+    /// `max_wait` is not kept (the response goes to the client as it is).
+    func observe(status: HTTPResponseStatus, headers: HTTPHeaders, authority: String, logger: Logger) {
         let now = clock.now
         let wall = clock.secondsSince1970
         let status = status.code
@@ -123,13 +134,13 @@ public struct RateLimitPolicy: GatewayPolicy {
             hold = Swift.max(hold ?? .zero, signalHold)
         }
         if status == 429 || (status == 503 && hold != nil) {
-            events.rateLimited(upstream: name, source: "upstream")
+            events.rateLimited(upstream: upstream, source: "upstream")
         }
         guard let hold, hold > .zero else { return }
-        guard hold <= maxWait else {
+        guard hold <= config.maxWait else {
             logger.debug(
                 "upstream asked for a pause longer than max_wait; not holding requests",
-                metadata: ["upstream": "\(name)", "authority": "\(authority)", "pause_s": "\(hold.seconds)"]
+                metadata: ["upstream": "\(upstream)", "authority": "\(authority)", "pause_s": "\(hold.seconds)"]
             )
             return
         }

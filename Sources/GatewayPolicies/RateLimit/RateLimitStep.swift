@@ -10,49 +10,30 @@ import NIOHTTP1
 /// an upstream's pause (a scheduled task, then the step runs again) or for its
 /// turn in a full bucket's queue (a promise the limiter fulfils).
 struct RateLimitStep: AttemptStep {
+    /// The upstream's policy: its settings and its limiter, resolved when the route was built.
     let policy: RateLimitPolicy
-    let upstream: String
-    let config: RateLimitConfig
-    let endpoints: [EndpointTemplate]
-    /// The upstream's limiter, resolved when the route is built (nil per endpoint or without a rate).
-    let limiter: RateLimiter?
-
-    init(policy: RateLimitPolicy, upstream: String, rules: RateLimitPolicy.Rules) {
-        self.policy = policy
-        self.upstream = upstream
-        self.config = rules.config
-        self.endpoints = rules.endpoints
-        if let parameters = Self.parameters(rules.config), !rules.config.perEndpoint {
-            limiter = policy.registry.limiter(upstream: upstream, endpoint: nil, parameters: parameters, clock: policy.clock, events: policy.events)
-        } else {
-            limiter = nil
-        }
-    }
-
-    static func parameters(_ config: RateLimitConfig) -> RateLimiter.Parameters? {
-        guard let rate = config.requestsPerSecond, rate > 0 else { return nil }
-        return RateLimiter.Parameters(requestsPerSecond: rate, burst: config.burst, maxQueue: config.maxQueue, maxWait: config.maxWait)
-    }
 
     func prepare(_ request: inout ProxyRequest, context: RequestContext, on eventLoop: any EventLoop) -> AttemptStepDecision {
         let registry = policy.registry
+        let config = policy.config
+        let upstream = policy.upstream
         if config.honorUpstream, let until = registry.hold(authority: request.hostPort, now: policy.clock.now) {
             let wait = until - policy.clock.now
             // A hold beyond max_wait (kept from before a reload that lowered it) is not waited for.
             if wait <= config.maxWait {
                 guard registry.queueDepth(upstream: upstream) < config.maxQueue else {
-                    return .respond(policy.refuse(upstream, authority: request.hostPort, wait: wait, why: "the upstream asked for a pause until its rate limit resets"))
+                    return .respond(policy.refuse(authority: request.hostPort, wait: wait, why: "the upstream asked for a pause until its rate limit resets"))
                 }
                 return .wait(pause(wait, on: eventLoop))
             }
         }
-        guard let limiter = limiter ?? endpointLimiter(for: request) else { return .proceed }
+        guard let limiter = policy.limiter(for: request) else { return .proceed }
         switch limiter.admit(on: eventLoop) {
         case .admitted:
             return .proceed
         case .rejected(let retryAfter):
             context.logger.debug("local rate limit", metadata: ["upstream": "\(upstream)", "retry_after": "\(retryAfter)"])
-            return .respond(policy.refuse(upstream, authority: request.hostPort, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted"))
+            return .respond(policy.refuse(authority: request.hostPort, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted"))
         case .queued(let granted, let cancel):
             return .wait(AttemptWait(future: granted, repeatStep: false, cancel: cancel))
         case .unavailable(var error):
@@ -65,36 +46,25 @@ struct RateLimitStep: AttemptStep {
     private func pause(_ wait: Duration, on eventLoop: any EventLoop) -> AttemptWait {
         let registry = policy.registry
         let events = policy.events
-        let upstream = self.upstream
+        let upstream = policy.upstream
         registry.adjustDepth(upstream: upstream, by: 1, events: events)
         let scheduled = eventLoop.scheduleTask(in: TimeAmount(wait)) {}
         scheduled.futureResult.whenComplete { _ in registry.adjustDepth(upstream: upstream, by: -1, events: events) }
         return AttemptWait(future: scheduled.futureResult, repeatStep: true, cancel: { scheduled.cancel() })
     }
 
-    private func endpointLimiter(for request: ProxyRequest) -> RateLimiter? {
-        guard let parameters = Self.parameters(config) else { return nil }
-        let endpoint = RateLimitEndpoint.key(method: request.method.rawValue, path: request.path, templates: endpoints)
-        return policy.registry.limiter(upstream: upstream, endpoint: endpoint, parameters: parameters, clock: policy.clock, events: policy.events)
-    }
-
     func responseHead(_ head: UpstreamResponseHead, of request: ProxyRequest, context: RequestContext, mayReplay: Bool, on eventLoop: any EventLoop) -> AttemptResponseVerdict {
-        guard config.honorUpstream else { return .accept }
+        guard policy.config.honorUpstream else { return .accept }
         let status = head.status.code
         guard status == 429 || status == 503 || head.headers.containsRateLimitField else { return .accept }
-        policy.observe(
-            status: head.status, headers: head.headers, upstream: upstream, authority: request.hostPort,
-            maxWait: config.maxWait, logger: context.logger
-        )
+        policy.observe(status: head.status, headers: head.headers, authority: request.hostPort, logger: context.logger)
         return .accept
     }
 }
 
 extension RateLimitPolicy {
-    /// The direct path's step for `upstream` (nil when it has no `rate_limit`).
-    public func step(forUpstream upstream: String) -> (any AttemptStep)? {
-        rules[upstream].map { RateLimitStep(policy: self, upstream: upstream, rules: $0) }
-    }
+    /// The direct path's step: the same settings and limiter, decided on the event loop.
+    public var step: any AttemptStep { RateLimitStep(policy: self) }
 }
 
 extension HTTPHeaders {

@@ -3,7 +3,8 @@ public import GatewayCore
 import Logging
 
 /// Retries a client request against its upstream, per the upstream's `retry`
-/// config, only when that is safe:
+/// config (one policy per upstream that has one, bound to it when its route is
+/// built), only when that is safe:
 ///
 /// - the method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), or the
 ///   request carries `Idempotency-Key`, or `retry_non_idempotent` is set;
@@ -25,43 +26,42 @@ import Logging
 /// attempt is in `context.record` (the pool records it). Cancellation (the client
 /// went away) ends the current attempt or backoff sleep at once: no more retries.
 public struct RetryPolicy: GatewayPolicy {
-    let rules: [String: UpstreamRetryRules]
+    /// The upstream's retry settings, bound when its route is built.
+    let rules: UpstreamRetryRules
     let services: RetryServices
 
-    /// True when no upstream configures this policy (the chain can leave it out).
-    public var isEmpty: Bool { rules.isEmpty }
-
-    /// - Parameter upstreams: the config snapshot's upstreams; those without `retry` pass through.
-    public init(
-        upstreams: [UpstreamConfig],
+    /// The retry policy of `upstream`, or nil when it has no `retry` (its chain
+    /// leaves the policy out). Built once per config load, with the route.
+    public init?(
+        upstream: UpstreamConfig,
         budgets: RetryBudgets,
         events: any GatewayEvents = NoGatewayEvents(),
         clock: any PolicyClock = SystemPolicyClock(),
         random: any RandomSource = SystemRandomSource()
     ) {
-        var rules: [String: UpstreamRetryRules] = [:]
-        for upstream in upstreams {
-            guard let retry = upstream.retry else { continue }
-            rules[upstream.name] = UpstreamRetryRules(upstream, retry: retry)
-        }
-        self.rules = rules
+        guard let retry = upstream.retry else { return nil }
+        self.rules = UpstreamRetryRules(upstream, retry: retry)
         self.services = RetryServices(budgets: budgets, events: events, clock: clock, random: random)
     }
+
+    /// The upstream this policy is bound to.
+    public var upstream: String { rules.upstream }
+
+    /// The settings it applies (the upstream's `retry`).
+    public var config: RetryConfig { rules.retry }
 
     /// True when the request may be sent more than once (body aside).
     static func isSafeToRetry(_ request: ProxyRequest, retryNonIdempotent: Bool) -> Bool {
         request.isIdempotent || retryNonIdempotent || request.headers.contains(name: "idempotency-key")
     }
 
-    /// The direct path's planner for `upstream` (nil when it has no `retry`).
-    public func planner(forUpstream upstream: String) -> (any RetryPlanner)? {
-        rules[upstream].map { DirectRetryPlanner(rules: $0, services: services) }
+    /// The direct path's planner: the same rules, decided on the event loop.
+    public var planner: any RetryPlanner {
+        DirectRetryPlanner(rules: rules, services: services)
     }
 
     public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
-        guard let name = request.upstreamName, let rules = rules[name] else {
-            return try await next.handle(request, context: context)
-        }
+        let name = rules.upstream
         let config = rules.retry
         let clock = services.clock
         let started = clock.now

@@ -70,6 +70,20 @@ extension PoolStateMachine {
         return serveOrPark(id, key: key, reused: true)
     }
 
+    /// An exchange ended on a reusable connection and nobody waits for its key
+    /// (a warm pool, most releases): the connection turns idle at once, without
+    /// an action list. Returns its idle generation (the caller arms its idle
+    /// timer as `scheduleIdleTimer` would), or nil: then ``connectionReleased(_:reusable:)``.
+    mutating func parkIdleNow(_ id: ConnectionID) -> Int? {
+        guard !isShuttingDown, var connection = connections[id], connection.state == .inUse else { return nil }
+        let key = connection.key
+        guard var keyState = keys.removeValue(forKey: key) else { return nil }
+        defer { keys[key] = keyState }
+        guard keyState.waiters.isEmpty else { return nil }
+        keyState.inUse -= 1
+        return park(id, &connection, in: &keyState)
+    }
+
     /// The connection's channel closed (peer closed an idle connection, or an
     /// exchange failed). Nothing to close; waiters may need a new connection.
     mutating func connectionClosed(_ id: ConnectionID) -> [Action] {

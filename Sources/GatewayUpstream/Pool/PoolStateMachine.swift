@@ -134,11 +134,17 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
             connections[id] = connection
             return [.cancelWaiterTimeout(waiter), .useConnection(id, waiter: waiter, reused: reused)]
         }
+        let generation = park(id, &connection, in: &keyState)
+        return [.scheduleIdleTimer(id, generation: generation)]
+    }
+
+    /// Turns connection `id` idle (most recently used last); returns its new idle generation.
+    mutating func park(_ id: ConnectionID, _ connection: inout Connection, in keyState: inout KeyState) -> Int {
         connection.idleGeneration += 1
         connection.state = .idle(generation: connection.idleGeneration)
         connections[id] = connection
         keyState.idle.append(id)
-        return [.scheduleIdleTimer(id, generation: connection.idleGeneration)]
+        return connection.idleGeneration
     }
 
     /// Forgets a connection in any state, keeping the per-key counts right.

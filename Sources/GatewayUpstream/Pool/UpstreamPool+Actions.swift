@@ -49,19 +49,7 @@ extension UpstreamPool {
                 if let timer = s.idleTimers.removeValue(forKey: id) { effects.append(.cancelTimer(timer.scheduled)) }
                 if let connection = s.connections.removeValue(forKey: id) { effects.append(.close(connection)) }
             case .scheduleIdleTimer(let id, let generation):
-                guard let connection = s.connections[id] else { continue }
-                let deadline = NIODeadline.now() + TimeAmount(configuration.idleTimeout)
-                // Read and written back whole, not changed through `?.` (a `modify`
-                // access of the dictionary, which allocated three times per call).
-                if var timer = s.idleTimers[id] {
-                    // Still pending, due no later than `deadline`: it re-arms itself then.
-                    timer.generation = generation
-                    timer.deadline = deadline
-                    s.idleTimers[id] = timer
-                } else {
-                    let scheduled = scheduleIdleCheck(id, on: connection.eventLoop, at: deadline)
-                    s.idleTimers[id] = IdleTimer(scheduled: scheduled, generation: generation, deadline: deadline)
-                }
+                armIdleTimer(id, generation: generation, in: &s)
             case .cancelIdleTimer(let id):
                 if s.connections[id] != nil {
                     s.endIdlePeriod(of: id)
@@ -75,6 +63,34 @@ extension UpstreamPool {
             }
         }
         return effects
+    }
+
+    /// Starts connection `id`'s idle period `generation` (under the lock).
+    func armIdleTimer(_ id: Int, generation: Int, in s: inout State) {
+        guard let connection = s.connections[id] else { return }
+        let deadline = NIODeadline.now() + TimeAmount(configuration.idleTimeout)
+        // Read and written back whole, not changed through `?.` (a `modify`
+        // access of the dictionary, which allocated three times per call).
+        if var timer = s.idleTimers[id] {
+            // Still pending, due no later than `deadline`: it re-arms itself then.
+            timer.generation = generation
+            timer.deadline = deadline
+            s.idleTimers[id] = timer
+        } else {
+            let scheduled = scheduleIdleCheck(id, on: connection.eventLoop, at: deadline)
+            s.idleTimers[id] = IdleTimer(scheduled: scheduled, generation: generation, deadline: deadline)
+        }
+    }
+
+    /// An exchange on connection `id` ended: back to the idle list at once when
+    /// nobody waits (no action list), else through ``PoolStateMachine/connectionReleased(_:reusable:)``.
+    func released(_ id: Int, reusable: Bool) {
+        let parked = reusable && state.withLockedValue { s in
+            guard let generation = s.machine.parkIdleNow(id) else { return false }
+            armIdleTimer(id, generation: generation, in: &s)
+            return true
+        }
+        if !parked { run { $0.machine.connectionReleased(id, reusable: reusable) } }
     }
 
     private func scheduleIdleCheck(_ id: Int, on eventLoop: any EventLoop, at deadline: NIODeadline) -> Scheduled<Void> {
@@ -135,7 +151,7 @@ extension UpstreamPool {
     private func openConnection(id: Int, key: UpstreamKey, upstreamName: String?) {
         logger.debug("opening upstream connection", metadata: ["upstream": "\(key)", "connection": "\(id)"])
         connector.connect(id: id, key: key, upstreamName: upstreamName) { [weak self] reusable in
-            self?.run { $0.machine.connectionReleased(id, reusable: reusable) }
+            self?.released(id, reusable: reusable)
         }
         .whenComplete { [weak self] result in
             guard let self else {

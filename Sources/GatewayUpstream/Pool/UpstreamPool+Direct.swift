@@ -11,13 +11,10 @@ extension UpstreamPool: UpstreamTransport {
         delegate: any UpstreamExchangeDelegate
     ) -> UpstreamExchangeCancellation {
         let index = record.beginAttempt(AttemptTimings(started: .now))
-        let attempt = DirectAttempt(
+        return DirectAttempt.start(
             pool: self, request: request, recorder: AttemptRecorder(record: record, index: index),
             eventLoop: eventLoop, delegate: delegate
         )
-        attempt.lease()
-        let bound = NIOLoopBound(attempt, eventLoop: eventLoop)
-        return UpstreamExchangeCancellation { bound.value.cancel() }
     }
 }
 
@@ -39,12 +36,51 @@ final class DirectAttempt {
     private var state = State.done
     private var staleLeases = 0
 
-    init(pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate) {
+    init(
+        pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop,
+        delegate: any UpstreamExchangeDelegate, staleLeases: Int = 0
+    ) {
         self.pool = pool
         self.request = request
         self.recorder = recorder
         self.eventLoop = eventLoop
         self.delegate = delegate
+        self.staleLeases = staleLeases
+    }
+
+    /// Starts one attempt. A warm pool's common case, an idle connection on
+    /// this loop, starts at once with no attempt object and nothing left to
+    /// cancel (issue 14: two allocations per request); any other case (no idle
+    /// connection, one on another loop, one closed just before use) goes
+    /// through a ``DirectAttempt``, which can wait and be withdrawn.
+    static func start(
+        pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop,
+        delegate: any UpstreamExchangeDelegate
+    ) -> UpstreamExchangeCancellation {
+        let ready = pool.leaseIdleNow(UpstreamKey(request), on: eventLoop)
+        var staleLeases = 0
+        if case .success(let lease)? = ready, lease.connection.eventLoop.inEventLoop {
+            UpstreamPool.record(lease, into: recorder)
+            do {
+                try lease.connection.start(request, recorder: recorder, delegate: delegate)
+                return .nothingToCancel
+            } catch is ConnectionClosedBeforeUse {
+                staleLeases = 1  // no byte of the request went: lease another, as an attempt
+            } catch {
+                recorder.failed(error)
+                delegate.upstreamExchangeFailed(error)
+                return .nothingToCancel
+            }
+        }
+        let attempt = DirectAttempt(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate, staleLeases: staleLeases)
+        if let ready, staleLeases == 0 {
+            attempt.state = .leasing(waiterID: nil)
+            attempt.leased(ready)
+        } else {
+            attempt.lease()
+        }
+        let bound = NIOLoopBound(attempt, eventLoop: eventLoop)
+        return UpstreamExchangeCancellation { bound.value.cancel() }
     }
 
     func lease() {

@@ -174,14 +174,19 @@ public final class UpstreamPool: ProxyHandler, Sendable {
     /// An idle connection for `key` at once if there is one (the direct path's
     /// common case: no waiter, promise, callback or action list), else ``lease(_:upstreamName:on:)``.
     func leaseNow(_ key: UpstreamKey, upstreamName: String?, on eventLoop: any EventLoop) -> LeaseOutcome {
-        let ready: Result<Lease, any Error>? = state.withLockedValue { s in
+        if let ready = leaseIdleNow(key, on: eventLoop) { return .ready(ready) }
+        let (waiterID, future) = lease(key, upstreamName: upstreamName, on: eventLoop)
+        return .waiting(waiterID: waiterID, future)
+    }
+
+    /// An idle connection for `key`, leased under the lock (preferring one on
+    /// `eventLoop`), or nil when none is idle: then nothing is queued.
+    func leaseIdleNow(_ key: UpstreamKey, on eventLoop: any EventLoop) -> Result<Lease, any Error>? {
+        state.withLockedValue { s in
             guard let id = s.machine.leaseIdleNow(key: key, affinity: Self.affinity(of: eventLoop)) else { return nil }
             s.endIdlePeriod(of: id)
             return s.lease(id, reused: true, key: key)
         }
-        if let ready { return .ready(ready) }
-        let (waiterID, future) = lease(key, upstreamName: upstreamName, on: eventLoop)
-        return .waiting(waiterID: waiterID, future)
     }
 
     /// A connection for `key`, preferring one on `eventLoop`: when an idle one is

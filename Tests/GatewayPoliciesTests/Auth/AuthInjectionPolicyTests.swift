@@ -19,12 +19,12 @@ struct AuthInjectionPolicyTests {
         }
     }
 
-    func send(_ kind: AuthConfig.Kind, clientAuth: ClientAuthMode = .replace, target: String = "/v1/x", headers: HTTPHeaders = [:], upstream: String? = "api") async throws -> ProxyRequest {
+    func send(_ kind: AuthConfig.Kind, clientAuth: ClientAuthMode = .replace, target: String = "/v1/x", headers: HTTPHeaders = [:]) async throws -> ProxyRequest {
         let capture = Capture()
-        let policy = AuthInjectionPolicy(credentials: ["api": AuthConfig(kind: kind, clientAuth: clientAuth)])
+        let policy = try #require(AuthInjectionPolicy(auth: AuthConfig(kind: kind, clientAuth: clientAuth)))
         var all: HTTPHeaders = ["Host": "api.test"]
         all.add(contentsOf: headers)
-        let request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: target, headers: all, upstreamName: upstream)
+        let request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: target, headers: all, upstreamName: "api")
         _ = try await PolicyChain(policies: [policy], terminal: capture).handle(request, context: testContext())
         return try #require(capture.requests.first)
     }
@@ -72,16 +72,29 @@ struct AuthInjectionPolicyTests {
         #expect(added.headers["Authorization"] == ["Bearer tok-Secr3t/+=&x"])
     }
 
-    @Test func requestsOfNoUpstreamOrAnotherGetNothing() async throws {
-        for upstream in [nil, "other"] as [String?] {
-            let r = try await send(.bearer(token: Self.secret), target: "/v1/x?q=1", upstream: upstream)
-            #expect(!r.headers.contains(name: "Authorization"))
-            #expect(r.target == "/v1/x?q=1")
-        }
-    }
-
     @Test func oauth2IsNotAStaticCredential() {
         let oauth = OAuth2Config(grant: .clientCredentials, tokenURL: "https://a.test/t", clientID: Secret(source: .inline, value: "id"))
-        #expect(AuthInjectionPolicy(credentials: ["api": AuthConfig(kind: .oauth2(oauth))]).isEmpty)
+        #expect(AuthInjectionPolicy(auth: AuthConfig(kind: .oauth2(oauth))) == nil)
+        #expect(AuthInjectionPolicy(upstream: UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!], auth: AuthConfig(kind: .oauth2(oauth)))) == nil)
+        #expect(AuthInjectionPolicy(upstream: UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!])) == nil)
+    }
+
+    /// Issue 18: the policy is bound to its upstream's credential and scope when
+    /// the route is built. Which upstream a request belongs to chooses the route
+    /// (see PolicyChainBindingTests); the policy itself still keeps the
+    /// credential to its upstream's hosts whatever the request's name says.
+    @Test func theCredentialStaysWithinItsUpstreamsHosts() throws {
+        let upstream = UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!], auth: AuthConfig(kind: .bearer(token: Self.secret)))
+        let policy = try #require(AuthInjectionPolicy(upstream: upstream))
+        #expect(policy.scope == upstream.credentialScope)
+        for name in ["api", "other", nil] as [String?] {
+            var own = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: "/v1", headers: ["Host": "api.test"], upstreamName: name)
+            policy.inject(into: &own)
+            #expect(own.headers["Authorization"] == ["Bearer tok-Secr3t/+=&x"])
+            var foreign = ProxyRequest(method: .GET, scheme: .https, host: "other.test", port: 443, target: "/v1?q=1", headers: ["Host": "other.test"], upstreamName: name)
+            policy.inject(into: &foreign)
+            #expect(!foreign.headers.contains(name: "Authorization"))
+            #expect(foreign.target == "/v1?q=1")
+        }
     }
 }

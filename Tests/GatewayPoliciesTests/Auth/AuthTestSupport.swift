@@ -116,7 +116,8 @@ struct OAuthFixture {
     }
 
     func policy(_ store: TokenStore, clientAuth: ClientAuthMode = .replace) -> TokenRefreshPolicy {
-        TokenRefreshPolicy(config: gatewayConfig(clientAuth: clientAuth), stores: ["payments": store])
+        let upstream = gatewayConfig(clientAuth: clientAuth).upstreams[0]
+        return TokenRefreshPolicy(store: store, clientAuth: clientAuth, scope: upstream.credentialScope)
     }
 
     /// Every secret the test knows: configured ones and all tokens issued so far.

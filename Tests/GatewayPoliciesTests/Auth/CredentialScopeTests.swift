@@ -26,46 +26,51 @@ struct CredentialScopeTests {
         ProxyRequest(method: method, scheme: scheme, host: host, port: port, target: "/v1", headers: ["Host": host], upstreamName: "api")
     }
 
-    func injected(_ request: ProxyRequest, _ config: GatewayConfig) -> Bool {
+    /// The policy as the route of the config's only upstream gets it.
+    func policy(_ config: GatewayConfig) throws -> AuthInjectionPolicy {
+        try #require(AuthInjectionPolicy(upstream: config.upstreams[0]))
+    }
+
+    func injected(_ request: ProxyRequest, _ config: GatewayConfig) throws -> Bool {
         var request = request
-        AuthInjectionPolicy(config: config).inject(into: &request)
+        try policy(config).inject(into: &request)
         return request.headers["Authorization"] == ["Bearer \(Self.secret.value)"]
     }
 
-    @Test func onlyOverTLSToPort443ByDefault() {
+    @Test func onlyOverTLSToPort443ByDefault() throws {
         let config = config()
-        #expect(injected(request(.https, port: 443), config))
-        #expect(!injected(request(.http, port: 80), config), "cleartext: no credential")
-        #expect(!injected(request(.https, port: 25), config), "another port: no credential")
-        #expect(!injected(request(.http, port: 443), config))
-        #expect(AuthInjectionPolicy(config: config).isInScope(request(.https, port: 443)))
-        #expect(!AuthInjectionPolicy(config: config).isInScope(request(.http, port: 80)))
+        #expect(try injected(request(.https, port: 443), config))
+        #expect(try !injected(request(.http, port: 80), config), "cleartext: no credential")
+        #expect(try !injected(request(.https, port: 25), config), "another port: no credential")
+        #expect(try !injected(request(.http, port: 443), config))
+        #expect(try policy(config).isInScope(request(.https, port: 443)))
+        #expect(try !policy(config).isInScope(request(.http, port: 80)))
     }
 
-    @Test func portsListWidensTheTLSScope() {
+    @Test func portsListWidensTheTLSScope() throws {
         let config = config(ports: [443, 8443])
-        #expect(injected(request(.https, port: 8443), config))
-        #expect(injected(request(.https, port: 443), config))
-        #expect(!injected(request(.https, port: 9443), config))
-        #expect(!injected(request(.http, port: 8443), config), "ports never allow cleartext")
+        #expect(try injected(request(.https, port: 8443), config))
+        #expect(try injected(request(.https, port: 443), config))
+        #expect(try !injected(request(.https, port: 9443), config))
+        #expect(try !injected(request(.http, port: 8443), config), "ports never allow cleartext")
     }
 
-    @Test func anExplicitHTTPOriginOptsIntoCleartextForThatOriginOnly() {
+    @Test func anExplicitHTTPOriginOptsIntoCleartextForThatOriginOnly() throws {
         let config = config(origin: "http://127.0.0.1:8081")
         // The router sent the request to the origin.
-        #expect(injected(request(.http, "127.0.0.1", port: 8081), config))
-        #expect(!injected(request(.http, "127.0.0.1", port: 8082), config))
-        #expect(!injected(request(.https, "127.0.0.1", port: 8081), config))
+        #expect(try injected(request(.http, "127.0.0.1", port: 8081), config))
+        #expect(try !injected(request(.http, "127.0.0.1", port: 8082), config))
+        #expect(try !injected(request(.https, "127.0.0.1", port: 8081), config))
     }
 
-    @Test func anHTTPSOriginScopesToItself() {
+    @Test func anHTTPSOriginScopesToItself() throws {
         let config = config(origin: "https://api.test")
-        #expect(injected(request(.https, port: 443), config))
-        #expect(!injected(request(.http, port: 80), config))
+        #expect(try injected(request(.https, port: 443), config))
+        #expect(try !injected(request(.http, port: 80), config))
     }
 
     @Test func outOfScopeRequestsKeepTheClientsOwnHeaders() async throws {
-        let policy = AuthInjectionPolicy(config: config())
+        let policy = try policy(config())
         var request = request(.http, port: 80)
         request.headers.add(name: "Authorization", value: "Bearer client-own")
         policy.inject(into: &request)

@@ -77,14 +77,27 @@ struct TokenRefreshPolicyTests {
         #expect(try await chain.handle(paymentsRequest(), context: testContext()).status == .ok)
     }
 
-    @Test func otherUpstreamsAndUnmatchedRequestsPassUntouched() async throws {
+    /// Issue 18: one policy per OAuth2 upstream, built with its route; other
+    /// upstreams' routes have none (see PolicyChainBindingTests), and requests
+    /// outside the credential's hosts pass untouched.
+    @Test func onlyOAuth2UpstreamsGetAPolicyAndItKeepsToTheirHosts() async throws {
         let f = try OAuthFixture()
         defer { f.cleanUp() }
+        let store = f.makeStore()
+        let payments = f.gatewayConfig().upstreams[0]
+        let policy = try #require(TokenRefreshPolicy(upstream: payments, store: store))
+        #expect(policy.upstream == "payments")
+        #expect(TokenRefreshPolicy(upstream: payments, store: nil) == nil)
+        let bearer = UpstreamConfig(name: "github", hosts: [HostPattern("api.github.test")!], auth: AuthConfig(kind: .bearer(token: Secret(source: .inline, value: "b"))))
+        #expect(TokenRefreshPolicy(upstream: bearer, store: store) == nil, "a static credential is not OAuth2")
+        #expect(TokenRefreshPolicy(upstream: UpstreamConfig(name: "plain", hosts: [HostPattern("plain.test")!]), store: store) == nil)
+
         let upstream = ProtectedHandler(authority: f.authority)
-        let chain = PolicyChain(policies: [f.policy(f.makeStore())], terminal: upstream)
-        _ = try await chain.handle(paymentsRequest(upstream: nil), context: testContext())
-        _ = try await chain.handle(paymentsRequest(upstream: "github"), context: testContext())
-        #expect(upstream.attempts.map(\.authorization) == [nil, nil])
+        let chain = PolicyChain(policies: [policy], terminal: upstream)
+        var elsewhere = paymentsRequest(upstream: "github")
+        elsewhere.host = "api.github.test"
+        _ = try await chain.handle(elsewhere, context: testContext())
+        #expect(upstream.attempts.map(\.authorization) == [nil])
         #expect(f.authority.tokenCallCount == 0)
     }
 

@@ -15,7 +15,7 @@ struct TokenRefreshStepTests {
     let loop = MultiThreadedEventLoopGroup.singleton.next()
 
     func step(_ f: OAuthFixture, _ store: TokenStore, clientAuth: ClientAuthMode = .replace) throws -> any AttemptStep {
-        try #require(f.policy(store, clientAuth: clientAuth).step(forUpstream: "payments"))
+        f.policy(store, clientAuth: clientAuth).step
     }
 
     /// Runs `prepare` on the loop; a wait is awaited and its edit applied.

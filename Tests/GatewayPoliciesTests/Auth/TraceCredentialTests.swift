@@ -8,10 +8,10 @@ import Testing
 /// the upstream echoes the request, credential included).
 @Suite(.timeLimit(.minutes(1)))
 struct TraceCredentialTests {
-    @Test func staticCredentialsAreNotInjectedIntoTrace() {
+    @Test func staticCredentialsAreNotInjectedIntoTrace() throws {
         var config = GatewayConfig()
         config.upstreams = [UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!], auth: AuthConfig(kind: .bearer(token: Secret(source: .env("T"), value: "tok-trace-1"))))]
-        let policy = AuthInjectionPolicy(config: config)
+        let policy = try #require(AuthInjectionPolicy(upstream: config.upstreams[0]))
         var trace = ProxyRequest(method: .TRACE, scheme: .https, host: "api.test", port: 443, target: "/", headers: ["Host": "api.test"], upstreamName: "api")
         #expect(!policy.isInScope(trace))
         policy.inject(into: &trace)

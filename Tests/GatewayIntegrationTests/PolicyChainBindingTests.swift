@@ -1,0 +1,108 @@
+import Foundation
+import GatewayApp
+import GatewayConfig
+import GatewayCore
+import GatewayListener
+import GatewayPolicies
+import Logging
+import Testing
+
+/// Issue 18: one route per upstream, built when the config loads and again on
+/// reload, each holding only the policies its upstream configures, each bound
+/// to that upstream's settings. A request's upstream picks the route; no
+/// policy looks the config up by name per request.
+@Suite(.timeLimit(.minutes(1)))
+struct PolicyChainBindingTests {
+    static func yaml(dir: String, attempts: Int, apiAuth: Bool) -> String {
+        let auth = apiAuth ? "    auth:\n      type: bearer\n      token_file: \(dir)/token\n" : ""
+        return """
+        listen:
+          proxy: 127.0.0.1:0
+          admin: 127.0.0.1:0
+        state_dir: \(dir)/state
+        upstreams:
+          - name: api
+            hosts: [api.test]
+            retry:
+              attempts: \(attempts)
+            rate_limit:
+              requests_per_second: 5
+        \(auth)  - name: payments
+            hosts: [api.payments.test]
+            auth:
+              type: oauth2
+              grant: client_credentials
+              token_url: https://auth.payments.test/oauth/token
+              client_id: binding-test
+              client_secret_file: \(dir)/client-secret
+          - name: limited
+            hosts: [limited.test]
+            rate_limit:
+              requests_per_second: 2
+          - name: plain
+            hosts: [plain.test]
+
+        """
+    }
+
+    func policyNames(_ route: UpstreamRoute) -> [String] {
+        ((route.chain as? PolicyChain)?.policies ?? []).map { "\(type(of: $0))" }
+    }
+
+    func request(_ host: String, upstream: String?) -> ProxyRequest {
+        ProxyRequest(method: .GET, scheme: .https, host: host, port: 443, target: "/v1", headers: ["Host": host], upstreamName: upstream)
+    }
+
+    @Test func eachUpstreamGetsItsOwnBoundPoliciesAndAReloadRebuildsThem() throws {
+        let dir = NSTemporaryDirectory() + "binding-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "tok-binding-1".write(toFile: "\(dir)/token", atomically: true, encoding: .utf8)
+        try "client-secret-binding".write(toFile: "\(dir)/client-secret", atomically: true, encoding: .utf8)
+        let path = "\(dir)/gateway.yaml"
+        try Self.yaml(dir: dir, attempts: 3, apiAuth: true).write(toFile: path, atomically: true, encoding: .utf8)
+        let app = GatewayApplication(
+            config: try ConfigLoader.load(path: path), configPath: path,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, handleSignals: false
+        )
+        let before = app.liveConfig.current.routes
+
+        let api = before.route(forUpstream: "api")
+        #expect(policyNames(api) == ["RetryPolicy", "RateLimitPolicy", "AuthInjectionPolicy"])
+        let policies = try #require((api.chain as? PolicyChain)?.policies)
+        let retry = try #require(policies.first as? RetryPolicy)
+        #expect(retry.upstream == "api" && retry.config.attempts == 3)
+        #expect((policies[1] as? RateLimitPolicy)?.upstream == "api")
+        #expect(api.retry != nil)
+        #expect(api.steps.count == 2, "rate limit and the static credential")
+        var toAPI = request("api.test", upstream: "api")
+        let inject = try #require(api.steps.last as? AuthInjectionPolicy)
+        inject.inject(into: &toAPI)
+        #expect(toAPI.headers["Authorization"] == ["Bearer tok-binding-1"])
+
+        let payments = before.route(forUpstream: "payments")
+        #expect(policyNames(payments) == ["TokenRefreshPolicy"])
+        #expect((payments.chain as? PolicyChain)?.policies.first.flatMap { ($0 as? TokenRefreshPolicy)?.upstream } == "payments")
+        #expect(payments.steps.count == 1 && payments.retry == nil)
+
+        // Without retry or OAuth2 nothing may wait asynchronously: no chain, only steps.
+        let limited = before.route(forUpstream: "limited")
+        #expect(limited.chain == nil && limited.retry == nil && limited.steps.count == 1)
+        for route in [before.route(forUpstream: "plain"), before.route(forUpstream: "unknown"), before.route(forUpstream: nil)] {
+            #expect(route.chain == nil && route.retry == nil && route.steps.isEmpty)
+        }
+
+        // Reload: fewer attempts, no credential for api. New routes, new settings;
+        // a route taken before the reload (an exchange in flight) keeps its own.
+        try Self.yaml(dir: dir, attempts: 5, apiAuth: false).write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(app.reload())
+        let after = app.liveConfig.current.routes.route(forUpstream: "api")
+        #expect(policyNames(after) == ["RetryPolicy", "RateLimitPolicy"])
+        #expect(((after.chain as? PolicyChain)?.policies.first as? RetryPolicy)?.config.attempts == 5)
+        #expect(after.steps.count == 1 && !after.steps.contains { $0 is AuthInjectionPolicy })
+        #expect(retry.config.attempts == 3)
+        var again = request("api.test", upstream: "api")
+        for step in after.steps where step is AuthInjectionPolicy { (step as? AuthInjectionPolicy)?.inject(into: &again) }
+        #expect(!again.headers.contains(name: "Authorization"))
+    }
+}
