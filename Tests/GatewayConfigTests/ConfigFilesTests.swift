@@ -16,6 +16,7 @@ struct ConfigFilesTests {
         "PAY_REFRESH_TOKEN": "example-pay-refresh",
         "REPORTING_CLIENT_SECRET": "example-reporting-secret",
         "API_TOKEN": "example-api-token",
+        "GATEWAY_DATABASE_URL": "postgres://gateway:example-db-password@db.internal:5432/gateway",
     ]
 
     static var configDirectory: URL { TestSupport.repositoryRoot().appendingPathComponent("config") }
