@@ -83,14 +83,13 @@ public final class OAuthTestAuthority: Sendable {
         for call in waiting { call.resume(returning: true) }
     }
 
-    /// Drops the calls held now without processing them (their callers died):
-    /// they rotate nothing. Later calls are still held until ``releaseTokenCalls()``.
-    public func dropHeldTokenCalls() {
-        let waiting = state.withLockedValue { s -> [CheckedContinuation<Bool, Never>] in
-            defer { s.heldCalls = [] }
-            return s.heldCalls
+    /// Drops the oldest held call without processing it (its caller died):
+    /// it rotates nothing. Later calls are still held until ``releaseTokenCalls()``.
+    public func dropOldestHeldTokenCall() {
+        let oldest = state.withLockedValue { s -> CheckedContinuation<Bool, Never>? in
+            s.heldCalls.isEmpty ? nil : s.heldCalls.removeFirst()
         }
-        for call in waiting { call.resume(returning: false) }
+        oldest?.resume(returning: false)
     }
 
     /// Refresh-token reuse detection (as Auth0, Okta): presenting a refresh

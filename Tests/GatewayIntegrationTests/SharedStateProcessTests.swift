@@ -1,0 +1,126 @@
+import Foundation
+import GatewayConfig
+import GatewayCore
+import GatewayTesting
+import Testing
+
+/// Gateway processes sharing one PostgreSQL: a replica killed while it holds
+/// the refresh lock, and `check-config`'s report on the database.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct SharedStateProcessTests {
+    static func config(_ f: OAuthTests.Fixture, stateDir: String) -> String {
+        """
+        listen:
+          proxy: 127.0.0.1:0
+          admin: 127.0.0.1:0
+        state_dir: \(stateDir)
+        shared_state:
+          postgres:
+            url_env: GATEWAY_DATABASE_URL
+        upstreams:
+          - name: auth
+            hosts: [auth.test]
+            origin: https://localhost:\(f.auth.port)
+            tls:
+              ca_file: \(f.caFile)
+          - name: payments
+            hosts: [api.payments.test]
+            origin: http://127.0.0.1:\(f.protected.port)
+            auth:
+              type: oauth2
+              grant: refresh_token
+              token_url: https://auth.test\(OAuthTestServer.tokenPath)
+              client_id_env: PAY_CLIENT_ID
+              client_secret_env: PAY_CLIENT_SECRET
+              refresh_token_env: PAY_REFRESH_TOKEN
+        """
+    }
+
+    static func environment(_ f: OAuthTests.Fixture, _ cluster: PostgresTestCluster) -> [String: String] {
+        [
+            "GATEWAY_DATABASE_URL": cluster.url, "PAY_CLIENT_ID": f.authority.clientID,
+            "PAY_CLIENT_SECRET": f.authority.clientSecret!, "PAY_REFRESH_TOKEN": f.authority.initialRefreshToken,
+        ]
+    }
+
+    static func get(_ port: Int, _ path: String) async throws -> String {
+        try await ProcessRunner.run(
+            "curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "40", "-x", "http://127.0.0.1:\(port)", "http://api.payments.test\(path)"],
+            environment: ["NO_PROXY": "", "no_proxy": ""], timeout: .seconds(45)
+        ).stdoutString
+    }
+
+    /// The replica that holds the credential's lock is SIGKILLed in the middle
+    /// of its token call. Its connection to the database dies with it, and so
+    /// does the lock: another replica refreshes, the third adopts its token,
+    /// and the refresh-token family (reuse revokes it) is not forked.
+    @Test func aReplicaKilledMidRefreshReleasesTheLockAndAnotherTakesOver() async throws {
+        let cluster = try await PostgresTestCluster.start()
+        let f = try await OAuthTests.Fixture.start()
+        f.authority.setRevokeFamilyOnReuse(true)
+        let environment = Self.environment(f, cluster)
+        var gateways: [GatewayProcess] = []
+        var ports: [Int] = []
+        for index in 0..<3 {
+            let path = f.stateDir + "-\(index).yaml"
+            try Self.config(f, stateDir: f.stateDir + "-\(index)").write(toFile: path, atomically: true, encoding: .utf8)
+            let gateway = try GatewayProcess(arguments: ["run", "--config", path], environment: environment)
+            gateways.append(gateway)
+            ports.append(try #require(await gateway.listeningPort("proxy"), "\(gateway.log)"))
+            #expect(await gateway.waitForLog("shared state ready"), "\(gateway.log)")
+        }
+        defer {
+            for gateway in gateways { gateway.signal(SIGKILL) }
+            Task { await f.shutdown(); await cluster.stop() }
+        }
+        #expect(try await Self.get(ports[0], "/custom/warm") == "200")
+        #expect(f.authority.tokenCallCount == 1)
+
+        f.authority.revokeAccessTokens()
+        f.authority.holdTokenCalls()
+        let (port0, port1, port2) = (ports[0], ports[1], ports[2])
+        async let first = Self.get(port0, "/custom/a")
+        #expect(await pollUntil(.seconds(20)) { f.authority.heldTokenCallCount == 1 }, "replica 0 is in its token call, holding the lock")
+        async let second = Self.get(port1, "/custom/b")
+        async let third = Self.get(port2, "/custom/c")
+        #expect(await pollUntil(.seconds(10)) { f.protected.unauthorizedCount >= 3 }, "the other replicas saw their 401s and wait for the lock")
+        #expect(f.authority.heldTokenCallCount == 1, "they wait on the database lock, not at the token endpoint")
+
+        let killedAt = ContinuousClock.now
+        gateways[0].signal(SIGKILL)
+        // The authority never processes the dead replica's call (its client is gone): nothing rotated.
+        f.authority.dropOldestHeldTokenCall()
+        f.authority.releaseTokenCalls()
+        let (b, c) = try await (second, third)
+        let recovery = ContinuousClock.now - killedAt
+        #expect(b == "200" && c == "200", "\(gateways[1].log)\n\(gateways[2].log)")
+        #expect(recovery < .seconds(5), "recovered in \(recovery)")
+        _ = try? await first
+        #expect(f.authority.tokenCallCount == 3, "warm-up, the dead replica's dropped call, one refresh by a survivor")
+        #expect(!f.authority.familyRevoked)
+        #expect(try await cluster.psql("SELECT refresh_token FROM gateway_oauth_tokens") == f.authority.validRefreshTokens.first)
+        for gateway in gateways.dropFirst() {
+            for secret in f.secrets { #expect(!gateway.log.contains(secret)) }
+            #expect(!gateway.log.contains("test-pw-9x"))
+        }
+    }
+
+    @Test func checkConfigSaysWhetherTheDatabaseAnswers() async throws {
+        let cluster = try await PostgresTestCluster.start()
+        defer { Task { await cluster.stop() } }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gw-\(UUID().uuidString).yaml").path
+        try "shared_state:\n  postgres:\n    url_env: GATEWAY_DATABASE_URL\n    connect_timeout: 1s\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let up = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config", path], environment: ["GATEWAY_DATABASE_URL": cluster.url])
+        #expect(up.status == 0, "\(up.stderrString)")
+        #expect(up.stderrString.contains("answers (PostgreSQL "), "\(up.stderrString)")
+        #expect(up.stdoutString.contains("url_env: GATEWAY_DATABASE_URL"))
+        #expect(!(up.stdoutString + up.stderrString).contains("test-pw-9x"))
+
+        try await cluster.stopServer()
+        let down = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config", path], environment: ["GATEWAY_DATABASE_URL": cluster.url])
+        #expect(down.status == 3, "\(down.stderrString)")
+        #expect(down.stderrString.contains("does not answer"), "\(down.stderrString)")
+        #expect(!down.stderrString.contains("test-pw-9x"))
+    }
+}
