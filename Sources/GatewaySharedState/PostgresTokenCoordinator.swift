@@ -94,6 +94,22 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
         }
     }
 
+    public func allCommittedStates() async throws -> [String: OAuth2TokenState] {
+        let logger = database.logger
+        let rows = try await database.withConnection("read token states") { connection in
+            var rows: [CommittedRow] = []
+            let result = try await connection.query(
+                "SELECT credential, access_token, expires_at, obtained_at, refresh_token FROM gateway_oauth_tokens WHERE access_token IS NOT NULL",
+                logger: logger
+            )
+            for try await (credential, access, expires, obtained, refresh) in result.decode((String, String?, Double?, Double?, String?).self) {
+                rows.append(CommittedRow(state: OAuth2TokenState(identity: credential, accessToken: access, expiresAt: expires, obtainedAt: obtained, refreshToken: refresh)))
+            }
+            return rows
+        }
+        return Dictionary(rows.map { ($0.state.identity, $0.state) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// The credential's row (nil state when it holds no token yet).
     private static func select(_ credential: String, lock: Bool, on connection: PostgresConnection, logger: Logger) async throws -> SelectedRow {
         let query: PostgresQuery = lock
@@ -118,6 +134,10 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
             logger: logger
         )
     }
+}
+
+struct CommittedRow: Sendable {
+    let state: OAuth2TokenState
 }
 
 /// A row read in a transaction (a struct so it can leave the connection's closure).

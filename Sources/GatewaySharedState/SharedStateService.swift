@@ -89,8 +89,10 @@ public final class SharedStateService: Service, Sendable {
         }
     }
 
-    /// Applies the pauses other replicas saw to this gateway's holds.
+    /// Applies the pauses other replicas saw to this gateway's holds, and the
+    /// tokens they committed to its token stores.
     private func sync() async throws {
+        await tokenStores.adoptCommitted(try await tokens.allCommittedStates())
         let holds = try await rateLimits.currentHolds()
         let now = ContinuousClock.now
         for hold in holds where hold.remaining > .zero {

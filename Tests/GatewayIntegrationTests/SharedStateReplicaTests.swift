@@ -99,4 +99,51 @@ struct SharedStateReplicaTests {
         #expect(waited >= .milliseconds(900) && waited < .seconds(8), "held for the rest of the 2 s pause: \(waited)")
         #expect(served.withLockedValue { $0 } == 2)
     }
+
+    /// The database stops and starts again mid-run (`on_unavailable: local`):
+    /// no request fails for lack of it, a token refreshed meanwhile is
+    /// obtained locally, and written to the database once it answers.
+    @Test func aDatabaseRestartFailsNoRequestAndTheNewTokenIsReconciled() async throws {
+        let cluster = try await PostgresTestCluster.start()
+        let f = try await OAuthTests.Fixture.start()
+        let gateways = try await Self.replicas(2, cluster: cluster) { index, config in
+            f.configure(&config)
+            config.stateDir = f.stateDir + "-replica-\(index)"
+            config.upstreams[1].rateLimit = RateLimitConfig(requestsPerSecond: 1000, burst: 100)
+        }
+        defer { Task { for gateway in gateways { try? await gateway.stop() }; await f.shutdown(); await cluster.stop() } }
+        #expect(try await OAuthTests.rawGet(gateways[0], "/custom/warm") == 200)
+        // The other replica learns the token (and refresh token) at its next sync, before any outage.
+        #expect(await pollUntil(.seconds(10)) { gateways[1].logs.text.contains("adopted the token another gateway committed") }, "\(gateways[1].logs.text)")
+
+        try await cluster.stopServer()
+        let down = await pollUntil(.seconds(10)) { gateways.allSatisfy { $0.logs.text.contains("shared state database unavailable") } }
+        #expect(down)
+        var statuses: [Int] = []
+        for i in 0..<10 { statuses.append(try await OAuthTests.rawGet(gateways[i % 2], "/custom/during/\(i)")) }
+        // The token is revoked while the database is down: the replica that sees it refreshes on its own.
+        // (Only one may: with a rotating refresh token, a second local refresh would fork the family,
+        // which is what `on_unavailable: fail` prevents.)
+        f.authority.revokeAccessTokens()
+        for i in 0..<10 { statuses.append(try await OAuthTests.rawGet(gateways[0], "/custom/revoked/\(i)")) }
+        #expect(statuses == Array(repeating: 200, count: 20), "\(gateways[0].logs.text)")
+        #expect(f.authority.tokenCallCount == 2)
+        let ready = try await ProcessRunner.run("curl", ["-s", "\(gateways[0].adminURL)/readyz"]).stdoutString
+        #expect(ready.contains(#""shared_state":"unavailable""#) && ready.contains(#""status":"ready""#), "\(ready)")
+
+        try await cluster.startServer()
+        let newest = try #require(f.authority.issuedAccessTokens.last)
+        var committed = ""
+        for _ in 0..<100 where committed != newest {
+            committed = (try? await cluster.psql("SELECT access_token FROM gateway_oauth_tokens")) ?? ""
+            if committed != newest { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(committed == newest, "the token obtained during the outage was reconciled")
+        #expect(await pollUntil(.seconds(10)) { gateways.allSatisfy { $0.logs.text.contains("shared state database available again") } })
+        // The other replica adopts the reconciled token: no token call of its own, no forked family.
+        #expect(await pollUntil(.seconds(10)) { gateways[1].logs.text.components(separatedBy: "adopted the token another gateway committed").count >= 3 })
+        #expect(try await OAuthTests.rawGet(gateways[1], "/custom/after") == 200)
+        #expect(f.authority.tokenCallCount == 2)
+        #expect(!f.authority.familyRevoked)
+    }
 }

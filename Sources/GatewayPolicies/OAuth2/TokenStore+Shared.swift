@@ -66,6 +66,22 @@ extension TokenStore {
         }
     }
 
+    /// Takes a state another replica committed when it is newer than this
+    /// store's (and nothing is being refreshed or waits to be reconciled here).
+    /// A store not used yet is loaded first.
+    func adoptCommitted(_ committed: OAuth2TokenState?) async {
+        await loadIfNeeded()
+        guard let committed, committed.identity == identity, inFlight == nil, !pendingReconcile,
+            (committed.obtainedAt ?? 0) > (state.obtainedAt ?? 0)
+        else { return }
+        let before = state
+        await persist(committed)
+        guard state == before, inFlight == nil else { return }
+        state = committed
+        clearFailures()
+        logger.debug("adopted the token another gateway committed", metadata: ["upstream": "\(upstream)"])
+    }
+
     private func scheduleReconcile() {
         pendingReconcile = true
         Task { await self.reconcileIfNeeded() }

@@ -237,9 +237,7 @@ public actor TokenStore {
         // callers still see the old state and `inFlight`, so they wait.)
         await persist(next)
         state = next
-        consecutiveFailures = 0
-        retryNotBefore = nil
-        lastFailure = nil
+        clearFailures()
         let token = next.accessToken ?? ""
         if case .adopted = outcome {
             events.tokenRefresh(upstream: upstream, trigger: trigger.rawValue, result: "shared")
@@ -285,6 +283,13 @@ public actor TokenStore {
             )
         }
         return Self.minimumTokenLifetime
+    }
+
+    /// A token was obtained (here or by another replica): no backoff.
+    func clearFailures() {
+        consecutiveFailures = 0
+        retryNotBefore = nil
+        lastFailure = nil
     }
 
     /// Counts the failure, starts the backoff, and returns the error for the waiters.

@@ -28,6 +28,16 @@ public final class TokenStoreRegistry: Sendable {
         self.shared = shared
     }
 
+    /// Hands each store the state the replicas committed for its credential
+    /// (loading stores not used yet), so every replica holds the newest token
+    /// and refresh token before the database might become unreachable.
+    public func adoptCommitted(_ states: [String: OAuth2TokenState]) async {
+        let stores = entries.withLockedValue { $0.values.map(\.store) }
+        for store in stores {
+            await store.adoptCommitted(states[store.identity])
+        }
+    }
+
     /// Writes tokens obtained while the shared database was unreachable to it
     /// (called when it answers again).
     public func reconcilePending() async {

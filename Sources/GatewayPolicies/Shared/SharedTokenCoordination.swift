@@ -60,6 +60,11 @@ public protocol SharedTokenCoordination: Sendable {
         obtain: @escaping @Sendable (OAuth2TokenState?) async throws -> OAuth2TokenState
     ) async throws -> SharedRefreshOutcome
 
+    /// Every committed state, by credential (read at each sync, so that
+    /// replicas learn new tokens, and rotated refresh tokens, without waiting
+    /// to need one).
+    func allCommittedStates() async throws -> [String: OAuth2TokenState]
+
     /// Writes `state` (obtained while the database was unreachable) unless the
     /// committed state is newer; returns the state that won.
     func reconcile(credential: String, state: OAuth2TokenState) async throws -> OAuth2TokenState
