@@ -83,7 +83,13 @@ struct SharedStateProcessTests {
         #expect(await pollUntil(.seconds(20)) { f.authority.heldTokenCallCount == 1 }, "replica 0 is in its token call, holding the lock")
         async let second = Self.get(port1, "/custom/b")
         async let third = Self.get(port2, "/custom/c")
-        #expect(await pollUntil(.seconds(10)) { f.protected.unauthorizedCount >= 3 }, "the other replicas saw their 401s and wait for the lock")
+        // Both wait on the credential's row lock in the database (whether they saw a 401 first or had no token yet).
+        var waiting = ""
+        for _ in 0..<200 where waiting != "2" {
+            waiting = try await cluster.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+            if waiting != "2" { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(waiting == "2", "the other replicas wait for the lock")
         #expect(f.authority.heldTokenCallCount == 1, "they wait on the database lock, not at the token endpoint")
 
         let killedAt = ContinuousClock.now
