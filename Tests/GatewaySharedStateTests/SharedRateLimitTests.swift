@@ -47,6 +47,7 @@ struct SharedRateLimitTests {
             }
             return await group.reduce(0, +)
         }
+        print("shared bucket, 3 replicas at 10/s (burst 1) for 3 s: \(admitted) admitted (one bucket alone: 31)")
         // One bucket: burst 1 + 10/s × 3 s = 31; plus at most one leased token per replica.
         #expect(admitted <= 31 + 3, "admitted \(admitted)")
         #expect(admitted >= 24, "admitted \(admitted)")

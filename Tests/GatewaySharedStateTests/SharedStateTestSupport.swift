@@ -59,11 +59,11 @@ final class SharedStateFixture: Sendable {
     }
 
     /// Replica `index`'s token store (its own state directory, as on its own machine).
-    func store(replica index: Int, shared: Bool = true) -> TokenStore {
+    func store(replica index: Int, shared: Bool = true, clock: any PolicyClock = SystemPolicyClock()) -> TokenStore {
         TokenStore(
             upstream: "payments", config: oauth, stateDir: "\(stateDir)/replica-\(index)",
             route: TokenEndpointRoute(tokenURL: Self.tokenURL, config: GatewayConfig())!,
-            transport: authority.tokenEndpoint,
+            transport: authority.tokenEndpoint, clock: clock,
             shared: shared ? PostgresTokenCoordinator(database: databases[index]) : nil,
             logger: Logger(label: "test.tokens")
         )

@@ -1,3 +1,4 @@
+import Foundation
 import GatewayConfig
 import GatewayCore
 import GatewayPolicies
@@ -48,6 +49,25 @@ struct SharedTokenRefreshTests {
         var totalCalls = 0
         for store in stores { totalCalls += await store.tokenCalls }
         #expect(totalCalls == 2)
+        await fixture.stop()
+    }
+
+    /// Refresh ahead of expiry is coordinated too: when the token nears its
+    /// expiry on every replica at once, one of them refreshes.
+    @Test func aTokenNearingExpiryIsRefreshedByOneReplica() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 3)
+        let clock = ManualClock(secondsSince1970: Date().timeIntervalSince1970)
+        let stores = (0..<3).map { fixture.store(replica: $0, clock: clock) }
+        let first = try await stores[0].accessToken()
+        for store in stores.dropFirst() { #expect(try await store.accessToken() == first) }
+        #expect(fixture.authority.tokenCallCount == 1)
+        clock.advance(by: .seconds(3600 - 30))  // within refresh_before_expiry (60 s)
+        let next = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<30 { group.addTask { try await stores[index % 3].accessToken().value } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(next.count == 1 && next != [first.value])
+        #expect(fixture.authority.tokenCallCount == 2)
         await fixture.stop()
     }
 

@@ -57,23 +57,9 @@ extension RateLimiter {
     /// Refuses every waiter with 503 `shared_state_unavailable`.
     func refuseWaiters() {
         let error = unavailableError()
-        let (count, continuations, promises) = state.withLockedValue { s -> (Int, [CheckedContinuation<Void, any Error>], [EventLoopPromise<Void>]) in
-            let ids = s.queue.removeAll()
-            var continuations: [CheckedContinuation<Void, any Error>] = []
-            var promises: [EventLoopPromise<Void>] = []
-            for id in ids {
-                if let continuation = s.continuations.removeValue(forKey: id) {
-                    continuations.append(continuation)
-                } else if let promise = s.promises.removeValue(forKey: id) {
-                    promises.append(promise)
-                } else {
-                    s.refusedEarly.insert(id)
-                }
-            }
-            return (ids.count, continuations, promises)
-        }
-        if count > 0 { depthChanged(-count) }
-        for continuation in continuations { continuation.resume(throwing: error) }
-        for promise in promises { promise.fail(error) }
+        let waiters = state.withLockedValue { s in s.takeWaiters(s.queue.removeAll(), early: \.refusedEarly) }
+        if waiters.count > 0 { depthChanged(-waiters.count) }
+        for continuation in waiters.continuations { continuation.resume(throwing: error) }
+        for promise in waiters.promises { promise.fail(error) }
     }
 }

@@ -198,23 +198,36 @@ public final class RateLimiter: Sendable {
     /// Gives the tokens in hand to the waiters at the head of the queue.
     private func grantWaiters() {
         let now = clock.now
-        let (granted, resumed, fulfilled) = state.withLockedValue { s -> (Int, [CheckedContinuation<Void, any Error>], [EventLoopPromise<Void>]) in
-            let ids = s.queue.grant(now: now)
-            var resumed: [CheckedContinuation<Void, any Error>] = []
-            var fulfilled: [EventLoopPromise<Void>] = []
-            for id in ids {
-                if let continuation = s.continuations.removeValue(forKey: id) {
-                    resumed.append(continuation)
-                } else if let promise = s.promises.removeValue(forKey: id) {
-                    fulfilled.append(promise)
-                } else {
-                    s.grantedEarly.insert(id)
-                }
+        let waiters = state.withLockedValue { s in s.takeWaiters(s.queue.grant(now: now), early: \.grantedEarly) }
+        if waiters.count > 0 { depthChanged(-waiters.count) }
+        for continuation in waiters.continuations { continuation.resume() }
+        for promise in waiters.promises { promise.succeed() }
+    }
+}
+
+extension RateLimiter.State {
+    /// The waiters of `ids`, taken out: continuations (async path) and
+    /// promises (direct path); an id whose waiter is not stored yet goes to
+    /// `early` (it finds its outcome there when it stores itself).
+    mutating func takeWaiters(_ ids: [Int], early: WritableKeyPath<Self, Set<Int>>) -> RateLimiter.TakenWaiters {
+        var taken = RateLimiter.TakenWaiters(count: ids.count)
+        for id in ids {
+            if let continuation = continuations.removeValue(forKey: id) {
+                taken.continuations.append(continuation)
+            } else if let promise = promises.removeValue(forKey: id) {
+                taken.promises.append(promise)
+            } else {
+                self[keyPath: early].insert(id)
             }
-            return (ids.count, resumed, fulfilled)
         }
-        if granted > 0 { depthChanged(-granted) }
-        for continuation in resumed { continuation.resume() }
-        for promise in fulfilled { promise.succeed() }
+        return taken
+    }
+}
+
+extension RateLimiter {
+    struct TakenWaiters {
+        var count: Int
+        var continuations: [CheckedContinuation<Void, any Error>] = []
+        var promises: [EventLoopPromise<Void>] = []
     }
 }
