@@ -2,6 +2,7 @@ import Foundation
 import GatewayConfig
 import GatewayCore
 import GatewayTesting
+import NIOConcurrencyHelpers
 import Testing
 
 /// Gateway processes sharing one PostgreSQL: a replica killed while it holds
@@ -43,6 +44,108 @@ struct SharedStateProcessTests {
         ]
     }
 
+    /// `count` gateway processes on `cluster`, each with its own config file and state directory.
+    static func startReplicas(_ count: Int, directory: String, environment: [String: String], config: (Int) -> String) async throws -> (gateways: [GatewayProcess], ports: [Int]) {
+        var gateways: [GatewayProcess] = []
+        var ports: [Int] = []
+        for index in 0..<count {
+            let path = directory + "-\(index).yaml"
+            try config(index).write(toFile: path, atomically: true, encoding: .utf8)
+            let gateway = try GatewayProcess(arguments: ["run", "--config", path], environment: environment)
+            gateways.append(gateway)
+            ports.append(try #require(await gateway.listeningPort("proxy"), "\(gateway.log)"))
+            #expect(await gateway.waitForLog("shared state ready"), "\(gateway.log)")
+        }
+        return (gateways, ports)
+    }
+
+    /// One GET of `path` through the proxy on `port`, on its own connection; the status (or -1).
+    static func rawGet(_ port: Int, _ url: String) async throws -> Int {
+        let client = try await RawTCPClient.connect(host: "127.0.0.1", port: port)
+        let host = URL(string: url)?.host ?? "localhost"
+        try await client.send("GET \(url) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+        let bytes = try await client.receive(timeout: .seconds(60))
+        await client.close()
+        return RawResponse(bytes)?.status ?? -1
+    }
+
+    /// The issue's case with processes: after the access token is revoked,
+    /// 300 concurrent requests spread over three gateway processes all
+    /// succeed with exactly one token call, and the family is intact.
+    @Test func threeProcessesAndARevocationCostOneTokenCall() async throws {
+        let cluster = try await PostgresTestCluster.start()
+        let f = try await OAuthTests.Fixture.start()
+        f.authority.setRevokeFamilyOnReuse(true)
+        let (gateways, ports) = try await Self.startReplicas(3, directory: f.stateDir, environment: Self.environment(f, cluster)) { index in
+            Self.config(f, stateDir: f.stateDir + "-\(index)")
+        }
+        defer {
+            for gateway in gateways { gateway.signal(SIGKILL) }
+            Task { await f.shutdown(); await cluster.stop() }
+        }
+        for port in ports { #expect(try await Self.get(port, "/custom/warm") == "200") }
+        #expect(f.authority.tokenCallCount == 1)
+
+        f.authority.revokeAccessTokens()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<300 {
+                group.addTask { try await Self.rawGet(ports[i % 3], "http://api.payments.test/custom/charge/\(i)") }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 200, count: 300))
+        #expect(f.authority.tokenCallCount == 2, "one refresh for the whole cluster")
+        #expect(!f.authority.familyRevoked)
+    }
+
+    /// A 10 requests/s bucket holds across three gateway processes: what the
+    /// upstream receives in 3 s stays within one bucket (burst 1 + 30) plus
+    /// one leased token per replica.
+    @Test func aBucketHoldsItsRateAcrossThreeProcesses() async throws {
+        let cluster = try await PostgresTestCluster.start()
+        let upstream = try await TestUpstream.start()
+        let arrivals = NIOLockedValueBox<[ContinuousClock.Instant]>([])
+        upstream.setResponder { _ in
+            arrivals.withLockedValue { $0.append(.now) }
+            return .text("ok\n")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gw-rate-\(UUID().uuidString)").path
+        let (gateways, ports) = try await Self.startReplicas(3, directory: directory, environment: ["GATEWAY_DATABASE_URL": cluster.url]) { index in
+            """
+            listen: {proxy: 127.0.0.1:0, admin: 127.0.0.1:0}
+            state_dir: \(directory)-\(index)
+            shared_state: {postgres: {url_env: GATEWAY_DATABASE_URL}}
+            upstreams:
+              - name: api
+                hosts: [127.0.0.1]
+                rate_limit: {requests_per_second: 10, burst: 1, max_queue: 1000, max_wait: 60s}
+            """
+        }
+        defer {
+            for gateway in gateways { gateway.signal(SIGKILL) }
+            Task { try? await upstream.shutdown(); await cluster.stop() }
+        }
+        // Past the first sync, so every replica leases from the shared bucket.
+        try await Task.sleep(for: .milliseconds(500))
+        let start = ContinuousClock.now
+        let window: Duration = .seconds(3)
+        await withTaskGroup(of: Void.self) { group in
+            for port in ports {
+                for _ in 0..<5 {
+                    group.addTask {
+                        while ContinuousClock.now - start < window {
+                            _ = try? await Self.rawGet(port, upstream.url("/custom/limited"))
+                        }
+                    }
+                }
+            }
+        }
+        let inWindow = arrivals.withLockedValue { $0.filter { $0 >= start && $0 - start < window }.count }
+        print("shared bucket, 3 gateway processes at 10/s (burst 1) for 3 s: \(inWindow) requests reached the upstream (one bucket alone: 31)")
+        #expect(inWindow <= 31 + 3, "\(inWindow)")
+        #expect(inWindow >= 24, "\(inWindow)")
+    }
+
     static func get(_ port: Int, _ path: String) async throws -> String {
         try await ProcessRunner.run(
             "curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "40", "-x", "http://127.0.0.1:\(port)", "http://api.payments.test\(path)"],
@@ -58,16 +161,8 @@ struct SharedStateProcessTests {
         let cluster = try await PostgresTestCluster.start()
         let f = try await OAuthTests.Fixture.start()
         f.authority.setRevokeFamilyOnReuse(true)
-        let environment = Self.environment(f, cluster)
-        var gateways: [GatewayProcess] = []
-        var ports: [Int] = []
-        for index in 0..<3 {
-            let path = f.stateDir + "-\(index).yaml"
-            try Self.config(f, stateDir: f.stateDir + "-\(index)").write(toFile: path, atomically: true, encoding: .utf8)
-            let gateway = try GatewayProcess(arguments: ["run", "--config", path], environment: environment)
-            gateways.append(gateway)
-            ports.append(try #require(await gateway.listeningPort("proxy"), "\(gateway.log)"))
-            #expect(await gateway.waitForLog("shared state ready"), "\(gateway.log)")
+        let (gateways, ports) = try await Self.startReplicas(3, directory: f.stateDir, environment: Self.environment(f, cluster)) { index in
+            Self.config(f, stateDir: f.stateDir + "-\(index)")
         }
         defer {
             for gateway in gateways { gateway.signal(SIGKILL) }
