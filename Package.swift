@@ -250,6 +250,7 @@ let package = Package(
             name: "GatewaySharedStateTests",
             dependencies: [
                 "GatewaySharedState", "GatewayPolicies", "GatewayCore", "GatewayConfig", "GatewayTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

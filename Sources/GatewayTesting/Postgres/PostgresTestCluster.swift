@@ -9,6 +9,8 @@ public final class PostgresTestCluster: Sendable {
     public let directory: String
     public let port: Int
     public let binDirectory: String
+    /// With TLS: the server's certificate chain and key files (in the cluster directory, owned by the server).
+    public let tlsFiles: (chain: String, key: String)?
     public static let user = "gateway"
     public static let database = "gateway"
 
@@ -33,11 +35,20 @@ public final class PostgresTestCluster: Sendable {
     }
 
     /// Creates and starts a cluster. Throws when PostgreSQL is not installed (`.ci/run` installs it).
-    public static func start() async throws -> PostgresTestCluster {
+    /// - Parameter tls: PEM certificate chain and private key: the server then accepts TLS (`ssl=on`).
+    public static func start(tls: (chainPEM: String, keyPEM: String)? = nil) async throws -> PostgresTestCluster {
         guard let bin = findBinDirectory() else { throw PostgresTestClusterError("PostgreSQL is not installed (apt-get install postgresql)") }
         let directory = NSTemporaryDirectory() + "gateway-pg-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let cluster = PostgresTestCluster(directory: directory, port: try freeLoopbackPort(), binDirectory: bin)
+        var tlsFiles: (chain: String, key: String)?
+        if let tls {
+            let files = (chain: "\(directory)/server.crt", key: "\(directory)/server.key")
+            try tls.chainPEM.write(toFile: files.chain, atomically: true, encoding: .utf8)
+            try tls.keyPEM.write(toFile: files.key, atomically: true, encoding: .utf8)
+            chmod(files.key, 0o600)
+            tlsFiles = files
+        }
+        let cluster = PostgresTestCluster(directory: directory, port: try freeLoopbackPort(), binDirectory: bin, tlsFiles: tlsFiles)
         if getuid() == 0 {
             _ = try await ProcessRunner.run("chown", ["-R", "postgres:postgres", directory])
         }
@@ -49,10 +60,11 @@ public final class PostgresTestCluster: Sendable {
         return cluster
     }
 
-    private init(directory: String, port: Int, binDirectory: String) {
+    private init(directory: String, port: Int, binDirectory: String, tlsFiles: (chain: String, key: String)?) {
         self.directory = directory
         self.port = port
         self.binDirectory = binDirectory
+        self.tlsFiles = tlsFiles
     }
 
     /// Starts the server (again, after ``stopServer()``), on the same port and data:
@@ -63,10 +75,13 @@ public final class PostgresTestCluster: Sendable {
         if !FileManager.default.fileExists(atPath: logPath) { FileManager.default.createFile(atPath: logPath, contents: nil) }
         guard let log = FileHandle(forWritingAtPath: logPath) else { throw PostgresTestClusterError("cannot open \(logPath)") }
         log.seekToEndOfFile()
-        let arguments = [
+        var arguments = [
             "\(binDirectory)/postgres", "-D", "\(directory)/data", "-p", String(port), "-c", "listen_addresses=127.0.0.1",
             "-k", directory, "-c", "fsync=off", "-c", "max_connections=100",
         ]
+        if let tlsFiles {
+            arguments += ["-c", "ssl=on", "-c", "ssl_cert_file=\(tlsFiles.chain)", "-c", "ssl_key_file=\(tlsFiles.key)"]
+        }
         let process = Process()
         if getuid() == 0 {
             process.executableURL = URL(fileURLWithPath: which("runuser") ?? "/usr/sbin/runuser")
