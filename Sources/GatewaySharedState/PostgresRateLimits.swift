@@ -44,10 +44,12 @@ public struct PostgresRateLimits: SharedRateLimits {
         }
     }
 
-    /// Written in the background: the replica that saw the pause holds its
-    /// own requests at once; the others read it at their next sync.
+    /// Written in the background (once per pause, however many responses
+    /// announce it): the replica that saw the pause holds its own requests at
+    /// once; the others read it at their next sync.
     public func publishHold(authority: String, duration: Duration) {
         let database = self.database
+        guard database.claimHoldPublication(authority: authority, until: .now + duration) else { return }
         let seconds = duration.seconds
         Task {
             let logger = database.logger

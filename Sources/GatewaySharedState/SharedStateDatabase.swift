@@ -18,6 +18,8 @@ public final class SharedStateDatabase: Sendable {
     let logger: Logger
     /// Names this process in the rows it writes (`updated_by`): host and pid.
     public let replicaID: String
+    /// The pause last written per authority: a burst of 429s writes it once.
+    private let publishedHolds = NIOLockedValueBox<[String: ContinuousClock.Instant]>([:])
 
     public init(config: PostgresStateConfig, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger) {
         self.config = config
@@ -66,6 +68,19 @@ public final class SharedStateDatabase: Sendable {
         var name = [CChar](repeating: 0, count: 256)
         let host = gethostname(&name, name.count) == 0 ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
         return "\(host):\(getpid())"
+    }
+
+    /// Whether a pause of `authority` until `until` is news (nothing as long
+    /// was written by this process); records it. Bounded: ended pauses are
+    /// forgotten when more than 1024 are remembered.
+    func claimHoldPublication(authority: String, until: ContinuousClock.Instant) -> Bool {
+        let now = ContinuousClock.now
+        return publishedHolds.withLockedValue { holds in
+            if let published = holds[authority], published >= until - .milliseconds(100) { return false }
+            if holds.count >= 1024 { holds = holds.filter { $0.value > now } }
+            holds[authority] = until
+            return true
+        }
     }
 
     /// Runs the pool until the task is cancelled (see `PostgresClient.run()`).

@@ -84,3 +84,15 @@ struct SharedRateLimitTests {
         await fixture.stop()
     }
 }
+
+extension SharedRateLimitTests {
+    @Test func aBurstOfTheSamePauseIsWrittenOnce() {
+        let database = SharedStateDatabase(config: SharedStateFixture.config("postgres://gateway@127.0.0.1:1/gateway"), logger: .init(label: "test"))
+        let until = ContinuousClock.now + .seconds(5)
+        #expect(database.claimHoldPublication(authority: "api.test:443", until: until))
+        #expect(!database.claimHoldPublication(authority: "api.test:443", until: until))
+        #expect(!database.claimHoldPublication(authority: "api.test:443", until: until - .seconds(1)))
+        #expect(database.claimHoldPublication(authority: "api.test:443", until: until + .seconds(2)))
+        #expect(database.claimHoldPublication(authority: "other.test:443", until: until))
+    }
+}
