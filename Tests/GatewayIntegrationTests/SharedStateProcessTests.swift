@@ -73,16 +73,9 @@ struct SharedStateProcessTests {
     /// 300 concurrent requests spread over three gateway processes all
     /// succeed with exactly one token call, and the family is intact.
     @Test func threeProcessesAndARevocationCostOneTokenCall() async throws {
-        let cluster = try await PostgresTestCluster.start()
-        let f = try await OAuthTests.Fixture.start()
-        f.authority.setRevokeFamilyOnReuse(true)
-        let (gateways, ports) = try await Self.startReplicas(3, directory: f.stateDir, environment: Self.environment(f, cluster)) { index in
-            Self.config(f, stateDir: f.stateDir + "-\(index)")
-        }
-        defer {
-            for gateway in gateways { gateway.signal(SIGKILL) }
-            Task { await f.shutdown(); await cluster.stop() }
-        }
+        let replicas = try await OAuthReplicas.start()
+        defer { replicas.stop() }
+        let (cluster, f, gateways, ports) = (replicas.cluster, replicas.fixture, replicas.gateways, replicas.ports)
         for port in ports { #expect(try await Self.get(port, "/custom/warm") == "200") }
         #expect(f.authority.tokenCallCount == 1)
 
@@ -146,6 +139,30 @@ struct SharedStateProcessTests {
         #expect(inWindow >= 24, "\(inWindow)")
     }
 
+    /// Three gateway processes on one database, with the OAuth fixture (its
+    /// authority revokes a reused refresh token's whole family).
+    struct OAuthReplicas {
+        let cluster: PostgresTestCluster
+        let fixture: OAuthTests.Fixture
+        let gateways: [GatewayProcess]
+        let ports: [Int]
+
+        static func start() async throws -> OAuthReplicas {
+            let cluster = try await PostgresTestCluster.start()
+            let f = try await OAuthTests.Fixture.start()
+            f.authority.setRevokeFamilyOnReuse(true)
+            let (gateways, ports) = try await SharedStateProcessTests.startReplicas(3, directory: f.stateDir, environment: SharedStateProcessTests.environment(f, cluster)) { index in
+                SharedStateProcessTests.config(f, stateDir: f.stateDir + "-\(index)")
+            }
+            return OAuthReplicas(cluster: cluster, fixture: f, gateways: gateways, ports: ports)
+        }
+
+        func stop() {
+            for gateway in gateways { gateway.signal(SIGKILL) }
+            Task { await fixture.shutdown(); await cluster.stop() }
+        }
+    }
+
     static func get(_ port: Int, _ path: String) async throws -> String {
         try await ProcessRunner.run(
             "curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "40", "-x", "http://127.0.0.1:\(port)", "http://api.payments.test\(path)"],
@@ -158,16 +175,9 @@ struct SharedStateProcessTests {
     /// does the lock: another replica refreshes, the third adopts its token,
     /// and the refresh-token family (reuse revokes it) is not forked.
     @Test func aReplicaKilledMidRefreshReleasesTheLockAndAnotherTakesOver() async throws {
-        let cluster = try await PostgresTestCluster.start()
-        let f = try await OAuthTests.Fixture.start()
-        f.authority.setRevokeFamilyOnReuse(true)
-        let (gateways, ports) = try await Self.startReplicas(3, directory: f.stateDir, environment: Self.environment(f, cluster)) { index in
-            Self.config(f, stateDir: f.stateDir + "-\(index)")
-        }
-        defer {
-            for gateway in gateways { gateway.signal(SIGKILL) }
-            Task { await f.shutdown(); await cluster.stop() }
-        }
+        let replicas = try await OAuthReplicas.start()
+        defer { replicas.stop() }
+        let (cluster, f, gateways, ports) = (replicas.cluster, replicas.fixture, replicas.gateways, replicas.ports)
         #expect(try await Self.get(ports[0], "/custom/warm") == "200")
         #expect(f.authority.tokenCallCount == 1)
 
