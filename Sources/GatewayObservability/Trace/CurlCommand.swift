@@ -17,16 +17,46 @@ import GatewayCore
 public struct CurlCommand: Sendable {
     /// A header; its value may contain shell variables (`${TOKEN}`).
     public struct Header: Sendable, Equatable {
+        /// A value as given: one literal (most headers) is kept without an array
+        /// of parts (an allocation per header, per curl line, per trace record).
+        enum Storage: Sendable {
+            case literal(String)
+            case parts([ShellQuoting.Part])
+        }
+
         public var name: String
-        public var value: [ShellQuoting.Part]
+        var storage: Storage
+
+        public var value: [ShellQuoting.Part] {
+            get {
+                switch storage {
+                case .literal(let text): [.literal(text)]
+                case .parts(let parts): parts
+                }
+            }
+            set { storage = .parts(newValue) }
+        }
+
+        /// The value as one text, variables as `${NAME}` (``ShellQuoting/template(_:)``).
+        public var template: String {
+            switch storage {
+            case .literal(let text): text
+            case .parts(let parts): ShellQuoting.template(parts)
+            }
+        }
 
         public init(name: String, value: [ShellQuoting.Part]) {
             self.name = name
-            self.value = value
+            self.storage = .parts(value)
         }
 
         public init(name: String, value: String) {
-            self.init(name: name, value: [.literal(value)])
+            self.name = name
+            self.storage = .literal(value)
+        }
+
+        public static func == (a: Header, b: Header) -> Bool {
+            a.name == b.name && a.value == b.value
         }
     }
 
@@ -151,11 +181,28 @@ public struct CurlCommand: Sendable {
     /// of literals only, the common case, is quoted into one string sized once;
     /// one with variables goes through ``ShellQuoting/word(_:)``.
     static func headerWord(_ header: Header) -> String {
+        let parts: [ShellQuoting.Part]
+        switch header.storage {
+        case .literal(let text):
+            var out = "'"
+            out.reserveCapacity(header.name.utf8.count + text.utf8.count + 4)
+            ShellQuoting.appendSingleQuotedContent(header.name[...], to: &out)
+            if text.isEmpty {
+                out += ";"
+            } else {
+                out += ": "
+                ShellQuoting.appendSingleQuotedContent(text[...], to: &out)
+            }
+            out += "'"
+            return out
+        case .parts(let given):
+            parts = given
+        }
         var length = header.name.utf8.count + 2
         var isEmpty = true
-        for part in header.value {
+        for part in parts {
             guard case .literal(let text) = part else {
-                return ShellQuoting.word([.literal("\(header.name): ")] + header.value)
+                return ShellQuoting.word([.literal("\(header.name): ")] + parts)
             }
             length += text.utf8.count
             if !text.isEmpty { isEmpty = false }
@@ -167,7 +214,7 @@ public struct CurlCommand: Sendable {
             out += ";"
         } else {
             out += ": "
-            for case .literal(let text) in header.value { ShellQuoting.appendSingleQuotedContent(text[...], to: &out) }
+            for case .literal(let text) in parts { ShellQuoting.appendSingleQuotedContent(text[...], to: &out) }
         }
         out += "'"
         return out

@@ -54,7 +54,7 @@ struct TraceFormatter: Sendable {
             curl: through,
             curlDirect: direct,
             responseHeaders: capture.responseHeaders.map { headers in
-                forms.redactor.headers(headers).map { TraceRecord.Header(name: $0.name, value: ShellQuoting.template($0.value)) }
+                forms.redactor.headers(headers).map { TraceRecord.Header(name: $0.name, value: $0.template) }
             }
         )
         let line: Logger.Message = "trace \(capture.id): \(through)"
