@@ -1,4 +1,5 @@
 @testable import GatewayListener
+import NIOHTTP1
 import Testing
 
 /// Issue 15 (low): the log line of a refused request never carries a password.
@@ -20,5 +21,14 @@ struct ExchangeLogLineTests {
     @Test func withoutUserInfoKeepsEverythingElse() {
         #expect(ExchangeLogLine.withoutUserInfo("http://u:p@h:81/x?y#z") == "http://h:81/x?y#z")
         #expect(ExchangeLogLine.withoutUserInfo("h:443") == "h:443")
+    }
+
+    /// Issue 14: the line names the method as interpolation did, without its reflection.
+    @Test(arguments: [
+        HTTPMethod.GET, .HEAD, .POST, .PUT, .DELETE, .PATCH, .OPTIONS, .CONNECT, .TRACE, .PROPFIND, .MSEARCH,
+        .RAW(value: "BREW"), .RAW(value: "GET"),
+    ])
+    func methodTextIsWhatInterpolationWrote(_ method: HTTPMethod) {
+        #expect(ExchangeLogLine.text(of: method) == "\(method)")
     }
 }

@@ -77,8 +77,18 @@ public struct ProxyRequest: Sendable {
     /// `host[:port]` as the client asked for it (for an upstream with `origin`,
     /// not the origin the gateway rewrote it to).
     public var clientAuthority: String {
-        guard let clientOrigin, let scheme = clientOrigin.range(of: "://") else { return authority }
-        return String(clientOrigin[scheme.upperBound...])
+        // A byte scan for `://`: Foundation's `range(of:)` bridges to NSString (two allocations).
+        guard let clientOrigin else { return authority }
+        let bytes = clientOrigin.utf8
+        var index = bytes.startIndex
+        while let colon = bytes[index...].firstIndex(of: UInt8(ascii: ":")) {
+            let rest = bytes[bytes.index(after: colon)...]
+            if rest.starts(with: "//".utf8) {
+                return String(clientOrigin[bytes.index(colon, offsetBy: 3)...])
+            }
+            index = bytes.index(after: colon)
+        }
+        return authority
     }
 
     /// The path without the query string.

@@ -181,7 +181,7 @@ final class ChainExchange: ClientExchange {
         finished = true
         responseSource?.cancel()
         let code = (error as? GatewayError)?.code ?? .connectionReset
-        info.logger.info("\(info.method) \(ExchangeLogLine.withoutQueryValues(request.url)) aborted: \(error)")
+        info.logger.info("\(ExchangeLogLine.text(of: info.method)) \(ExchangeLogLine.withoutQueryValues(request.url)) aborted: \(error)")
         info.finish(ExchangeOutcome(status: status, responseBytes: bytesOut, error: code))
         handler.machine.closeAfterWrite()
         handler.context?.close(promise: nil)
@@ -189,7 +189,7 @@ final class ChainExchange: ClientExchange {
 
     private func log(status: Int, error: GatewayError.Code?) {
         ExchangeLogLine.log(
-            info.context, method: "\(info.method)", url: request.url, status: status, started: info.started,
+            info.context, method: info.method, url: request.url, status: status, started: info.started,
             bytesIn: bytesIn, bytesOut: bytesOut, upstream: request.upstreamName, error: error
         )
     }

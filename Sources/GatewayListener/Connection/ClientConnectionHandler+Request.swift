@@ -49,7 +49,7 @@ extension ClientConnectionHandler {
             case .answer(let response, let keepAlive):
                 respond(response, info: info, keepAlive: keepAlive)
                 let code = response.headers.first(name: "x-gateway-error").flatMap(GatewayError.Code.init(rawValue:))
-                ExchangeLogLine.log(context, method: "\(head.method)", url: head.uri, status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
+                ExchangeLogLine.log(context, method: head.method, url: head.uri, status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
                 return
             }
         }
@@ -95,7 +95,7 @@ extension ClientConnectionHandler {
         let gatewayError = (error as? GatewayError) ?? GatewayError(.badRequest, "bad request", cause: error)
         respond(gatewayError.response(), info: info, keepAlive: false)
         ExchangeLogLine.log(
-            info.context, method: "\(info.method)", url: info.uri, status: Int(gatewayError.status.code), started: info.started,
+            info.context, method: info.method, url: info.uri, status: Int(gatewayError.status.code), started: info.started,
             bytesIn: 0, bytesOut: 0, upstream: gatewayError.upstream, error: gatewayError.code
         )
     }

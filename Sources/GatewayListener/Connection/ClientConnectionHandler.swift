@@ -256,7 +256,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         let error = GatewayError(.shuttingDown, "the gateway is shutting down and this request did not finish within limits.drain_timeout")
         ExchangeLogLine.log(
-            current.context, method: "\(current.method)", url: current.uri, status: 503, started: current.started,
+            current.context, method: current.method, url: current.uri, status: 503, started: current.started,
             bytesIn: 0, bytesOut: 0, upstream: nil, error: error.code
         )
         current.finish(ExchangeOutcome(status: 503, responseBytes: 0, error: error.code))

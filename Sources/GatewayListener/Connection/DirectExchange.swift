@@ -227,7 +227,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         }
         guard !handler.machine.responseStarted else {
             // Mid-response: the client sees the truncation as a closed connection.
-            info.logger.info("\(info.method) \(ExchangeLogLine.withoutQueryValues(routed.url)) aborted: \(gatewayError.code.rawValue)")
+            info.logger.info("\(ExchangeLogLine.text(of: info.method)) \(ExchangeLogLine.withoutQueryValues(routed.url)) aborted: \(gatewayError.code.rawValue)")
             info.finish(ExchangeOutcome(status: status, responseBytes: bytesOut, error: gatewayError.code))
             handler.machine.closeAfterWrite()
             handler.context?.close(promise: nil)
@@ -241,7 +241,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
 
     func log(status: Int, error: GatewayError.Code?) {
         ExchangeLogLine.log(
-            info.context, method: "\(info.method)", url: routed.url, status: status, started: info.started,
+            info.context, method: info.method, url: routed.url, status: status, started: info.started,
             bytesIn: bytesIn, bytesOut: bytesOut, upstream: request.upstreamName, error: error
         )
     }

@@ -1,16 +1,17 @@
 import GatewayCore
 import Logging
+import NIOHTTP1
 
 /// The one info line per exchange: method, target without query values, status,
 /// duration, bytes. Never a header value, never a query value.
 enum ExchangeLogLine {
-    /// `method` and `url` are only formatted when the line is logged (not at warning level).
+    /// `url` is only formatted when the line is logged (not at warning level).
     /// Logged through the context's base logger, its `request=<id>` among the
     /// line's own metadata: the same line as through `context.logger`, without
     /// building a tagged logger per request.
     static func log(
         _ context: RequestContext,
-        method: @autoclosure () -> String,
+        method: HTTPMethod,
         url: @autoclosure () -> String,
         status: Int,
         started: ContinuousClock.Instant,
@@ -31,7 +32,29 @@ enum ExchangeLogLine {
         if let upstream { metadata["upstream"] = "\(upstream)" }
         if let error { metadata["error"] = "\(error.rawValue)" }
         context.addRequestMetadata(to: &metadata)
-        logger.info("\(method()) \(withoutQueryValues(url())) \(status)", metadata: metadata)
+        // `METHOD url status` in a string sized once (interpolation regrows it as it goes).
+        let name = text(of: method)
+        let target = withoutQueryValues(url())
+        let code = String(status)
+        var message = ""
+        message.reserveCapacity(name.utf8.count + target.utf8.count + code.utf8.count + 2)
+        message += name
+        message += " "
+        message += target
+        message += " "
+        message += code
+        logger.info(Logger.Message(stringLiteral: message), metadata: metadata)
+    }
+
+    /// The method as lines name it (as `"\(method)"` does), without the
+    /// reflection interpolation uses for it (`HTTPMethod` has no `description`:
+    /// five allocations per line): its raw value, except for the two cases whose
+    /// raw value differs from their name.
+    static func text(of method: HTTPMethod) -> String {
+        switch method {
+        case .RAW, .MSEARCH: "\(method)"
+        default: method.rawValue
+        }
     }
 
     /// `https://h/p?token=abc&x=1` → `https://h/p?token=&x=`; userinfo is

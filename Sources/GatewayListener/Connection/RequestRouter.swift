@@ -25,7 +25,8 @@ struct RequestRouter {
         var clientOrigin: String?
         let upstream = config.upstream(forHost: host)
         if let origin = upstream?.origin {
-            let clientHost = host.contains(":") ? "[\(host)]" : host
+            // A byte test: `contains(":")` resolves to Foundation's, which bridges to NSString.
+            let clientHost = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
             clientOrigin = "\(scheme.rawValue)://\(port == scheme.defaultPort ? clientHost : "\(clientHost):\(port)")"
             scheme = origin.scheme
             host = origin.host

@@ -17,16 +17,46 @@ import GatewayCore
 public struct CurlCommand: Sendable {
     /// A header; its value may contain shell variables (`${TOKEN}`).
     public struct Header: Sendable, Equatable {
+        /// A value as given: one literal (most headers) is kept without an array
+        /// of parts (an allocation per header, per curl line, per trace record).
+        enum Storage: Sendable {
+            case literal(String)
+            case parts([ShellQuoting.Part])
+        }
+
         public var name: String
-        public var value: [ShellQuoting.Part]
+        var storage: Storage
+
+        public var value: [ShellQuoting.Part] {
+            get {
+                switch storage {
+                case .literal(let text): [.literal(text)]
+                case .parts(let parts): parts
+                }
+            }
+            set { storage = .parts(newValue) }
+        }
+
+        /// The value as one text, variables as `${NAME}` (``ShellQuoting/template(_:)``).
+        public var template: String {
+            switch storage {
+            case .literal(let text): text
+            case .parts(let parts): ShellQuoting.template(parts)
+            }
+        }
 
         public init(name: String, value: [ShellQuoting.Part]) {
             self.name = name
-            self.value = value
+            self.storage = .parts(value)
         }
 
         public init(name: String, value: String) {
-            self.init(name: name, value: [.literal(value)])
+            self.name = name
+            self.storage = .literal(value)
+        }
+
+        public static func == (a: Header, b: Header) -> Bool {
+            a.name == b.name && a.value == b.value
         }
     }
 
@@ -71,12 +101,30 @@ public struct CurlCommand: Sendable {
     }
 
     /// The command line (one logical line; an inline body may contain newlines inside quotes).
-    public var line: String { arguments.joined(separator: " ") }
+    /// The words joined into one string sized once (`joined` regrew it a few times per line).
+    public var line: String {
+        let words = arguments
+        var length = max(0, words.count - 1)
+        for word in words { length += word.utf8.count }
+        var out = ""
+        out.reserveCapacity(length)
+        for (index, word) in words.enumerated() {
+            if index > 0 { out += " " }
+            out += word
+        }
+        return out
+    }
 
-    /// The quoted words, `curl` first.
+    /// The quoted words, `curl` first. Appended to one array sized for them
+    /// (array literals and `+=` cost an allocation each: this runs twice per trace record).
     public var arguments: [String] {
-        var args = ["curl"]
-        if let proxy { args += ["-x", ShellQuoting.singleQuoted(proxy)] }
+        var args: [String] = []
+        args.reserveCapacity(16 + 2 * headers.count + extraArguments.count)
+        args.append("curl")
+        if let proxy {
+            args.append("-x")
+            args.append(ShellQuoting.singleQuoted(proxy))
+        }
         let hasBody: Bool
         switch body {
         case .none: hasBody = false
@@ -88,31 +136,87 @@ public struct CurlCommand: Sendable {
         } else if (upper == "GET" && !hasBody) || (upper == "POST" && hasBody) {
             // curl infers it.
         } else {
-            args += ["-X", ShellQuoting.singleQuoted(method)]
+            args.append("-X")
+            args.append(ShellQuoting.singleQuoted(method))
         }
-        args += ["--http1.1", "--globoff", "--path-as-is"]
+        args.append("--http1.1")
+        args.append("--globoff")
+        args.append("--path-as-is")
         for header in headers {
-            let isEmpty = header.value.allSatisfy { if case .literal(let s) = $0 { s.isEmpty } else { false } }
-            let parts: [ShellQuoting.Part] = isEmpty ? [.literal("\(header.name);")] : [.literal("\(header.name): ")] + header.value
-            args += ["-H", ShellQuoting.word(parts)]
+            args.append("-H")
+            args.append(Self.headerWord(header))
         }
-        var suppress = Self.curlDefaults
-        if hasBody { suppress += ["Content-Type", "Expect"] }
-        for name in suppress where !headers.contains(where: { HopByHopHeaders.equalsIgnoringCase($0.name, name.lowercased()) }) {
-            args += ["-H", ShellQuoting.singleQuoted("\(name):")]
+        for name in Self.curlDefaults where !headers.contains(where: { HopByHopHeaders.equalsIgnoringCase($0.name, name.lowercased()) }) {
+            args.append("-H")
+            args.append(ShellQuoting.singleQuoted("\(name):"))
+        }
+        if hasBody {
+            for name in Self.bodyDefaults where !headers.contains(where: { HopByHopHeaders.equalsIgnoringCase($0.name, name.lowercased()) }) {
+                args.append("-H")
+                args.append(ShellQuoting.singleQuoted("\(name):"))
+            }
         }
         switch body {
         case .none:
             break
         case .inline(let text):
-            args += ["--data-binary", ShellQuoting.singleQuoted(text)]
+            args.append("--data-binary")
+            args.append(ShellQuoting.singleQuoted(text))
         case .file(let path):
-            args += ["--data-binary", ShellQuoting.singleQuoted("@" + path)]
+            args.append("--data-binary")
+            args.append(ShellQuoting.singleQuoted("@" + path))
         case .notCaptured(let length):
-            args += ["--data-binary", ShellQuoting.singleQuoted("@<body not captured: \(length.map(String.init) ?? "unknown") bytes>")]
+            args.append("--data-binary")
+            args.append(ShellQuoting.singleQuoted("@<body not captured: \(length.map(String.init) ?? "unknown") bytes>"))
         }
-        args += extraArguments
+        args.append(contentsOf: extraArguments)
         args.append(ShellQuoting.word(url))
         return args
+    }
+
+    /// Headers curl adds on its own to a request with a body, unless told otherwise.
+    static let bodyDefaults = ["Content-Type", "Expect"]
+
+    /// The `-H` word of `header`: `'Name: value'` (`'Name;'` when empty). A value
+    /// of literals only, the common case, is quoted into one string sized once;
+    /// one with variables goes through ``ShellQuoting/word(_:)``.
+    static func headerWord(_ header: Header) -> String {
+        let parts: [ShellQuoting.Part]
+        switch header.storage {
+        case .literal(let text):
+            var out = "'"
+            out.reserveCapacity(header.name.utf8.count + text.utf8.count + 4)
+            ShellQuoting.appendSingleQuotedContent(header.name[...], to: &out)
+            if text.isEmpty {
+                out += ";"
+            } else {
+                out += ": "
+                ShellQuoting.appendSingleQuotedContent(text[...], to: &out)
+            }
+            out += "'"
+            return out
+        case .parts(let given):
+            parts = given
+        }
+        var length = header.name.utf8.count + 2
+        var isEmpty = true
+        for part in parts {
+            guard case .literal(let text) = part else {
+                return ShellQuoting.word([.literal("\(header.name): ")] + parts)
+            }
+            length += text.utf8.count
+            if !text.isEmpty { isEmpty = false }
+        }
+        var out = "'"
+        out.reserveCapacity(length + 2)
+        ShellQuoting.appendSingleQuotedContent(header.name[...], to: &out)
+        if isEmpty {
+            out += ";"
+        } else {
+            out += ": "
+            for case .literal(let text) in parts { ShellQuoting.appendSingleQuotedContent(text[...], to: &out) }
+        }
+        out += "'"
+        return out
     }
 }

@@ -4,7 +4,8 @@ import NIOConcurrencyHelpers
 import NIOHTTP1
 
 /// The exchange state a trace needs once the response is done; ``finish(responseBytes:error:responseHeaders:)``
-/// hands it to ``TracePolicy/emit(_:responseBytes:error:responseHeaders:)`` exactly once.
+/// hands it to ``TracePolicy/emit(request:declaredLength:body:context:wallStart:status:responseBytes:error:responseHeaders:)``
+/// exactly once (the async chain's; the event loop's is ``TraceObservation``).
 final class PendingTrace: Sendable {
     let policy: TracePolicy
     let request: ProxyRequest
@@ -35,6 +36,9 @@ final class PendingTrace: Sendable {
             return !s.done
         }
         guard first else { return }
-        policy.emit(self, responseBytes: responseBytes, error: error, responseHeaders: responseHeaders)
+        policy.emit(
+            request: request, declaredLength: declaredLength, body: capture.bytes, context: context, wallStart: wallStart,
+            status: status, responseBytes: responseBytes, error: error, responseHeaders: responseHeaders
+        )
     }
 }

@@ -20,15 +20,21 @@ public enum ShellQuoting {
     public static func singleQuoted(_ text: String) -> String {
         var out = "'"
         out.reserveCapacity(text.utf8.count + 2)
-        var rest = Substring(text)
+        appendSingleQuotedContent(text[...], to: &out)
+        out += "'"
+        return out
+    }
+
+    /// What goes between the single quotes for `text` (each `'` as `'\\''`),
+    /// appended to `out`: quoting a concatenation is concatenating the quoted parts.
+    static func appendSingleQuotedContent(_ text: Substring, to out: inout String) {
+        var rest = text
         while let quote = rest.utf8.firstIndex(of: UInt8(ascii: "'")) {
             out += rest[..<quote]
             out += "'\\''"
             rest = rest[rest.utf8.index(after: quote)...]
         }
         out += rest
-        out += "'"
-        return out
     }
 
     /// A word made of literal and variable parts. Literal-only words are

@@ -32,6 +32,8 @@ struct TraceCapture: Sendable {
     let duration: Duration
     /// Where the through-gateway curl line is logged at `notice`.
     let logger: Logger
+    /// The line carries `request=<id>` (as the exchange's `context.logger` adds it).
+    var tagsLinesWithID = false
 
     /// What the queue's byte budget counts for it before it is formatted: the
     /// body (twice when short enough to be inline in both curl lines) plus a

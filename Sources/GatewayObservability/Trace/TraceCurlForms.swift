@@ -44,6 +44,7 @@ public struct TraceCurlForms: Sendable {
         if request.clientOrigin != nil {
             // The gateway rewrote Host to the upstream's origin: the client sent its own.
             var rewritten = HTTPHeaders()
+            rewritten.reserveCapacity(headers.count)
             for (name, value) in headers {
                 rewritten.add(name: name, value: name.lowercased() == "host" ? request.clientAuthority : value)
             }
@@ -151,18 +152,21 @@ public struct TraceCurlForms: Sendable {
     }
 
     /// Drops the last `Via` if it is the gateway's own, keeping every other header in place.
+    /// (Found by walking the headers, kept ones copied into one array sized for them.)
     private func removeOwnVia(from headers: inout HTTPHeaders) {
-        let all = Array(headers)
-        guard let index = all.lastIndex(where: { $0.name.lowercased() == "via" }),
-              all[index].value.hasSuffix(" gateway") else { return }
+        var last: (index: Int, value: String)?
+        for (i, header) in headers.enumerated() where header.name.lowercased() == "via" { last = (i, header.value) }
+        guard let last, last.value.hasSuffix(" gateway") else { return }
         var kept = HTTPHeaders()
-        for (i, header) in all.enumerated() where i != index { kept.add(name: header.name, value: header.value) }
+        kept.reserveCapacity(headers.count - 1)
+        for (i, header) in headers.enumerated() where i != last.index { kept.add(name: header.name, value: header.value) }
         headers = kept
     }
 
     /// After body redaction the body length may differ: keep `Content-Length` true.
     private func fixLength(_ headers: [CurlCommand.Header], bodyLength: Int?) -> [CurlCommand.Header] {
-        guard let bodyLength else { return headers }
+        // Most requests have no `Content-Length` (GET): no new array for them.
+        guard let bodyLength, headers.contains(where: { $0.name.lowercased() == "content-length" }) else { return headers }
         return headers.map { h in
             h.name.lowercased() == "content-length" ? CurlCommand.Header(name: h.name, value: String(bodyLength)) : h
         }

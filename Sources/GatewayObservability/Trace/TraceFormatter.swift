@@ -15,13 +15,14 @@ struct TraceFormatter: Sendable {
 
     /// The record and body file of `capture`; `bodyPath` is where a body too
     /// large or not printable for an inline `--data-binary` goes.
-    func entry(for capture: TraceCapture, bodyPath: String) -> TraceWriter.Entry {
+    func entry(for capture: TraceCapture, bodyPath: @autoclosure () -> String) -> TraceWriter.Entry {
         let request = capture.request
         let redacted = capture.body.map { forms.redactor.body($0, contentType: request.headers.first(name: "content-type")) }
         var bodyFile: (path: String, bytes: [UInt8])?
         let body = TraceCurlForms.body(redacted, length: capture.declaredLength) {
-            bodyFile = (bodyPath, redacted ?? [])
-            return bodyPath
+            let path = bodyPath()
+            bodyFile = (path, redacted ?? [])
+            return path
         }
         let length = redacted.map(\.count)
         var throughCommand = forms.throughGateway(request, body: body, bodyLength: length)
@@ -53,10 +54,18 @@ struct TraceFormatter: Sendable {
             curl: through,
             curlDirect: direct,
             responseHeaders: capture.responseHeaders.map { headers in
-                forms.redactor.headers(headers).map { TraceRecord.Header(name: $0.name, value: ShellQuoting.template($0.value)) }
+                forms.redactor.headers(headers).map { TraceRecord.Header(name: $0.name, value: $0.template) }
             }
         )
-        (logger ?? capture.logger).notice("trace \(capture.id): \(through)")
+        let line: Logger.Message = "trace \(capture.id): \(through)"
+        if let logger {
+            logger.notice(line)
+        } else if capture.tagsLinesWithID {
+            // As through the exchange's tagged logger: `request=<id>` among the line's metadata.
+            capture.logger.notice(line, metadata: ["request": .string(capture.id)])
+        } else {
+            capture.logger.notice(line)
+        }
         return TraceWriter.Entry(record: record, body: bodyFile)
     }
 }

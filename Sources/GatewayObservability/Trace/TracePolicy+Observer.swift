@@ -8,30 +8,48 @@ public import NIOHTTP1
 /// the exchange ends.
 extension TracePolicy: ExchangeObserver {
     public func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
-        let capture = BodyCapture()
-        var snapshot = request
-        snapshot.body = .empty
-        if case .empty = request.body.storage { capture.set([]) }
-        let pending = PendingTrace(
-            policy: self, request: snapshot, declaredLength: request.body.declaredLength, capture: capture, context: context, wallStart: Date()
-        )
-        return TraceObservation(pending: pending, capture: capture)
+        TraceObservation(policy: self, request: request, context: context)
     }
 }
 
+/// One traced exchange on its connection's event loop, which alone calls it
+/// (``ExchangeObservation``): its state is plain fields, no lock, one object
+/// per exchange (the async chain's ``PendingTrace`` and ``BodyCapture`` are
+/// shared across tasks and lock; here they cost four more allocations).
 final class TraceObservation: ExchangeObservation {
-    private let pending: PendingTrace
-    private let capture: BodyCapture
-    /// The response head the client got; kept here (the connection's event loop owns the observation): no lock.
+    private let policy: TracePolicy
+    /// The request as routed, body left out.
+    private let request: ProxyRequest
+    private let declaredLength: Int?
+    private let context: RequestContext
+    private let wallStart: Date
+    /// The body as captured so far; nil until a part comes (or when it overflowed).
+    private var body: [UInt8]?
+    private var overflow = false
+    /// The response head the client got.
     private var responseHeaders: HTTPHeaders?
+    private var finished = false
 
-    init(pending: PendingTrace, capture: BodyCapture) {
-        self.pending = pending
-        self.capture = capture
+    init(policy: TracePolicy, request: ProxyRequest, context: RequestContext) {
+        var snapshot = request
+        snapshot.body = .empty
+        self.policy = policy
+        self.request = snapshot
+        self.declaredLength = request.body.declaredLength
+        self.context = context
+        self.wallStart = Date()
+        if case .empty = request.body.storage { body = [] }
     }
 
     func requestBodyPart(_ buffer: ByteBuffer) {
-        capture.append(buffer, limit: TracePolicy.teeLimit)
+        guard !overflow else { return }
+        if (body?.count ?? 0) + buffer.readableBytes > TracePolicy.teeLimit {
+            overflow = true
+            body = nil
+            return
+        }
+        if body == nil { body = [] }
+        body!.append(contentsOf: buffer.readableBytesView)
     }
 
     func responseHead(status: Int, headers: HTTPHeaders) {
@@ -39,10 +57,14 @@ final class TraceObservation: ExchangeObservation {
     }
 
     func finish(_ outcome: ExchangeOutcome) {
-        capture.complete()
-        pending.status = outcome.status
-        pending.finish(
-            responseBytes: outcome.responseBytes, error: outcome.error?.rawValue ?? (outcome.cancelled ? "cancelled" : nil), responseHeaders: responseHeaders
+        guard !finished else { return }
+        finished = true
+        // A teed body is complete: an empty one is `[]`, an overflowed one stays nil.
+        if !overflow && body == nil { body = [] }
+        policy.emit(
+            request: request, declaredLength: declaredLength, body: overflow ? nil : body, context: context, wallStart: wallStart,
+            status: outcome.status, responseBytes: outcome.responseBytes,
+            error: outcome.error?.rawValue ?? (outcome.cancelled ? "cancelled" : nil), responseHeaders: responseHeaders
         )
     }
 }

@@ -70,28 +70,35 @@ public struct TracePolicy: GatewayPolicy {
 
     /// On the event loop (or the chain's task): captures the exchange's values
     /// and queues them; the writer thread formats the record and logs its curl line.
-    func emit(_ pending: PendingTrace, responseBytes: Int, error: String?, responseHeaders: HTTPHeaders?) {
-        let context = pending.context
+    /// `request` is the request as routed, its body left out; `body` the captured body.
+    func emit(
+        request: ProxyRequest, declaredLength: Int?, body: [UInt8]?, context: RequestContext, wallStart: Date,
+        status: Int?, responseBytes: Int, error: String?, responseHeaders: HTTPHeaders?
+    ) {
         let capture = TraceCapture(
             id: context.id,
-            wallStart: pending.wallStart,
+            wallStart: wallStart,
             client: context.clientAddress,
-            request: pending.request,
+            request: request,
             recordedUpstream: context.record.upstreamName,
             attempts: context.record.attempts,
-            declaredLength: pending.declaredLength,
-            body: pending.capture.bytes,
-            status: pending.status,
+            declaredLength: declaredLength,
+            body: body,
+            status: status,
             error: error,
             responseBytes: responseBytes,
             responseHeaders: responseHeaders,
             startedAt: context.startedAt,
             duration: ContinuousClock.now - context.startedAt,
-            logger: context.logger
+            // The base logger: the writer thread adds `request=<id>` to the line itself
+            // (a tagged logger built here cost three allocations per exchange).
+            logger: context.baseLogger,
+            tagsLinesWithID: context.tagsLinesWithID
         )
         let formatter = self.formatter
         let bodiesDirectory = writer.bodiesDirectory
         writer.submit(estimatedBytes: capture.estimatedBytes) {
+            // The body file's path is only made for a record that has one.
             formatter.entry(for: capture, bodyPath: TraceFiles.bodyFile(id: capture.id, bodiesDirectory: bodiesDirectory))
         }
     }

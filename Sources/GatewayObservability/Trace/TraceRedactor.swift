@@ -57,7 +57,7 @@ public struct TraceRedactor: Sendable {
             if isRedactedHeader(name) {
                 return CurlCommand.Header(name: name, value: [.variable("REDACTED_" + name.uppercased())])
             }
-            return CurlCommand.Header(name: name, value: [.literal(scrub(value))])
+            return CurlCommand.Header(name: name, value: scrub(value))
         }
     }
 

@@ -37,7 +37,8 @@ extension UpstreamExchangeHandler {
         guard let active else { return }
         active.recorder.responseHead(status: Int(head.status.code))
         var headers = head.headers
-        if headers.contains(name: "transfer-encoding") {
+        // `remove` copies the shared fields even when it finds nothing: only called when there is something to remove.
+        if headers.contains(name: "transfer-encoding"), headers.contains(name: "content-length") {
             headers.remove(name: "content-length")
         }
         HopByHopHeaders.removeAll(from: &headers)

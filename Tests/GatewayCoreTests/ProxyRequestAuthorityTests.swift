@@ -1,0 +1,27 @@
+import GatewayCore
+import Testing
+
+/// `clientAuthority`: the authority the client asked for, read from `clientOrigin`
+/// by a byte scan (issue 14: no Foundation `range(of:)` per traced request).
+struct ProxyRequestAuthorityTests {
+    private func request(clientOrigin: String?) -> ProxyRequest {
+        var request = ProxyRequest(method: .GET, scheme: .https, host: "origin.internal", port: 8443, target: "/x", headers: [:])
+        request.clientOrigin = clientOrigin
+        return request
+    }
+
+    @Test(arguments: [
+        ("http://api.example.com", "api.example.com"),
+        ("http://127.0.0.1:18931", "127.0.0.1:18931"),
+        ("http://[::1]:8080", "[::1]:8080"),
+        ("https://a-much-longer-host-name.example.com:8443", "a-much-longer-host-name.example.com:8443"),
+    ])
+    func clientOriginsAuthority(_ origin: String, _ expected: String) {
+        #expect(request(clientOrigin: origin).clientAuthority == expected)
+    }
+
+    @Test func withoutClientOriginItIsTheRequestsOwn() {
+        #expect(request(clientOrigin: nil).clientAuthority == "origin.internal:8443")
+        #expect(request(clientOrigin: "no-scheme").clientAuthority == "origin.internal:8443")
+    }
+}
