@@ -82,7 +82,14 @@ public struct RateLimitPolicy: GatewayPolicy {
             return refusal
         }
         if let limiter = limiter(for: request) {
-            let admission = try await AttemptTimer.paused { try await limiter.acquire() }
+            let admission: RateLimiter.Admission
+            do {
+                admission = try await AttemptTimer.paused { try await limiter.acquire() }
+            } catch var error as GatewayError {
+                // The shared bucket's 503 (`on_unavailable: fail`) names host:port, as every gateway error.
+                error.upstream = authority
+                throw error
+            }
             if case .rejected(let retryAfter) = admission {
                 context.logger.debug("local rate limit", metadata: ["upstream": "\(upstream)", "retry_after": "\(retryAfter)"])
                 return refuse(authority: authority, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted")

@@ -29,10 +29,9 @@ extension RateLimiter {
         return shared.backend.fallback == .local ? .local : .refuse
     }
 
+    /// The 503 of `fail` mode; the caller names the request's `host:port` as its `upstream`.
     func unavailableError() -> GatewayError {
-        var error = SharedStateFallback.unavailableError("cannot take a token of the shared rate limit \(shared?.key ?? "")")
-        error.upstream = shared?.key
-        return error
+        SharedStateFallback.unavailableError("cannot take a token of the shared rate limit \(shared?.key ?? "")")
     }
 
     /// One lease: its tokens go into the bucket; none granted sleeps until the
