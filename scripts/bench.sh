@@ -16,8 +16,10 @@
 #
 # Options:
 #   --quick            3 s per run (unless BENCH_SECONDS is set)
-#   --only LIST        comma-separated subset of: direct,gateway,nginx-fp,haproxy,squid,tinyproxy,mitmdump
+#   --only LIST        comma-separated subset of: direct,gateway,nio-floor,nginx-fp,haproxy,squid,tinyproxy,mitmdump
 #                      (direct and haproxy are always kept: the ratios need them)
+#                      nio-floor: Benchmarks/Benchmarks/NIOProxyFloor, the least a forward proxy on
+#                      SwiftNIO's HTTP/1 codec can do (built in release under Benchmarks/.build-bench)
 #   --skip-install     do not run apt-get / pip
 #   --no-build         use the existing .build/release/gateway
 #   --no-extras        skip the gateway memory checks (1,000 connections, 1 GiB stream)
@@ -68,6 +70,7 @@ BUILD_WAIT=${BENCH_BUILD_WAIT:-1800}
 OUT=${BENCH_OUT:-$ROOT/scripts/bench-results.md}
 CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gateway-bench}
 GATEWAY_BIN=${BENCH_GATEWAY_BIN:-$ROOT/.build/release/gateway}
+FLOOR_BIN="$ROOT/Benchmarks/.build-bench/release/NIOProxyFloor"
 [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && NO_BUILD=1
 IFS=';' read -r -a LOADS <<<"${BENCH_LOADS:-1k 50;100k 50;1k 1}"
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
@@ -202,6 +205,15 @@ start_origin() {
     echo "bench.sh: nginx origin did not start" >&2; exit 1
 }
 
+# The floor of the design: SwiftNIO's HTTP/1 codec on both sides and nothing else.
+build_floor() {
+    ((NO_BUILD)) && [[ -x "$FLOOR_BIN" ]] && return 0
+    wait_for_other_builds "$BUILD_WAIT"
+    log "swift build -c release --product NIOProxyFloor (Benchmarks/)"
+    (cd "$ROOT/Benchmarks" && timeout 3600 swift build -c release --scratch-path .build-bench --product NIOProxyFloor 2>&1 | tail -n 3) >&2 || true
+    [[ -x "$FLOOR_BIN" ]] || note "nio-floor skipped: its build failed"
+}
+
 # ---------------------------------------------------------------- proxies
 # start_proxy NAME: starts the proxy on CPU 1, sets PROXY_PID and PROXY_PORT.
 PROXY_PID="" PROXY_PORT=""
@@ -220,6 +232,9 @@ start_proxy() {
             mkdir -p "$WORK/gateway-state"
             render "$TEMPLATES/$name.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL=warning
             start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
+            ;;
+        nio-floor)
+            start_bg "$WORK/nio-floor.log" taskset -c 1 "$FLOOR_BIN" "$PROXY_PORT"
             ;;
         nginx-fp)
             mkdir -p "$WORK/nginx-fp-tmp"
@@ -389,13 +404,14 @@ main() {
     install_packages
     install_mitmproxy
     if want gateway; then build_gateway; fi
+    if want nio-floor; then build_floor; fi
     : >"$WORK/runs.jsonl"; : >"$WORK/notes.txt"; : >"$WORK/failures.txt"
     start_origin
     log "origin nginx on 127.0.0.1:$ORIGIN_PORT; ${RUN_SECONDS}s per run, $REPEAT run(s) per figure"
 
     local proxies=(direct gateway gateway-log-info) t
     for t in "$TEMPLATES"/gateway-*.yaml; do [[ -e $t ]] && proxies+=("$(basename "$t" .yaml)"); done
-    proxies+=(nginx-fp haproxy squid tinyproxy mitmdump)
+    proxies+=(nio-floor nginx-fp haproxy squid tinyproxy mitmdump)
     local name
     for name in "${proxies[@]}"; do
         case "$name" in
@@ -405,6 +421,7 @@ main() {
         esac
         case "$name" in
             mitmdump) [[ -n "$MITMDUMP" ]] || continue ;;
+            nio-floor) [[ -x "$FLOOR_BIN" ]] || continue ;;
             squid|tinyproxy|haproxy) command -v "$name" >/dev/null || { note "$name skipped: not installed"; continue; } ;;
         esac
         bench_proxy "$name"
