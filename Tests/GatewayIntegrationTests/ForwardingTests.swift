@@ -133,4 +133,32 @@ struct ForwardingTests {
         let body = try await gateway.curl([upstream.url("/bytes/300000?chunked=1&chunk=1000")])
         #expect(body.stdout == TestUpstream.pattern(count: 300_000))
     }
+
+    /// A response streams: each part the upstream sends reaches the client
+    /// before the upstream sends the next (the gateway flushes at the end of
+    /// every upstream read, not only at the response's end).
+    @Test func eachResponsePartReachesTheClientBeforeTheNext() async throws {
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let upstream = try await RawTCPServer.start { connection in
+            _ = try await connection.receiveUntil("\r\n\r\n")
+            try await connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\npart-one\r\n")
+            for await _ in released { break }
+            try await connection.send("8\r\npart-two\r\n0\r\n\r\n")
+            _ = await connection.waitForClose(timeout: .seconds(5))
+        }
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let client = try await RawTCPConnection.connect(port: gateway.proxyPort)
+        defer { Task { await client.close() } }
+        try await client.send("GET http://127.0.0.1:\(upstream.port)/stream HTTP/1.1\r\nHost: 127.0.0.1:\(upstream.port)\r\n\r\n")
+        // The upstream waits for the test: part one must arrive on its own.
+        let first = String(decoding: try await client.receiveUntil("part-one", timeout: .seconds(5)), as: UTF8.self)
+        #expect(first.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(!first.contains("part-two"))
+        release.yield()
+        release.finish()
+        let rest = String(decoding: try await client.receiveUntil("0\r\n\r\n", timeout: .seconds(5)), as: UTF8.self)
+        #expect(rest.contains("part-two"))
+    }
 }

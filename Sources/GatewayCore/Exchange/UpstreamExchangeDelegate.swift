@@ -22,7 +22,8 @@ public struct UpstreamResponseHead: Sendable {
 /// Receives one upstream attempt, called on the event loop that started it.
 ///
 /// The order is fixed: `upstreamExchangeStarted`, then `upstreamResponseHead`,
-/// any number of `upstreamResponseBodyPart`, `upstreamResponseEnd`; or
+/// any number of `upstreamResponseBodyPart` (each read's parts followed by
+/// `upstreamReadComplete`), `upstreamResponseEnd`; or
 /// `upstreamExchangeFailed` at any point, after which nothing more is called.
 /// By `upstreamResponseEnd` the connection is already back in the pool.
 public protocol UpstreamExchangeDelegate: AnyObject {
@@ -30,6 +31,10 @@ public protocol UpstreamExchangeDelegate: AnyObject {
     func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter)
     func upstreamResponseHead(_ head: UpstreamResponseHead)
     func upstreamResponseBodyPart(_ buffer: ByteBuffer)
+    /// The end of one read from the upstream socket (NIO's `channelReadComplete`),
+    /// after the parts it carried: the receiver flushes what they gave it, so a
+    /// response that arrives in several parts in one read goes out in one write.
+    func upstreamReadComplete()
     func upstreamResponseEnd()
     func upstreamExchangeFailed(_ error: any Error)
     /// Asked before each read from the upstream: true while the receiver cannot

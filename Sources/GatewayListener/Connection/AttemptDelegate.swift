@@ -29,6 +29,10 @@ final class AttemptDelegate: UpstreamExchangeDelegate {
         exchange?.upstreamResponseBodyPart(buffer)
     }
 
+    func upstreamReadComplete() {
+        exchange?.upstreamReadComplete()
+    }
+
     func upstreamResponseEnd() {
         exchange?.upstreamResponseEnd()
     }

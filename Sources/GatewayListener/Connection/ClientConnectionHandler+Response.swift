@@ -19,8 +19,19 @@ extension ClientConnectionHandler {
         return framing
     }
 
-    func sendResponseBodyPart(_ buffer: ByteBuffer) {
-        context?.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+    /// A part of the response body; without `flush`, the caller flushes
+    /// (``flushResponse()``) once the parts of one upstream read are written.
+    func sendResponseBodyPart(_ buffer: ByteBuffer, flush: Bool = true) {
+        guard let context else { return }
+        if flush {
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        } else {
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+    }
+
+    func flushResponse() {
+        context?.flush()
     }
 
     /// Ends the response of the exchange in flight.

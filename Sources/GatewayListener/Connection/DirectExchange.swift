@@ -66,6 +66,8 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     var bytesOut = 0
     var status: Int?
     private var bodyless = false
+    /// Response parts written to the client since the last flush (flushed at the end of the upstream read).
+    private var unflushed = false
 
     init(handler: ClientConnectionHandler, info: ExchangeInfo, request: ProxyRequest, route: UpstreamRoute, transport: any UpstreamTransport, eventLoop: any EventLoop) {
         self.handler = handler
@@ -176,7 +178,15 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     func upstreamResponseBodyPart(_ buffer: ByteBuffer) {
         guard case .responding = phase, !bodyless else { return }
         bytesOut += buffer.readableBytes
-        handler.sendResponseBodyPart(buffer)
+        handler.sendResponseBodyPart(buffer, flush: false)
+        unflushed = true
+    }
+
+    /// The parts of one upstream read go to the client in one flush.
+    func upstreamReadComplete() {
+        guard unflushed else { return }
+        unflushed = false
+        handler.flushResponse()
     }
 
     func upstreamResponseEnd() {

@@ -73,6 +73,9 @@ final class AsyncExchangeDelegate: UpstreamExchangeDelegate {
         stream?.yield(buffer)
     }
 
+    /// Its consumer pulls each part and writes it on its own.
+    func upstreamReadComplete() {}
+
     func upstreamResponseEnd() {
         if let head = deferredHead {
             deferredHead = nil

@@ -42,6 +42,10 @@ final class LoopHoppingDelegate: UpstreamExchangeDelegate, @unchecked Sendable {
         }
     }
 
+    func upstreamReadComplete() {
+        delegateLoop.execute { self.delegate.upstreamReadComplete() }
+    }
+
     func upstreamResponseEnd() {
         delegateLoop.execute { self.delegate.upstreamResponseEnd() }
     }

@@ -15,6 +15,12 @@ extension UpstreamExchangeHandler {
         }
     }
 
+    /// One read's parts are in: the delegate flushes them to its client at once.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if machine.isStreamingResponse { active?.delegate.upstreamReadComplete() }
+        context.fireChannelReadComplete()
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         fail(error)
     }

@@ -30,6 +30,22 @@ struct UpstreamExchangeHandlerTests {
         #expect(record.attempts.first?.end != nil)
     }
 
+    /// Each read's parts are followed by one `upstreamReadComplete` (where the
+    /// client side flushes); none once the response has ended.
+    @Test func eachReadEndsWithOneReadComplete() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        try harness.start(uri: "/stream", delegate: delegate)
+        try harness.respond("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\none\r\n3\r\ntwo\r\n")
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("one"), .body("two")])
+        #expect(delegate.readCompletes == [4])
+        try harness.respond("5\r\nthree\r\n")
+        #expect(delegate.readCompletes == [4, 5])
+        try harness.respond("0\r\n\r\n")
+        #expect(delegate.events.last == .end)
+        #expect(delegate.readCompletes == [4, 5])
+    }
+
     @Test func twoExchangesInARowReuseTheConnection() throws {
         let harness = try UpstreamExchangeHarness()
         for path in ["/1", "/2"] {

@@ -108,6 +108,13 @@ final class RecordingDelegate: UpstreamExchangeDelegate {
         events.append(.body(String(buffer: buffer)))
     }
 
+    /// How many events had arrived at each `upstreamReadComplete` (the receiver's flush points).
+    private(set) var readCompletes: [Int] = []
+
+    func upstreamReadComplete() {
+        readCompletes.append(events.count)
+    }
+
     func upstreamResponseEnd() {
         events.append(.end)
     }

@@ -25,6 +25,7 @@ struct UpstreamPoolDirectTests {
         func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {}
         func upstreamResponseHead(_ head: UpstreamResponseHead) { status = head.status.code }
         func upstreamResponseBodyPart(_ buffer: ByteBuffer) { bytes += buffer.readableBytes }
+        func upstreamReadComplete() {}
         func upstreamResponseEnd() { done.succeed((status, bytes)) }
         func upstreamExchangeFailed(_ error: any Error) { done.fail(error) }
         var upstreamShouldPauseReading: Bool { false }
