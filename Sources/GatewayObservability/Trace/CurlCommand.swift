@@ -100,123 +100,23 @@ public struct CurlCommand: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The command line (one logical line; an inline body may contain newlines inside quotes).
-    /// The words joined into one string sized once (`joined` regrew it a few times per line).
+    /// The command line (one logical line; an inline body may contain newlines
+    /// inside quotes): the words quoted straight into one string sized once, no
+    /// string per word (this runs twice per trace record, on the writer thread).
     public var line: String {
-        let words = arguments
-        var length = max(0, words.count - 1)
-        for word in words { length += word.utf8.count }
-        var out = ""
-        out.reserveCapacity(length)
-        for (index, word) in words.enumerated() {
-            if index > 0 { out += " " }
-            out += word
-        }
-        return out
+        var line = CurlLine(capacity: estimatedLineBytes)
+        write(to: &line)
+        return line.text
     }
 
-    /// The quoted words, `curl` first. Appended to one array sized for them
-    /// (array literals and `+=` cost an allocation each: this runs twice per trace record).
+    /// The quoted words, `curl` first: the words of ``line``.
     public var arguments: [String] {
-        var args: [String] = []
-        args.reserveCapacity(16 + 2 * headers.count + extraArguments.count)
-        args.append("curl")
-        if let proxy {
-            args.append("-x")
-            args.append(ShellQuoting.singleQuoted(proxy))
-        }
-        let hasBody: Bool
-        switch body {
-        case .none: hasBody = false
-        default: hasBody = true
-        }
-        let upper = method.uppercased()
-        if upper == "HEAD" && !hasBody {
-            args.append("--head")
-        } else if (upper == "GET" && !hasBody) || (upper == "POST" && hasBody) {
-            // curl infers it.
-        } else {
-            args.append("-X")
-            args.append(ShellQuoting.singleQuoted(method))
-        }
-        args.append("--http1.1")
-        args.append("--globoff")
-        args.append("--path-as-is")
-        for header in headers {
-            args.append("-H")
-            args.append(Self.headerWord(header))
-        }
-        for name in Self.curlDefaults where !headers.contains(where: { HopByHopHeaders.equalsIgnoringCase($0.name, name.lowercased()) }) {
-            args.append("-H")
-            args.append(ShellQuoting.singleQuoted("\(name):"))
-        }
-        if hasBody {
-            for name in Self.bodyDefaults where !headers.contains(where: { HopByHopHeaders.equalsIgnoringCase($0.name, name.lowercased()) }) {
-                args.append("-H")
-                args.append(ShellQuoting.singleQuoted("\(name):"))
-            }
-        }
-        switch body {
-        case .none:
-            break
-        case .inline(let text):
-            args.append("--data-binary")
-            args.append(ShellQuoting.singleQuoted(text))
-        case .file(let path):
-            args.append("--data-binary")
-            args.append(ShellQuoting.singleQuoted("@" + path))
-        case .notCaptured(let length):
-            args.append("--data-binary")
-            args.append(ShellQuoting.singleQuoted("@<body not captured: \(length.map(String.init) ?? "unknown") bytes>"))
-        }
-        args.append(contentsOf: extraArguments)
-        args.append(ShellQuoting.word(url))
-        return args
+        var list = CurlWordList()
+        list.words.reserveCapacity(16 + 2 * headers.count + extraArguments.count)
+        write(to: &list)
+        return list.words
     }
 
     /// Headers curl adds on its own to a request with a body, unless told otherwise.
     static let bodyDefaults = ["Content-Type", "Expect"]
-
-    /// The `-H` word of `header`: `'Name: value'` (`'Name;'` when empty). A value
-    /// of literals only, the common case, is quoted into one string sized once;
-    /// one with variables goes through ``ShellQuoting/word(_:)``.
-    static func headerWord(_ header: Header) -> String {
-        let parts: [ShellQuoting.Part]
-        switch header.storage {
-        case .literal(let text):
-            var out = "'"
-            out.reserveCapacity(header.name.utf8.count + text.utf8.count + 4)
-            ShellQuoting.appendSingleQuotedContent(header.name[...], to: &out)
-            if text.isEmpty {
-                out += ";"
-            } else {
-                out += ": "
-                ShellQuoting.appendSingleQuotedContent(text[...], to: &out)
-            }
-            out += "'"
-            return out
-        case .parts(let given):
-            parts = given
-        }
-        var length = header.name.utf8.count + 2
-        var isEmpty = true
-        for part in parts {
-            guard case .literal(let text) = part else {
-                return ShellQuoting.word([.literal("\(header.name): ")] + parts)
-            }
-            length += text.utf8.count
-            if !text.isEmpty { isEmpty = false }
-        }
-        var out = "'"
-        out.reserveCapacity(length + 2)
-        ShellQuoting.appendSingleQuotedContent(header.name[...], to: &out)
-        if isEmpty {
-            out += ";"
-        } else {
-            out += ": "
-            for case .literal(let text) in parts { ShellQuoting.appendSingleQuotedContent(text[...], to: &out) }
-        }
-        out += "'"
-        return out
-    }
 }

@@ -27,14 +27,18 @@ public final class RecentTraces: Sendable {
     public func append(_ record: TraceRecord, bodyFile: (path: String, bytes: [UInt8])?) {
         let kept = bodyFile.flatMap { $0.bytes.count <= Self.maxBodyBytes ? $0 : nil }
         let item = Item(record: record, bodyFile: kept)
-        ring.withLockedValue { ring in
+        // The record it replaces is freed after the lock (a record is many strings).
+        let replaced: Item? = ring.withLockedValue { ring in
             if ring.items.count < capacity {
                 ring.items.append(item)
-            } else {
-                ring.items[ring.next] = item
-                ring.next = (ring.next + 1) % capacity
+                return nil
             }
+            var old = item
+            swap(&old, &ring.items[ring.next])
+            ring.next = (ring.next + 1) % capacity
+            return old
         }
+        _ = replaced
     }
 
     /// The kept items, oldest first.

@@ -18,11 +18,17 @@ public enum ShellQuoting {
     /// Runs between quotes are copied whole (`'` is one byte in UTF-8, so the
     /// text is cut at bytes; scalar by scalar was a trace writer hot spot).
     public static func singleQuoted(_ text: String) -> String {
-        var out = "'"
+        var out = ""
         out.reserveCapacity(text.utf8.count + 2)
-        appendSingleQuotedContent(text[...], to: &out)
-        out += "'"
+        appendSingleQuoted(text[...], to: &out)
         return out
+    }
+
+    /// ``singleQuoted(_:)`` appended to `out`.
+    static func appendSingleQuoted(_ text: Substring, to out: inout String) {
+        out += "'"
+        appendSingleQuotedContent(text, to: &out)
+        out += "'"
     }
 
     /// What goes between the single quotes for `text` (each `'` as `'\\''`),
@@ -42,7 +48,9 @@ public enum ShellQuoting {
     /// `"${NAME}"` expansions, and any `!` is single-quoted outside them.
     public static func word(_ parts: [Part]) -> String {
         guard parts.contains(where: { if case .variable = $0 { true } else { false } }) else {
-            return singleQuoted(parts.map { if case .literal(let s) = $0 { s } else { "" } }.joined())
+            var out = ""
+            appendWord(parts, to: &out)
+            return out
         }
         var out = ""
         var inDouble = false
@@ -72,6 +80,18 @@ public enum ShellQuoting {
         }
         close()
         return out.isEmpty ? "''" : out
+    }
+
+    /// ``word(_:)`` appended to `out`; literal-only words are quoted in place,
+    /// part by part (quoting a concatenation is concatenating the quoted parts).
+    static func appendWord(_ parts: [Part], to out: inout String) {
+        guard !parts.contains(where: { if case .variable = $0 { true } else { false } }) else {
+            out += word(parts)
+            return
+        }
+        out += "'"
+        for case .literal(let text) in parts { appendSingleQuotedContent(text[...], to: &out) }
+        out += "'"
     }
 
     /// `NAME` made a valid shell variable name: other characters become `_`,

@@ -108,11 +108,36 @@ public struct TraceRecord: Sendable, Codable, Equatable {
         let millis = Int(totalMillis - Int64(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        // Digits written into one 24-byte string: no string per field.
+        return String(unsafeUninitializedCapacity: 24) { out in
+            var at = 0
+            func put(_ value: Int, _ width: Int) {
+                var value = max(0, value)
+                for index in stride(from: at + width - 1, through: at, by: -1) {
+                    out[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                at += width
+            }
+            func put(_ byte: Unicode.Scalar) {
+                out[at] = UInt8(ascii: byte)
+                at += 1
+            }
+            put(Int(parts.tm_year) + 1900, 4)
+            put("-")
+            put(Int(parts.tm_mon) + 1, 2)
+            put("-")
+            put(Int(parts.tm_mday), 2)
+            put("T")
+            put(Int(parts.tm_hour), 2)
+            put(":")
+            put(Int(parts.tm_min), 2)
+            put(":")
+            put(Int(parts.tm_sec), 2)
+            put(".")
+            put(millis, 3)
+            put("Z")
+            return at
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
     }
 }
