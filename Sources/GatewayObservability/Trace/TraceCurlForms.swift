@@ -39,21 +39,16 @@ public struct TraceCurlForms: Sendable {
 
     /// Through the gateway: the request without the gateway's own `Via`.
     public func throughGateway(_ request: ProxyRequest, body: CurlCommand.Body, bodyLength: Int?) -> CurlCommand {
-        var headers = request.headers
-        removeOwnVia(from: &headers)
-        if request.clientOrigin != nil {
-            // The gateway rewrote Host to the upstream's origin: the client sent its own.
-            var rewritten = HTTPHeaders()
-            rewritten.reserveCapacity(headers.count)
-            for (name, value) in headers {
-                rewritten.add(name: name, value: name.lowercased() == "host" ? request.clientAuthority : value)
-            }
-            headers = rewritten
-        }
+        // Without the gateway's own `Via`; with the `Host` the client sent when
+        // the gateway rewrote it to the upstream's origin.
+        let headers = redactor.headers(
+            request.headers, dropping: Self.ownViaIndex(in: request.headers),
+            host: request.clientOrigin != nil ? request.clientAuthority : nil
+        )
         var command = CurlCommand(
             method: request.method.rawValue,
             url: redactor.url(prefix: request.clientURLPrefix, target: request.target),
-            headers: fixLength(redactor.headers(headers), bodyLength: bodyLength),
+            headers: fixLength(headers, bodyLength: bodyLength),
             body: body,
             proxy: proxyURL
         )
@@ -151,16 +146,12 @@ public struct TraceCurlForms: Sendable {
         }
     }
 
-    /// Drops the last `Via` if it is the gateway's own, keeping every other header in place.
-    /// (Found by walking the headers, kept ones copied into one array sized for them.)
-    private func removeOwnVia(from headers: inout HTTPHeaders) {
+    /// The index of the last `Via` if it is the gateway's own.
+    static func ownViaIndex(in headers: HTTPHeaders) -> Int? {
         var last: (index: Int, value: String)?
-        for (i, header) in headers.enumerated() where header.name.lowercased() == "via" { last = (i, header.value) }
-        guard let last, last.value.hasSuffix(" gateway") else { return }
-        var kept = HTTPHeaders()
-        kept.reserveCapacity(headers.count - 1)
-        for (i, header) in headers.enumerated() where i != last.index { kept.add(name: header.name, value: header.value) }
-        headers = kept
+        for (i, header) in headers.enumerated() where HopByHopHeaders.equalsIgnoringCase(header.name, "via") { last = (i, header.value) }
+        guard let last, last.value.hasSuffix(" gateway") else { return nil }
+        return last.index
     }
 
     /// After body redaction the body length may differ: keep `Content-Length` true.

@@ -6,12 +6,22 @@ import Logging
 /// writer thread: body redaction, the two curl lines, timings in seconds, and
 /// the through-gateway curl line logged at `notice` (before the record is
 /// written, so a reader that found the record finds the log line too).
-struct TraceFormatter: Sendable {
+///
+/// A class: each exchange's queued closure holds one reference to it, not a
+/// copy of the redaction sets and upstream table (a retain and a release on
+/// another thread per field, per exchange).
+final class TraceFormatter: Sendable {
     let forms: TraceCurlForms
     /// Overrides the exchange's logger for the curl line (tests).
     let logger: Logger?
     /// The bound listener address for `-x` (port 0 resolved); the configured one until set.
     let boundProxy: TraceProxyAddress?
+
+    init(forms: TraceCurlForms, logger: Logger?, boundProxy: TraceProxyAddress?) {
+        self.forms = forms
+        self.logger = logger
+        self.boundProxy = boundProxy
+    }
 
     /// The record and body file of `capture`; `bodyPath` is where a body too
     /// large or not printable for an inline `--data-binary` goes.

@@ -52,13 +52,22 @@ public struct TraceRedactor: Sendable {
     }
 
     /// The headers in order, redacted ones as `${REDACTED_<NAME>}`.
-    public func headers(_ headers: HTTPHeaders) -> [CurlCommand.Header] {
-        headers.map { name, value in
+    /// - Parameters:
+    ///   - dropped: the index of a header left out (the gateway's own `Via`).
+    ///   - host: the value shown for `Host` instead of the one in `headers`.
+    public func headers(_ headers: HTTPHeaders, dropping dropped: Int? = nil, host: String? = nil) -> [CurlCommand.Header] {
+        var result: [CurlCommand.Header] = []
+        result.reserveCapacity(headers.count)
+        for (index, (name, value)) in headers.enumerated() where index != dropped {
             if isRedactedHeader(name) {
-                return CurlCommand.Header(name: name, value: [.variable("REDACTED_" + name.uppercased())])
+                result.append(CurlCommand.Header(name: name, value: [.variable("REDACTED_" + name.uppercased())]))
+            } else if let host, HopByHopHeaders.equalsIgnoringCase(name, "host") {
+                result.append(CurlCommand.Header(name: name, value: scrub(host)))
+            } else {
+                result.append(CurlCommand.Header(name: name, value: scrub(value)))
             }
-            return CurlCommand.Header(name: name, value: scrub(value))
         }
+        return result
     }
 
     /// `prefix` + `target` with redacted query parameter values as `${REDACTED_<NAME>}`.

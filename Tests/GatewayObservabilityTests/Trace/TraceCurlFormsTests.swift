@@ -46,4 +46,24 @@ struct TraceCurlFormsTests {
         #expect(line.contains("X-API-Key: ${API_KEY}"), "\(line)")
         #expect(line.contains("Authorization: ${REDACTED_AUTHORIZATION}"), "\(line)")
     }
+
+    /// Through the gateway: the client's request as it sent it. The gateway's
+    /// own `Via` (the last one) is left out and a client's kept; for an upstream
+    /// with an origin, `Host` is the one the client asked for, not the origin's.
+    @Test func throughLineShowsTheClientsHostAndDropsOnlyTheGatewaysVia() {
+        let forms = forms(.bearer(token: Secret(source: .env("API_TOKEN"), value: "s3cret")))
+        var routed = request(
+            target: "/x",
+            headers: ["Host": "10.0.0.7:8443", "Via": "1.1 corp-proxy", "X-A": "1", "Via": "1.1 gateway"]
+        )
+        routed.clientOrigin = "https://api.test"
+        let line = forms.throughGateway(routed, body: .none, bodyLength: nil).line
+        #expect(line.contains("-H 'Host: api.test' -H 'Via: 1.1 corp-proxy' -H 'X-A: 1' -H"), "\(line)")
+        #expect(!line.contains("1.1 gateway"), "\(line)")
+        #expect(line.hasSuffix("'https://api.test/x'"), "\(line)")
+
+        let direct = forms.direct(routed, body: .none, bodyLength: nil).line
+        #expect(direct.contains("-H 'Host: 10.0.0.7:8443'"), "\(direct)")
+        #expect(direct.contains("-H 'Via: 1.1 gateway'"), "\(direct)")
+    }
 }
