@@ -18,6 +18,13 @@ struct AttemptListTests {
         list[2].status = 201
         #expect(list.map(\.status) == [429, 502, 201])
         #expect(AttemptList([Self.attempt(1), Self.attempt(2)]).map(\.status) == [1, 2])
+        list.update(0) { $0.status = 500 }
+        list.update(1) { $0.reusedConnection = true }
+        #expect(list.map(\.status) == [500, 502, 201])
+        #expect(list.map(\.reusedConnection) == [false, true, false])
+        #expect(list.count == 3)
+        #expect(AttemptList().count == 0)
+        #expect(AttemptList([]).isEmpty)
     }
 
     @Test func aRecordIndexesEachAttemptItBegan() {

@@ -4,12 +4,16 @@
 public struct AttemptList: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
     private var head: AttemptTimings?
     private var tail: [AttemptTimings] = []
+    /// Kept apart: `head == nil` copied the whole timings (and retained what
+    /// they hold) each time a loop over the list asked for its end.
+    private var size = 0
 
     public init() {}
 
     public init(_ attempts: [AttemptTimings]) {
         head = attempts.first
         tail = Array(attempts.dropFirst())
+        size = attempts.count
     }
 
     public init(arrayLiteral attempts: AttemptTimings...) {
@@ -17,15 +21,16 @@ public struct AttemptList: RandomAccessCollection, ExpressibleByArrayLiteral, Se
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { head == nil ? 0 : 1 + tail.count }
+    public var endIndex: Int { size }
 
     public subscript(position: Int) -> AttemptTimings {
         get {
-            if position == 0, let head { return head }
+            if position == 0 { return head! }
             return tail[position - 1]
         }
         set {
-            if position == 0, head != nil {
+            if position == 0 {
+                precondition(size > 0, "index out of range")
                 head = newValue
             } else {
                 tail[position - 1] = newValue
@@ -33,11 +38,22 @@ public struct AttemptList: RandomAccessCollection, ExpressibleByArrayLiteral, Se
         }
     }
 
+    /// Changes the attempt at `position` in place (the subscript's setter copies it out and back).
+    public mutating func update(_ position: Int, _ body: (inout AttemptTimings) -> Void) {
+        precondition(position >= 0 && position < size, "index out of range")
+        if position == 0 {
+            body(&head!)
+        } else {
+            body(&tail[position - 1])
+        }
+    }
+
     public mutating func append(_ attempt: AttemptTimings) {
-        if head == nil {
+        if size == 0 {
             head = attempt
         } else {
             tail.append(attempt)
         }
+        size += 1
     }
 }

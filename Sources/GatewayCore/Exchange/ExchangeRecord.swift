@@ -26,7 +26,7 @@ public final class ExchangeRecord: Sendable {
     public func updateAttempt(_ index: Int, _ update: (inout AttemptTimings) -> Void) {
         state.withLock { s in
             guard s.attempts.indices.contains(index) else { return }
-            update(&s.attempts[index])
+            s.attempts.update(index, update)
         }
     }
 
