@@ -151,14 +151,16 @@ struct HeaderStep: AttemptStep {
     }
 }
 
-/// Retries a 503 after `statusDelay`, and a request timeout at once.
+/// Retries a 503 after `statusDelay`, and a request timeout at once (a body up to `bodyLimit` bytes).
 struct ScriptedRetryPlanner: RetryPlanner {
     var statusDelay: Duration = .zero
     var perTryTimeout: Duration?
     var maxAttempts = 2
+    /// The largest body a retry sends again.
+    var bodyLimit = 0
 
     func begin(_ request: ProxyRequest) -> RetryPlan {
-        .retrying(RetryRun(maxAttempts: maxAttempts, deadline: nil, perTryTimeout: perTryTimeout))
+        .retrying(RetryRun(maxAttempts: maxAttempts, deadline: nil, perTryTimeout: perTryTimeout, bodyLimit: bodyLimit))
     }
 
     func retry(after error: GatewayError, run: inout RetryRun, context: RequestContext) -> Duration? {

@@ -36,7 +36,7 @@ public struct TokenRefreshPolicy: GatewayPolicy {
     public static let defaultReplayLimit = 1024 * 1024
     /// The upstream's credential settings, bound when its route is built.
     let binding: Binding
-    private let replayLimit: Int
+    let replayLimit: Int
 
     /// The policy for one upstream's credential: its token store, `client_auth`,
     /// scope, and whether a 401'd non-idempotent request may be replayed.
