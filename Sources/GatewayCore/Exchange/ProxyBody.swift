@@ -109,7 +109,7 @@ public final class PassedThroughBody: BodySource {
     public static let shared = PassedThroughBody()
 
     public func next() async throws -> ByteBuffer? {
-        throw GatewayError(.internalError, "a passed-through body is not read through the policy chain")
+        throw GatewayError(.internalError, "a passed-through body is not read as a stream: the exchange writes it upstream as it arrives")
     }
 
     public func cancel() {}

@@ -152,7 +152,7 @@ extension DirectExchange {
     }
 
     /// A step answered for the upstream (a local 429): the response goes to the
-    /// client as the chain's would, with `Via`, and the connection stays open.
+    /// client with `Via`, and the connection stays open.
     private func respondLocally(_ response: ProxyResponse) {
         phase = .finished
         releaseUpstream()

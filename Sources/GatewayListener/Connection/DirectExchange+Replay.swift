@@ -9,9 +9,9 @@ import NIOHTTP1
 /// OAuth2 replay limit). A later attempt sends the copy in one write, once the
 /// client's whole body is in.
 ///
-/// What may be sent again, as the chain that buffered bodies first decided:
-/// a retry needs the body within `buffer_limit`; a step's replay needs it
-/// within the larger limit. A response is turned down (discarded, for a retry
+/// What may be sent again (the rules of the async chain that buffered bodies
+/// before the first attempt, which this replaced): a retry needs the body
+/// within `buffer_limit`; a step's replay needs it within the larger limit. A response is turned down (discarded, for a retry
 /// or a replay) only if the body is, or will surely be, all in its copy (it
 /// is complete, or its declared length fits); a failed attempt, which has no
 /// response to give instead, may also wait for a chunked body, and if that
