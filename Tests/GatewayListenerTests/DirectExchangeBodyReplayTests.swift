@@ -19,6 +19,11 @@ struct DirectExchangeBodyReplayTests {
         "POST http://example.test/a HTTP/1.1\r\nHost: example.test\r\nIdempotency-Key: k1\r\n\(headers)\r\n"
     }
 
+    /// The attempt in flight fails before its response head (a timeout the planner retries).
+    static func failAttempt(_ harness: ClientConnectionHarness) {
+        harness.transport.attempts.last?.delegate?.upstreamExchangeFailed(GatewayError(.requestTimeout, "no answer", upstream: "example.test:80"))
+    }
+
     /// The body an attempt carried in its request (a later attempt's whole copy), as text.
     static func carried(_ attempt: ScriptedTransport.Attempt) -> String? {
         guard case .bytes(let buffer) = attempt.request.body.storage else { return nil }
@@ -44,15 +49,29 @@ struct DirectExchangeBodyReplayTests {
     }
 
     @Test func aRetryDecidedBeforeTheBodyIsInWaitsForTheRest() throws {
-        let harness = try Self.harness(retry: ScriptedRetryPlanner(perTryTimeout: .seconds(1), bodyLimit: 100))
+        let harness = try Self.harness(retry: ScriptedRetryPlanner(bodyLimit: 100))
         try harness.send(Self.post("Content-Length: 10\r\n") + "hello")
-        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        Self.failAttempt(harness)
         #expect(harness.transport.attempts.count == 1, "the retry waits for the client's whole body")
         try harness.send("world")
         #expect(harness.transport.attempts.count == 2)
         #expect(Self.carried(harness.transport.attempts[1]) == "helloworld")
         harness.answer(body: "ok")
         #expect(try harness.received().hasPrefix("HTTP/1.1 200 OK"))
+    }
+
+    @Test func aSlowClientBodyDoesNotCountAgainstPerTryTimeout() throws {
+        let harness = try Self.harness(retry: ScriptedRetryPlanner(perTryTimeout: .seconds(1), bodyLimit: 100))
+        try harness.send(Self.post("Content-Length: 10\r\n") + "hello")
+        let first = try #require(harness.transport.attempts.first)
+        first.delegate?.upstreamExchangeStarted(first.writer)
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        #expect(harness.transport.attempts.count == 1, "the attempt's clock waits for the client's whole body")
+        try harness.send("world")
+        #expect(first.writer.body == "helloworld" && first.writer.ended)
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(harness.transport.attempts.count == 2, "then per_try_timeout runs")
+        #expect(Self.carried(harness.transport.attempts[1]) == "helloworld")
     }
 
     @Test func aResponseBeforeTheWholeBodyWentGivesTheAttemptUp() throws {
@@ -86,9 +105,9 @@ struct DirectExchangeBodyReplayTests {
     }
 
     @Test func aChunkedBodyOutgrowingTheLimitWhileARetryWaitsGivesTheFailureBack() throws {
-        let harness = try Self.harness(retry: ScriptedRetryPlanner(perTryTimeout: .seconds(1), bodyLimit: 4))
+        let harness = try Self.harness(retry: ScriptedRetryPlanner(bodyLimit: 4))
         try harness.send(Self.post("Transfer-Encoding: chunked\r\n") + "3\r\nabc\r\n")
-        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        Self.failAttempt(harness)
         #expect(try harness.received().isEmpty, "the retry may still go: it waits for the body")
         try harness.send("3\r\ndef\r\n")
         #expect(harness.transport.attempts.count == 1)
@@ -98,10 +117,10 @@ struct DirectExchangeBodyReplayTests {
     }
 
     @Test func aClientAwaiting100ContinueGetsItWhenTheRetryWaitsForTheBody() throws {
-        let harness = try Self.harness(retry: ScriptedRetryPlanner(perTryTimeout: .seconds(1), bodyLimit: 100))
+        let harness = try Self.harness(retry: ScriptedRetryPlanner(bodyLimit: 100))
         try harness.send(Self.post("Content-Length: 5\r\nExpect: 100-continue\r\n"))
         #expect(try harness.received().isEmpty, "the first attempt never started")
-        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        Self.failAttempt(harness)
         #expect(try harness.received().hasPrefix("HTTP/1.1 100 Continue"))
         try harness.send("hello")
         #expect(Self.carried(harness.transport.attempts[1]) == "hello")

@@ -51,11 +51,21 @@ extension DirectExchange {
             let forwarder = AttemptDelegate(self)
             attemptDelegate = forwarder
             delegate = forwarder
-            if let run = retryRun { armAttemptTimer(run) }
         } else {
             delegate = self
         }
+        armAttemptTimerOnceRequestIsIn()
         cancellation = transport.startExchange(request, record: info.context.record, on: eventLoop, delegate: delegate)
+    }
+
+    /// Arms the attempt's timer once the client's whole request is in: a body
+    /// still coming from the client (streamed to the first attempt) is not the
+    /// upstream's time, as it was not when bodies were buffered before the
+    /// first attempt. (An upstream that stops taking the body meanwhile is the
+    /// pool's `request_timeout`'s.)
+    func armAttemptTimerOnceRequestIsIn() {
+        guard let run = retryRun, attemptTimer == nil, case .attempting = phase, routed.bodyLengthIsZero || body.requestEnded else { return }
+        armAttemptTimer(run)
     }
 
     /// The attempt in flight failed before its response head: retried, or the client gets the error.
@@ -188,8 +198,8 @@ extension DirectExchange {
         attemptTimer = nil
     }
 
-    /// `per_try_timeout` from now, or the request's deadline if sooner: the
-    /// attempt is abandoned and counts as a `request_timeout` failure.
+    /// `per_try_timeout` from now (the request sent), or the request's deadline
+    /// if sooner: the attempt is abandoned and counts as a `request_timeout` failure.
     private func armAttemptTimer(_ run: RetryRun) {
         let now = ContinuousClock.now
         var limit: (at: ContinuousClock.Instant, message: String)?

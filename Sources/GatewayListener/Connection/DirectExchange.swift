@@ -115,6 +115,7 @@ final class DirectExchange: UpstreamExchangeDelegate {
     func requestEnd() {
         replayBuffer?.end()
         body.ended()
+        armAttemptTimerOnceRequestIsIn()
         pump()
         bodyArrived()
     }

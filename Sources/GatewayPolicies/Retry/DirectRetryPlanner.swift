@@ -6,24 +6,22 @@ public import NIOHTTP1
 /// upstream's `Retry-After` within `max_wait`, the deadline, the budget), decided
 /// synchronously on the event loop; the exchange sleeps with a scheduled task.
 /// A request body is sent again from the exchange's copy of it, kept up to
-/// `buffer_limit` bytes; a larger body goes once and is never retried.
+/// `buffer_limit` bytes (``RetryRun/bodyLimit``); a larger body goes once and
+/// is never retried (its one attempt still runs under `per_try_timeout`).
 struct DirectRetryPlanner: RetryPlanner {
     let rules: UpstreamRetryRules
     let services: RetryServices
 
-    /// Counts the request in the retry budget. A request with a declared body
-    /// over `buffer_limit` gets one attempt (its body is not kept).
+    /// Counts the request in the retry budget.
     func begin(_ request: ProxyRequest) -> RetryPlan {
         let now = services.clock.now
         services.budgets.recordRequest(upstream: rules.upstream, now: now)
         guard rules.retry.attempts > 1, rules.isSafeToRetry(request) else { return .single }
-        let limit = rules.retry.bufferLimit
-        if !request.bodyLengthIsZero, let declared = request.body.declaredLength, declared > limit { return .single }
         return .retrying(RetryRun(
             maxAttempts: rules.retry.attempts,
             deadline: rules.retry.deadline.map { now + $0 },
             perTryTimeout: rules.retry.perTryTimeout,
-            bodyLimit: limit
+            bodyLimit: rules.retry.bufferLimit
         ))
     }
 
