@@ -20,11 +20,11 @@ extension DirectExchange {
     /// Starts the copy of the body when it may be sent again and may fit.
     func keepBodyCopyIfReplayable() {
         guard !routed.bodyLengthIsZero else { return }
-        var limit = retryRun?.bodyLimit ?? 0
+        var limit = retryRun?.bodyLimit
         for step in route.steps {
-            if let stepLimit = step.replayLimit(for: routed) { limit = max(limit, stepLimit) }
+            if let stepLimit = step.replayLimit(for: routed) { limit = max(limit ?? 0, stepLimit) }
         }
-        guard limit > 0 else { return }
+        guard let limit else { return }
         if let declared = routed.body.declaredLength, declared > limit { return }
         replayBuffer = RequestReplayBuffer(limit: limit, declaredLength: routed.body.declaredLength)
     }

@@ -59,8 +59,8 @@ final class DirectExchange: UpstreamExchangeDelegate {
     var retryRun: RetryRun?
     /// A step replayed the request already (after a 401): at most once per request.
     var replayedByStep = false
-    /// Forwards the callbacks of the attempt in flight (retried requests only: a
-    /// timed-out attempt's late callbacks must not reach the next one).
+    /// Forwards the callbacks of the attempt in flight (requests that may be sent
+    /// again only: a given-up attempt's late callbacks must not reach the next one).
     var attemptDelegate: AttemptDelegate?
     var attemptTimer: Scheduled<Void>?
     var cancellation: UpstreamExchangeCancellation?
