@@ -198,8 +198,9 @@ extension DirectExchange {
         attemptTimer = nil
     }
 
-    /// `per_try_timeout` from now (the request sent), or the request's deadline
-    /// if sooner: the attempt is abandoned and counts as a `request_timeout` failure.
+    /// `per_try_timeout` from now (the client's whole request is in), or the
+    /// request's deadline if sooner: the attempt is abandoned and counts as a
+    /// `request_timeout` failure.
     private func armAttemptTimer(_ run: RetryRun) {
         let now = ContinuousClock.now
         var limit: (at: ContinuousClock.Instant, message: String)?

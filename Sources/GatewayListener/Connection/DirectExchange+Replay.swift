@@ -11,11 +11,13 @@ import NIOHTTP1
 ///
 /// What may be sent again (the rules of the async chain that buffered bodies
 /// before the first attempt, which this replaced): a retry needs the body
-/// within `buffer_limit`; a step's replay needs it within the larger limit. A response is turned down (discarded, for a retry
-/// or a replay) only if the body is, or will surely be, all in its copy (it
-/// is complete, or its declared length fits); a failed attempt, which has no
-/// response to give instead, may also wait for a chunked body, and if that
-/// outgrows the limit, its failure is the client's answer.
+/// within `buffer_limit`; a step's replay needs it within the larger limit.
+/// A response is turned down (discarded, for a retry or a replay) only if the
+/// body is, or will surely be, all in its copy (it is complete, or its
+/// declared length fits); a failed attempt, which has no response to give
+/// instead, may also wait for a chunked body, and if that outgrows the limit,
+/// its failure is the client's answer. An attempt answered before its whole
+/// body went is given up at once (its connection could not be reused).
 extension DirectExchange {
     /// Starts the copy of the body when it may be sent again and may fit.
     func keepBodyCopyIfReplayable() {
