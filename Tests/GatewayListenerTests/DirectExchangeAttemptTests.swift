@@ -112,6 +112,30 @@ struct DirectExchangeAttemptTests {
         #expect(!response.contains("late"))
     }
 
+    @Test func aStepsWaitDoesNotCountAgainstPerTryTimeout() throws {
+        let loop = EmbeddedEventLoop()
+        let slot = loop.makePromise(of: Void.self)
+        let queued = RecordingStep(decide: { _ in .wait(AttemptWait(future: slot.futureResult, repeatStep: false, cancel: {})) })
+        let harness = try Self.harness(steps: [queued], retry: ScriptedRetryPlanner(perTryTimeout: .seconds(1), maxAttempts: 1))
+        try harness.send(Self.get)
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        #expect(try harness.received().isEmpty, "a queue slot may take longer than per_try_timeout")
+        slot.succeed()
+        loop.run()
+        #expect(harness.transport.attempts.count == 1, "the attempt's clock starts when it is sent")
+        harness.answer(body: "ok")
+        #expect(try harness.received().hasPrefix("HTTP/1.1 200 OK"))
+    }
+
+    @Test func aClientLeavingDuringTheBackoffStopsTheRetries() throws {
+        let harness = try Self.harness(retry: ScriptedRetryPlanner(statusDelay: .seconds(10), maxAttempts: 5))
+        try harness.send(Self.get)
+        harness.answer(status: .serviceUnavailable, body: "busy")
+        try harness.channel.close().wait()
+        harness.channel.embeddedEventLoop.advanceTime(by: .seconds(100))
+        #expect(harness.transport.attempts.count == 1)
+    }
+
     @Test func withoutRetriesLeftTheTimeoutReachesTheClientAs504() throws {
         let harness = try Self.harness(retry: ScriptedRetryPlanner(perTryTimeout: .seconds(1), maxAttempts: 1))
         try harness.send(Self.get)
@@ -151,14 +175,16 @@ struct HeaderStep: AttemptStep {
     }
 }
 
-/// Retries a 503 after `statusDelay`, and a request timeout at once.
+/// Retries a 503 after `statusDelay`, and a request timeout at once (a body up to `bodyLimit` bytes).
 struct ScriptedRetryPlanner: RetryPlanner {
     var statusDelay: Duration = .zero
     var perTryTimeout: Duration?
     var maxAttempts = 2
+    /// The largest body a retry sends again.
+    var bodyLimit = 0
 
     func begin(_ request: ProxyRequest) -> RetryPlan {
-        .retrying(RetryRun(maxAttempts: maxAttempts, deadline: nil, perTryTimeout: perTryTimeout))
+        .retrying(RetryRun(maxAttempts: maxAttempts, deadline: nil, perTryTimeout: perTryTimeout, bodyLimit: bodyLimit))
     }
 
     func retry(after error: GatewayError, run: inout RetryRun, context: RequestContext) -> Duration? {

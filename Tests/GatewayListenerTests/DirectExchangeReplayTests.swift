@@ -90,15 +90,20 @@ struct DirectExchangeReplayTests {
     }
 }
 
-/// Replays after every 401 it may replay (after `wait`, or at once), and records the offers.
+/// Replays after every 401 it may replay (after `wait`, or at once), and
+/// records the offers; asks for a body up to `bodyLimit` bytes to be kept.
 final class ReplayingStep: AttemptStep, @unchecked Sendable {
     private let wait: EventLoopFuture<Void>?
+    private let bodyLimit: Int?
     private(set) var prepared = 0
     private(set) var offers: [Bool] = []
 
-    init(wait: EventLoopFuture<Void>?) {
+    init(wait: EventLoopFuture<Void>?, bodyLimit: Int? = nil) {
         self.wait = wait
+        self.bodyLimit = bodyLimit
     }
+
+    func replayLimit(for request: ProxyRequest) -> Int? { bodyLimit }
 
     func prepare(_ request: inout ProxyRequest, context: RequestContext, on eventLoop: any EventLoop) -> AttemptStepDecision {
         prepared += 1

@@ -56,4 +56,19 @@ struct RequestBodyForwardingTests {
         body.writeCompleted()
         #expect(body.wantsMore(writerReady: true))
     }
+
+    @Test func aDetachedBodyDropsWhatIsPendingAndWritesNothingMore() {
+        var body = RequestBodyForwarding(declaredLength: 10, bodyless: false)
+        body.received(Self.part("12"))
+        #expect(body.nextWrite(writerReady: true) == .part(Self.part("12"), isLast: false))
+        body.received(Self.part("34"))
+        body.detach()
+        #expect(body.endSent && body.detached)
+        #expect(body.wantsMore(writerReady: false), "the rest goes to the body's copy: reads go on")
+        body.writeCompleted()  // the given-up attempt's write completes late
+        body.received(Self.part("567890"))
+        body.ended()
+        #expect(body.nextWrite(writerReady: true) == nil)
+        #expect(body.sent == 2)
+    }
 }

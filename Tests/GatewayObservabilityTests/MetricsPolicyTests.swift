@@ -1,36 +1,10 @@
 import GatewayConfig
 import GatewayCore
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import Testing
 @testable import GatewayObservability
-
-/// A streamed body of `chunks` chunks, optionally failing after them.
-final class ChunkSource: BodySource {
-    private let state: NIOLockedValueBox<(left: Int, cancelled: Bool)>
-    private let failure: GatewayError?
-
-    init(chunks: Int, failure: GatewayError? = nil) {
-        state = NIOLockedValueBox((chunks, false))
-        self.failure = failure
-    }
-
-    var cancelled: Bool { state.withLockedValue { $0.cancelled } }
-
-    func next() async throws -> ByteBuffer? {
-        let left = state.withLockedValue { s -> Int in
-            defer { s.left -= 1 }
-            return s.left
-        }
-        if left > 0 { return ByteBuffer(string: "chunk") }
-        if let failure { throw failure }
-        return nil
-    }
-
-    func cancel() { state.withLockedValue { $0.cancelled = true } }
-}
 
 @Suite(.timeLimit(.minutes(1)))
 struct MetricsPolicyTests {
@@ -46,22 +20,20 @@ struct MetricsPolicyTests {
         ProxyRequest(method: .GET, scheme: .http, host: "api.test", port: 80, target: target, headers: [:], upstreamName: "api")
     }
 
-    /// A terminal that records attempts like the pool: the first on a new connection, the rest reused.
-    func upstream(status: HTTPResponseStatus, body: ProxyBody, attempts: Int = 1) -> ClosureProxyHandler {
-        ClosureProxyHandler { _, context in
-            for i in 0..<attempts {
-                let start = ContinuousClock.now
-                var timings = AttemptTimings(started: start, reusedConnection: i > 0)
-                if i == 0 {
-                    timings.connectStart = start
-                    timings.connectEnd = start + .milliseconds(2)
-                }
-                timings.responseHead = start + .milliseconds(5)
-                timings.status = i == attempts - 1 ? Int(status.code) : 503
-                timings.end = start + .milliseconds(6)
-                _ = context.record.beginAttempt(timings)
+    /// Records attempts in `context` as the pool does: the first on a new
+    /// connection, the rest reused; the last answers `status`, the others 503.
+    func recordAttempts(_ count: Int, status: HTTPResponseStatus, in context: RequestContext) {
+        for i in 0..<count {
+            let start = ContinuousClock.now
+            var timings = AttemptTimings(started: start, reusedConnection: i > 0)
+            if i == 0 {
+                timings.connectStart = start
+                timings.connectEnd = start + .milliseconds(2)
             }
-            return ProxyResponse(status: status, body: body)
+            timings.responseHead = start + .milliseconds(5)
+            timings.status = i == count - 1 ? Int(status.code) : 503
+            timings.end = start + .milliseconds(6)
+            _ = context.record.beginAttempt(timings)
         }
     }
 
@@ -69,17 +41,16 @@ struct MetricsPolicyTests {
         String(decoding: metrics.exposition(), as: UTF8.self)
     }
 
-    @Test func streamedResponseIsRecordedWhenTheBodyEnds() async throws {
+    @Test func anExchangeIsRecordedWhenItFinishes() throws {
         let metrics = GatewayMetrics()
         let policy = MetricsPolicy(metrics: metrics, config: config())
-        let source = ChunkSource(chunks: 3)
         let context = RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger)
-        let response = try await policy.handle(request("/users/42?x=1"), context: context, next: upstream(status: .ok, body: .stream(source, declaredLength: nil), attempts: 2))
+        let observation = policy.begin(request("/users/42?x=1"), context: context)
+        recordAttempts(2, status: .ok, in: context)
+        observation.requestBodyPart(ByteBuffer(string: "body"))
         let labels = #"upstream="api",endpoint="/users/{id}",method="GET""#
-        #expect(!scrape(metrics).contains("gateway_requests_total{\(labels),status_class=\"2xx\"}"), "not before the body ends")
-        var chunks = 0
-        try await response.body.forEachChunk { _ in chunks += 1 }
-        #expect(chunks == 3)
+        #expect(!scrape(metrics).contains("gateway_requests_total{\(labels),status_class=\"2xx\"}"), "not before the exchange ends")
+        observation.finish(ExchangeOutcome(status: 200, responseBytes: 15, error: nil))
         let text = scrape(metrics)
         #expect(text.contains("gateway_requests_total{\(labels),status_class=\"2xx\"} 1"), "\(text)")
         #expect(text.contains("gateway_request_duration_seconds_count{\(labels)} 1"))
@@ -94,20 +65,16 @@ struct MetricsPolicyTests {
         #expect(stats.retries == 1)
     }
 
-    @Test func thrownErrorsCountAsErrorWithTheirCode() async throws {
+    @Test func aGatewayErrorCountsAsErrorWithItsCode() {
         let metrics = GatewayMetrics()
         let policy = MetricsPolicy(metrics: metrics, config: config())
-        let failing = ClosureProxyHandler { _, context in
-            var timings = AttemptTimings(started: .now)
-            timings.end = .now
-            timings.errorCode = .connectFailed
-            _ = context.record.beginAttempt(timings)
-            throw GatewayError(.connectFailed, "refused")
-        }
         let context = RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger)
-        await #expect(throws: GatewayError.self) {
-            _ = try await policy.handle(request("/other/7"), context: context, next: failing)
-        }
+        let observation = policy.begin(request("/other/7"), context: context)
+        var timings = AttemptTimings(started: .now)
+        timings.end = .now
+        timings.errorCode = .connectFailed
+        _ = context.record.beginAttempt(timings)
+        observation.finish(ExchangeOutcome(status: 502, responseBytes: 0, error: .connectFailed))
         let text = scrape(metrics)
         let labels = #"upstream="api",endpoint="/other/{id}",method="GET""#
         #expect(text.contains("gateway_requests_total{\(labels),status_class=\"error\"} 1"), "\(text)")
@@ -116,38 +83,19 @@ struct MetricsPolicyTests {
         #expect(metrics.statsReport().endpoints.first?.errorPct == 100)
     }
 
-    @Test func bodyFailureAndCancellationAreRecordedOnce() async throws {
+    @Test func aBodyCutShortIsAnErrorAndAClientLeavingKeepsTheStatus() {
         let metrics = GatewayMetrics()
         let policy = MetricsPolicy(metrics: metrics, config: config())
-        let context = RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger)
-        let broken = try await policy.handle(
-            request("/users/1"), context: context,
-            next: upstream(status: .ok, body: .stream(ChunkSource(chunks: 1, failure: GatewayError(.connectionReset, "reset")), declaredLength: nil))
-        )
-        await #expect(throws: GatewayError.self) { try await broken.body.forEachChunk { _ in } }
-
-        let source = ChunkSource(chunks: 5)
-        let context2 = RequestContext(id: "2", clientAddress: "127.0.0.1:1", logger: logger)
-        let abandoned = try await policy.handle(request("/users/2"), context: context2, next: upstream(status: .notFound, body: .stream(source, declaredLength: nil)))
-        abandoned.body.discard()
-        abandoned.body.discard()
-        #expect(source.cancelled)
-
+        let broken = policy.begin(request("/users/1"), context: RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger))
+        broken.finish(ExchangeOutcome(status: 200, responseBytes: 5, error: .connectionReset))
+        let abandoned = policy.begin(request("/users/2"), context: RequestContext(id: "2", clientAddress: "127.0.0.1:1", logger: logger))
+        abandoned.finish(ExchangeOutcome(status: 404, responseBytes: 0, error: nil, cancelled: true))
         let text = scrape(metrics)
         let labels = #"upstream="api",endpoint="/users/{id}",method="GET""#
         #expect(text.contains("gateway_requests_total{\(labels),status_class=\"error\"} 1"), "\(text)")
         #expect(text.contains("gateway_request_errors_total{\(labels),code=\"connection_reset\"} 1"))
         #expect(text.contains("gateway_requests_total{\(labels),status_class=\"4xx\"} 1"))
         #expect(text.contains("gateway_request_duration_seconds_count{\(labels)} 2"))
-    }
-
-    @Test func bufferedResponsesAreRecordedAtOnce() async throws {
-        let metrics = GatewayMetrics()
-        let policy = MetricsPolicy(metrics: metrics, config: config())
-        let context = RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger)
-        _ = try await policy.handle(request("/"), context: context, next: upstream(status: .noContent, body: .empty))
-        _ = try await policy.handle(request("/"), context: context, next: upstream(status: .ok, body: .bytes(ByteBuffer(string: "hi"))))
-        #expect(scrape(metrics).contains(#"gateway_requests_total{upstream="api",endpoint="/",method="GET",status_class="2xx"} 2"#))
     }
 
     @Test func everyFamilyIsAnnouncedFromTheStart() {

@@ -7,7 +7,7 @@ import NIOHTTP1
 import Testing
 
 /// The retry policy's rules as the direct path's planner: which requests it
-/// retries, which go to the chain to have their body buffered, and the wait
+/// retries (a body within `buffer_limit`: the exchange keeps a copy), and the wait
 /// after each failed attempt (counted, within attempts and budget).
 struct DirectRetryPlannerTests {
     func planner(_ retry: RetryConfig, events: RecordingEvents = RecordingEvents()) throws -> any RetryPlanner {
@@ -25,13 +25,28 @@ struct DirectRetryPlannerTests {
         #expect(run.maxAttempts == 3 && run.attempts == 1)
     }
 
-    @Test func aPostGetsOneAttemptAndASafeRequestWithABodyGoesToTheChain() throws {
+    @Test func aPostGetsOneAttemptAndASafeRequestWithABodyIsRetriedWithinTheBufferLimit() throws {
         let planner = try planner(Self.retry)
         guard case .single = planner.begin(.test(.POST)) else { Issue.record("a POST is not retried"); return }
         let put = ProxyRequest.test(.PUT, body: .bytes(ByteBuffer(string: "x")))
-        #expect(planner.begin(put).needsBufferedBody)
+        guard case .retrying(let run) = planner.begin(put) else { Issue.record("a PUT is retried"); return }
+        #expect(run.bodyLimit == Self.retry.bufferLimit, "its body is kept up to buffer_limit")
         let keyed = ProxyRequest.test(.POST, headers: ["Idempotency-Key": "k"], body: .bytes(ByteBuffer(string: "x")))
-        #expect(planner.begin(keyed).needsBufferedBody)
+        guard case .retrying = planner.begin(keyed) else { Issue.record("a POST with Idempotency-Key is retried"); return }
+    }
+
+    @Test func theRunCarriesTheBufferLimitWhateverTheBodysLength() throws {
+        var retry = Self.retry
+        retry.bufferLimit = 4
+        let planner = try planner(retry)
+        // A larger body is not kept by the exchange, so it is not retried; its
+        // one attempt still runs under the run's per_try_timeout.
+        for length in [4, 5, nil] as [Int?] {
+            guard case .retrying(let run) = planner.begin(.test(.PUT, body: .passedThrough(declaredLength: length))) else {
+                Issue.record("a PUT is planned as retrying (\(length.map(String.init) ?? "chunked"))"); return
+            }
+            #expect(run.bodyLimit == 4)
+        }
     }
 
     @Test func waitsAreCountedAndStopAtTheLastAttempt() throws {

@@ -2,83 +2,100 @@ import GatewayConfig
 import GatewayCore
 import GatewayPolicies
 import GatewayTesting
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
 import NIOHTTP1
+import NIOPosix
 import Testing
 
+/// The rate-limit policy's rules, through its attempt step: the local bucket's
+/// FIFO queue on a manual clock (the limiter's pump), and the upstream's holds
+/// per `host:port` on an embedded loop's clock (the step's scheduled pause).
 @Suite(.timeLimit(.minutes(1)))
 struct RateLimitPolicyTests {
-    func policy(_ config: RateLimitConfig, clock: ManualClock, events: RecordingEvents = RecordingEvents(), registry: RateLimitRegistry = RateLimitRegistry()) throws -> RateLimitPolicy {
-        try #require(RateLimitPolicy(upstream: upstreamConfig(rateLimit: config), registry: registry, events: events, clock: clock))
+    let loop = MultiThreadedEventLoopGroup.singleton.next()
+
+    func step(_ config: RateLimitConfig, clock: ManualClock, events: RecordingEvents = RecordingEvents(), registry: RateLimitRegistry = RateLimitRegistry()) throws -> any AttemptStep {
+        try #require(RateLimitPolicy(upstream: upstreamConfig(rateLimit: config), registry: registry, events: events, clock: clock)).step
+    }
+
+    func prepare(_ step: any AttemptStep, _ request: ProxyRequest = .test(), on eventLoop: (any EventLoop)? = nil) -> AttemptStepDecision {
+        var request = request
+        return step.prepare(&request, context: .test(), on: eventLoop ?? loop)
+    }
+
+    /// Shows `step` the head of the upstream's answer to `request`.
+    func answer(_ step: any AttemptStep, _ status: HTTPResponseStatus, headers: HTTPHeaders, to request: ProxyRequest = .test()) {
+        let head = UpstreamResponseHead(status: status, headers: headers, declaredLength: 0, hasBody: false)
+        _ = step.responseHead(head, of: request, context: .test(), mayReplay: false, on: loop)
+    }
+
+    func isProceed(_ decision: AttemptStepDecision) -> Bool {
+        if case .proceed = decision { return true }
+        return false
     }
 
     @Test func requestsOverTheRateWaitTheirTurnInOrder() async throws {
         let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(200)])
         let events = RecordingEvents()
-        let policy = try policy(RateLimitConfig(requestsPerSecond: 1, burst: 1), clock: clock, events: events)
-        #expect(try await policy.handle(.test(), context: .test(), next: upstream).status == .ok)
-        let second = Task { try await policy.handle(.test(path: "/2"), context: .test(), next: upstream) }
+        let step = try step(RateLimitConfig(requestsPerSecond: 1, burst: 1), clock: clock, events: events)
+        #expect(isProceed(prepare(step)))
+        guard case .wait(let second) = prepare(step, .test(path: "/2")) else { Issue.record("expected a wait"); return }
         await clock.waitForSleepers(1)  // the limiter's pump waits for the next token
-        let third = Task { try await policy.handle(.test(path: "/3"), context: .test(), next: upstream) }
-        while events.depths.last != 2 { await Task.yield() }
-        #expect(upstream.calls == 1)
+        guard case .wait(let third) = prepare(step, .test(path: "/3")) else { Issue.record("expected a wait"); return }
+        let thirdDone = NIOLockedValueBox(false)
+        third.future.whenComplete { _ in thirdDone.withLockedValue { $0 = true } }
+        #expect(events.depths.last == 2)
         clock.advance(by: .seconds(1))
-        _ = try await second.value
-        #expect(upstream.calls == 2)
+        try await second.future.get()
+        #expect(!thirdDone.withLockedValue { $0 }, "one token a second, first come first served")
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(1))
-        _ = try await third.value
-        #expect(upstream.calls == 3)
+        try await third.future.get()
         #expect(events.depths.last == 0)
     }
 
     @Test func queueOverflowGets429WithRetryAfter() async throws {
         let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(200)])
         let events = RecordingEvents()
-        let policy = try policy(RateLimitConfig(requestsPerSecond: 0.5, burst: 1, maxQueue: 1), clock: clock, events: events)
-        _ = try await policy.handle(.test(), context: .test(), next: upstream)
-        let queued = Task { try await policy.handle(.test(), context: .test(), next: upstream) }
+        let step = try step(RateLimitConfig(requestsPerSecond: 0.5, burst: 1, maxQueue: 1), clock: clock, events: events)
+        #expect(isProceed(prepare(step)))
+        guard case .wait(let queued) = prepare(step) else { Issue.record("expected a wait"); return }
         await clock.waitForSleepers(1)
-        let refused = try await policy.handle(.test(), context: .test(), next: upstream)
+        guard case .respond(let refused) = prepare(step) else { Issue.record("expected the local 429"); return }
         #expect(refused.status.code == 429)
         #expect(refused.headers.first(name: "retry-after") == "4")
         #expect(refused.headers.first(name: "x-gateway-error") == "local_rate_limit")
         #expect(events.rateLimited == ["local"])
         clock.advance(by: .seconds(2))
-        #expect(try await queued.value.status == .ok)
-        #expect(upstream.calls == 2)
+        try await queued.future.get()
     }
 
-    @Test func aCancelledWaiterLeavesTheQueueAtOnce() async throws {
+    @Test func aWithdrawnWaiterLeavesTheQueueAndTheOneBehindMovesUp() async throws {
         let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(200)])
-        let events = RecordingEvents()
         let registry = RateLimitRegistry()
-        let policy = try policy(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 2), clock: clock, events: events, registry: registry)
-        _ = try await policy.handle(.test(), context: .test(), next: upstream)
-        let leaving = Task { try await policy.handle(.test(path: "/leaving"), context: .test(), next: upstream) }
+        let step = try step(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 2), clock: clock, registry: registry)
+        #expect(isProceed(prepare(step)))
+        guard case .wait(let leaving) = prepare(step, .test(path: "/leaving")) else { Issue.record("expected a wait"); return }
         await clock.waitForSleepers(1)
-        let staying = Task { try await policy.handle(.test(path: "/staying"), context: .test(), next: upstream) }
-        while registry.queueDepth(upstream: "api") < 2 { await Task.yield() }
+        guard case .wait(let staying) = prepare(step, .test(path: "/staying")) else { Issue.record("expected a wait"); return }
+        #expect(registry.queueDepth(upstream: "api") == 2)
         leaving.cancel()
-        await #expect(throws: CancellationError.self) { try await leaving.value }
+        await #expect(throws: CancellationError.self) { try await leaving.future.get() }
         #expect(registry.queueDepth(upstream: "api") == 1)
-        // The one behind moved up: it gets the very next token.
         clock.advance(by: .seconds(1))
-        #expect(try await staying.value.status == .ok)
-        #expect(upstream.calls == 2)
+        try await staying.future.get()
         #expect(registry.queueDepth(upstream: "api") == 0)
     }
 
-    @Test func perEndpointBucketsAreIndependent() async throws {
-        let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(200)])
-        let policy = try policy(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 0, perEndpoint: true), clock: clock)
-        #expect(try await policy.handle(.test(path: "/users/1"), context: .test(), next: upstream).status == .ok)
-        #expect(try await policy.handle(.test(path: "/orders"), context: .test(), next: upstream).status == .ok)
+    @Test func perEndpointBucketsAreIndependent() throws {
+        let step = try step(RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 0, perEndpoint: true), clock: ManualClock())
+        #expect(isProceed(prepare(step, .test(path: "/users/1"))))
+        #expect(isProceed(prepare(step, .test(path: "/orders"))))
         // /users/2 is the same endpoint as /users/1 (ids collapse).
-        #expect(try await policy.handle(.test(path: "/users/2"), context: .test(), next: upstream).status.code == 429)
+        guard case .respond(let refused) = prepare(step, .test(path: "/users/2")) else { Issue.record("expected the local 429"); return }
+        #expect(refused.status.code == 429)
     }
 
     @Test func perEndpointKeysAreTheMetricsEndpointTemplates() throws {
@@ -91,91 +108,54 @@ struct RateLimitPolicyTests {
         #expect(RateLimitEndpoint.key(method: "GET", path: "/v1/acme/repos", templates: [template]) == "GET /v1/{org}/repos")
     }
 
-    @Test func upstreamRemainingZeroHoldsFurtherRequestsUntilTheReset() async throws {
+    @Test func upstreamRemainingZeroHoldsFurtherRequestsUntilTheReset() throws {
         let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(200, headers: [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "5")]), .status(200)])
-        let policy = try policy(RateLimitConfig(requestsPerSecond: nil), clock: clock)
-        _ = try await policy.handle(.test(), context: .test(), next: upstream)
-        let held = Task { try await policy.handle(.test(), context: .test(), next: upstream) }
-        await clock.waitForSleepers(1)
-        clock.advance(by: .milliseconds(4999))
-        #expect(upstream.calls == 1)
-        clock.advance(by: .milliseconds(1))
-        #expect(try await held.value.status == .ok)
-        #expect(upstream.calls == 2)
+        let embedded = EmbeddedEventLoop()
+        let step = try step(RateLimitConfig(requestsPerSecond: nil), clock: clock)
+        answer(step, .ok, headers: ["X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "5"])
+        guard case .wait(let held) = prepare(step, on: embedded) else { Issue.record("expected the hold"); return }
+        let done = NIOLockedValueBox(false)
+        held.future.whenComplete { _ in done.withLockedValue { $0 = true } }
+        embedded.advanceTime(by: .milliseconds(4999))
+        #expect(!done.withLockedValue { $0 })
+        embedded.advanceTime(by: .milliseconds(1))
+        #expect(done.withLockedValue { $0 })
+        clock.advance(by: .seconds(5))
+        #expect(isProceed(prepare(step, on: embedded)), "the step looks again: the hold is over")
     }
 
     /// Issue 15 item 8: a pause beyond `max_wait` is not kept: the next
     /// request goes to the upstream, and the client gets the upstream's own 429.
-    @Test func aHoldBeyondMaxWaitIsNotKeptTheUpstreamAnswers() async throws {
-        let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(429, headers: [("Retry-After", "86400")]), .status(429, headers: [("RateLimit", "limit=10, remaining=0, reset=30")]), .status(200)])
+    @Test func aHoldBeyondMaxWaitIsNotKeptTheUpstreamAnswers() throws {
         let events = RecordingEvents()
-        let policy = try policy(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: clock, events: events)
-        let first = try await policy.handle(.test(), context: .test(), next: upstream)
-        #expect(first.status.code == 429)
-        #expect(first.headers.first(name: "retry-after") == "86400", "the upstream's answer, as it is")
-        let second = try await policy.handle(.test(), context: .test(), next: upstream)
-        #expect(second.status.code == 429)
-        #expect(second.headers.first(name: "x-gateway-error") == nil, "the upstream's 429, not a local one")
-        #expect(try await policy.handle(.test(), context: .test(), next: upstream).status == .ok, "nothing held for a day")
-        #expect(upstream.calls == 3)
+        let step = try step(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: ManualClock(), events: events)
+        answer(step, .tooManyRequests, headers: ["Retry-After": "86400"])
+        #expect(isProceed(prepare(step)), "nothing held for a day")
+        answer(step, .tooManyRequests, headers: ["RateLimit": "limit=10, remaining=0, reset=30"])
+        #expect(isProceed(prepare(step)))
         #expect(events.rateLimited == ["upstream", "upstream"])
     }
 
     /// Issue 15 item 8: holds are per host:port, so one host's pause does not
     /// stop the upstream's other hosts (or ports).
-    @Test func holdsAreKeyedByHostAndPortNotUpstream() async throws {
-        let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(429, headers: [("Retry-After", "5")]), .status(200)])
-        let policy = try policy(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: clock)
+    @Test func holdsAreKeyedByHostAndPortNotUpstream() throws {
+        let step = try step(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: ManualClock())
         var a = ProxyRequest.test()
         a.host = "a.example.com"
         var b = a
         b.host = "b.example.com"
         var otherPort = a
         otherPort.port = 8080
-        #expect(try await policy.handle(a, context: .test(), next: upstream).status.code == 429)
-        #expect(try await policy.handle(b, context: .test(), next: upstream).status == .ok, "another host of the upstream is not held")
-        #expect(try await policy.handle(otherPort, context: .test(), next: upstream).status == .ok, "another port is not held")
-        #expect(upstream.calls == 3)
-        let held = Task { try await policy.handle(a, context: .test(), next: upstream) }
-        await clock.waitForSleepers(1)
-        #expect(upstream.calls == 3, "the host that asked for a pause is held")
-        clock.advance(by: .seconds(5))
-        #expect(try await held.value.status == .ok)
-        #expect(upstream.calls == 4)
+        answer(step, .tooManyRequests, headers: ["Retry-After": "5"], to: a)
+        #expect(isProceed(prepare(step, b)), "another host of the upstream is not held")
+        #expect(isProceed(prepare(step, otherPort)), "another port is not held")
+        guard case .wait(let held) = prepare(step, a) else { Issue.record("the host that asked for a pause is held"); return }
+        held.cancel()
     }
 
-    @Test func honorUpstreamOffIgnoresTheHeaders() async throws {
-        let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(200, headers: [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "5")])])
-        let policy = try policy(RateLimitConfig(requestsPerSecond: nil, honorUpstream: false), clock: clock)
-        _ = try await policy.handle(.test(), context: .test(), next: upstream)
-        _ = try await policy.handle(.test(), context: .test(), next: upstream)
-        #expect(upstream.calls == 2)
-    }
-
-    @Test func queueWaitDoesNotCountAgainstPerTryTimeout() async throws {
-        let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(200)])
-        var retry = quickRetry()
-        retry.perTryTimeout = .seconds(1)
-        let config = upstreamConfig(retry: retry, rateLimit: RateLimitConfig(requestsPerSecond: 0.25, burst: 1))
-        let registry = RateLimitRegistry()
-        let chain = PolicyChain(
-            policies: [
-                try #require(RetryPolicy(upstream: config, budgets: RetryBudgets(), clock: clock)),
-                try #require(RateLimitPolicy(upstream: config, registry: registry, clock: clock)),
-            ],
-            terminal: upstream
-        )
-        _ = try await chain.handle(.test(), context: .test())
-        let queued = Task { try await chain.handle(.test(), context: .test()) }
-        while registry.queueDepth(upstream: "api") < 1 { await Task.yield() }
-        await clock.waitForSleepers(1)  // the limiter's pump; the per-try timer is paused
-        clock.advance(by: .seconds(4))
-        #expect(try await queued.value.status == .ok)
-        #expect(upstream.calls == 2)
+    @Test func honorUpstreamOffIgnoresTheHeaders() throws {
+        let step = try step(RateLimitConfig(requestsPerSecond: nil, honorUpstream: false), clock: ManualClock())
+        answer(step, .ok, headers: ["X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "5"])
+        #expect(isProceed(prepare(step)))
     }
 }

@@ -6,46 +6,58 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+/// The retry policy's rules through the planner the exchange asks: what is
+/// retried, how long it waits, and when it stops (attempts, `Retry-After`
+/// beyond `max_wait`, the deadline). The exchange's side (discarding,
+/// backoff on the loop, per-try timeouts, a body sent again) is in
+/// DirectExchangeAttemptTests and DirectExchangeBodyReplayTests.
 @Suite(.timeLimit(.minutes(1)))
 struct RetryPolicyTests {
-    func policy(_ retry: RetryConfig, rateLimit: RateLimitConfig? = nil, clock: any PolicyClock = ManualClock(), events: RecordingEvents = RecordingEvents(), budgets: RetryBudgets = RetryBudgets()) throws -> RetryPolicy {
-        try #require(RetryPolicy(upstream: upstreamConfig(retry: retry, rateLimit: rateLimit), budgets: budgets, events: events, clock: clock, random: LockedRandomSource(seed: 1)))
+    func policy(_ retry: RetryConfig, rateLimit: RateLimitConfig? = nil, clock: ManualClock = ManualClock(), events: RecordingEvents = RecordingEvents()) throws -> RetryPolicy {
+        try #require(RetryPolicy(upstream: upstreamConfig(retry: retry, rateLimit: rateLimit), budgets: RetryBudgets(), events: events, clock: clock, random: LockedRandomSource(seed: 1)))
     }
 
-    @Test func failsTwiceThenSucceeds() async throws {
-        let upstream = ScriptedUpstream([.fail(.connectFailed), .status(503), .status(200)])
+    /// The run of a request the planner retries.
+    func run(_ planner: any RetryPlanner, _ request: ProxyRequest = .test()) throws -> RetryRun {
+        guard case .retrying(let run) = planner.begin(request) else { throw PlanError.single }
+        return run
+    }
+
+    enum PlanError: Error { case single }
+
+    func isRetried(_ planner: any RetryPlanner, _ request: ProxyRequest) -> Bool {
+        if case .retrying = planner.begin(request) { return true }
+        return false
+    }
+
+    @Test func listedErrorsAndStatusesAreRetriedAndCounted() throws {
         let events = RecordingEvents()
-        let response = try await policy(quickRetry(), events: events).run(.test(), upstream: upstream)
-        #expect(response.status == .ok)
-        #expect(upstream.calls == 3)
+        let planner = try policy(quickRetry(), events: events).planner
+        var run = try run(planner)
+        #expect(planner.retry(after: GatewayError(.connectFailed, "refused"), run: &run, context: .test()) != nil)
+        #expect(planner.retry(afterStatus: .serviceUnavailable, headers: [:], run: &run, context: .test()) != nil)
+        #expect(run.attempts == 3)
         #expect(events.retries == ["connect_failed", "status_503"])
     }
 
-    @Test func givesUpAfterAttemptsAndReturnsTheLastResponse() async throws {
-        let upstream = ScriptedUpstream([.status(502)])
-        let response = try await policy(quickRetry(attempts: 3)).run(.test(), upstream: upstream)
-        #expect(response.status.code == 502)
-        #expect(upstream.calls == 3)
+    @Test func afterTheLastAttemptTheOutcomeGoesBack() throws {
+        let planner = try policy(quickRetry(attempts: 3)).planner
+        var run = try run(planner)
+        #expect(planner.retry(afterStatus: .badGateway, headers: [:], run: &run, context: .test()) != nil)
+        #expect(planner.retry(afterStatus: .badGateway, headers: [:], run: &run, context: .test()) != nil)
+        #expect(planner.retry(afterStatus: .badGateway, headers: [:], run: &run, context: .test()) == nil)
+        #expect(planner.retry(after: GatewayError(.connectionReset, "reset"), run: &run, context: .test()) == nil)
     }
 
-    @Test func lastErrorIsThrownAsIs() async throws {
-        let upstream = ScriptedUpstream([.fail(.connectionReset)])
-        await #expect(throws: GatewayError.self) { try await policy(quickRetry(attempts: 2)).run(.test(), upstream: upstream) }
-        #expect(upstream.calls == 2)
-    }
-
-    @Test func onlyConfiguredConditionsAreRetried() async throws {
-        let notListed = ScriptedUpstream([.status(500), .status(200)])
-        #expect(try await policy(quickRetry()).run(.test(), upstream: notListed).status.code == 500)
-        #expect(notListed.calls == 1)
-        let resetNotListed = ScriptedUpstream([.fail(.connectionReset), .status(200)])
-        await #expect(throws: GatewayError.self) {
-            try await policy(quickRetry(on: [.connectFailure])).run(.test(), upstream: resetNotListed)
-        }
-        #expect(resetNotListed.calls == 1)
-        let pinFailure = ScriptedUpstream([.fail(.pinMismatch), .status(200)])
-        await #expect(throws: GatewayError.self) { try await policy(quickRetry()).run(.test(), upstream: pinFailure) }
-        #expect(pinFailure.calls == 1)
+    @Test func onlyConfiguredConditionsAreRetried() throws {
+        let planner = try policy(quickRetry()).planner
+        var run = try run(planner)
+        #expect(planner.retry(afterStatus: .internalServerError, headers: [:], run: &run, context: .test()) == nil)
+        #expect(planner.retry(after: GatewayError(.pinMismatch, "pin"), run: &run, context: .test()) == nil)
+        let connectOnly = try policy(quickRetry(on: [.connectFailure])).planner
+        var other = try self.run(connectOnly)
+        #expect(connectOnly.retry(after: GatewayError(.connectionReset, "reset"), run: &other, context: .test()) == nil)
+        #expect(connectOnly.retry(after: GatewayError(.connectFailed, "refused"), run: &other, context: .test()) != nil)
     }
 
     @Test func anUpstreamWithoutRetryConfigGetsNoPolicy() {
@@ -55,171 +67,91 @@ struct RetryPolicyTests {
 
     /// Issue 18: a policy is bound to its upstream's settings when the route is
     /// built; the request's `upstreamName` is never looked up (the route chose the policy).
-    @Test func eachUpstreamsPolicyAppliesTheSettingsItWasBuiltWith() async throws {
+    @Test func eachUpstreamsPolicyAppliesTheSettingsItWasBuiltWith() throws {
         let budgets = RetryBudgets()
         let twice = try #require(RetryPolicy(upstream: upstreamConfig("a", retry: quickRetry(attempts: 2)), budgets: budgets, clock: ManualClock()))
         let four = try #require(RetryPolicy(upstream: upstreamConfig("b", retry: quickRetry(attempts: 4)), budgets: budgets, clock: ManualClock()))
         #expect(twice.upstream == "a" && twice.config.attempts == 2)
         #expect(four.upstream == "b" && four.config.attempts == 4)
         for name in ["a", "b", "elsewhere", nil] as [String?] {
-            let a = ScriptedUpstream([.status(503)])
-            let b = ScriptedUpstream([.status(503)])
-            #expect(try await twice.run(.test(upstream: name), upstream: a).status.code == 503)
-            #expect(try await four.run(.test(upstream: name), upstream: b).status.code == 503)
-            #expect(a.calls == 2 && b.calls == 4, "upstreamName \(name ?? "nil")")
+            #expect(try run(twice.planner, .test(upstream: name)).maxAttempts == 2, "upstreamName \(name ?? "nil")")
+            #expect(try run(four.planner, .test(upstream: name)).maxAttempts == 4, "upstreamName \(name ?? "nil")")
         }
     }
 
-    @Test func postIsRetriedOnlyWithIdempotencyKeyOrOptIn() async throws {
+    @Test func postIsRetriedOnlyWithIdempotencyKeyOrOptIn() throws {
         let body = ProxyBody.bytes(ByteBuffer(string: "order"))
-        let plain = ScriptedUpstream([.status(503), .status(201)])
-        #expect(try await policy(quickRetry()).run(.test(.POST, body: body), upstream: plain).status.code == 503)
-        #expect(plain.calls == 1)
-
-        let keyed = ScriptedUpstream([.status(503), .status(201)])
-        let withKey = ProxyRequest.test(.POST, headers: ["Idempotency-Key": "abc-123"], body: body)
-        #expect(try await policy(quickRetry()).run(withKey, upstream: keyed).status.code == 201)
-        #expect(keyed.bodies == [Array("order".utf8), Array("order".utf8)])
-
+        let planner = try policy(quickRetry()).planner
+        #expect(!isRetried(planner, .test(.POST, body: body)))
+        #expect(isRetried(planner, .test(.POST, headers: ["Idempotency-Key": "abc-123"], body: body)))
         var optIn = quickRetry()
         optIn.retryNonIdempotent = true
-        let patched = ScriptedUpstream([.fail(.connectionReset), .status(200)])
-        #expect(try await policy(optIn).run(.test(.PATCH, body: body), upstream: patched).status.code == 200)
-        #expect(patched.calls == 2)
+        #expect(isRetried(try policy(optIn).planner, .test(.PATCH, body: body)))
     }
 
-    @Test func streamedBodyWithinTheLimitIsBufferedAndReplayed() async throws {
-        let source = ChunkedSource([Array("hello ".utf8), Array("world".utf8)])
-        let upstream = ScriptedUpstream([.status(503), .status(200)])
-        let request = ProxyRequest.test(.PUT, body: .stream(source, declaredLength: nil))
-        #expect(try await policy(quickRetry(bufferLimit: 64)).run(request, upstream: upstream).status == .ok)
-        #expect(upstream.bodies == [Array("hello world".utf8), Array("hello world".utf8)])
-    }
-
-    @Test func declaredBodyOverTheLimitStreamsOnceUntouched() async throws {
-        let source = ChunkedSource([[UInt8](repeating: 1, count: 600), [UInt8](repeating: 2, count: 600)])
-        let upstream = ScriptedUpstream([.status(503), .status(200)])
-        let request = ProxyRequest.test(.PUT, body: .stream(source, declaredLength: 1200))
-        let response = try await policy(quickRetry(bufferLimit: 1000)).run(request, upstream: upstream)
-        #expect(response.status.code == 503, "not retried")
-        #expect(upstream.calls == 1)
-        #expect(upstream.bodies == [[UInt8](repeating: 1, count: 600) + [UInt8](repeating: 2, count: 600)])
-    }
-
-    @Test func chunkedBodyOverTheLimitIsForwardedIntactAndNotRetried() async throws {
-        let chunks = (0..<5).map { [UInt8](repeating: UInt8($0), count: 300) }
-        let source = ChunkedSource(chunks)
-        let upstream = ScriptedUpstream([.fail(.connectionReset), .status(200)])
-        let request = ProxyRequest.test(.PUT, body: .stream(source, declaredLength: nil))
-        await #expect(throws: GatewayError.self) { try await policy(quickRetry(bufferLimit: 1000)).run(request, upstream: upstream) }
-        #expect(upstream.calls == 1)
-        #expect(upstream.bodies == [chunks.flatMap { $0 }], "prefix read for the buffer + the rest, in order")
-        #expect(source.served == 5)
-    }
-
-    @Test func retryAfterWithinMaxWaitIsWaitedExactly() async throws {
-        let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(429, headers: [("Retry-After", "3")]), .status(200)])
+    @Test func retryAfterWithinMaxWaitIsTheWait() throws {
         var retry = quickRetry()
         retry.backoffBase = .seconds(60)
         retry.backoffMax = .seconds(60)
-        let policy = try policy(retry, clock: clock)
-        let task = Task { try await policy.run(.test(), upstream: upstream) }
-        await clock.waitForSleepers(1)
-        clock.advance(by: .milliseconds(2999))
-        #expect(upstream.calls == 1)
-        clock.advance(by: .milliseconds(1))
-        #expect(try await task.value.status == .ok)
-        #expect(upstream.calls == 2)
+        let planner = try policy(retry).planner
+        var run = try run(planner)
+        #expect(planner.retry(afterStatus: .tooManyRequests, headers: ["Retry-After": "3"], run: &run, context: .test()) == .seconds(3))
     }
 
-    @Test func retryAfterAsDateInThePastRetriesNow() async throws {
+    @Test func retryAfterAsDateInThePastRetriesNow() throws {
         let clock = ManualClock(secondsSince1970: 784_111_777 + 60)  // a minute after Sun, 06 Nov 1994 08:49:37 GMT
-        let upstream = ScriptedUpstream([.status(503, headers: [("Retry-After", "Sun, 06 Nov 1994 08:49:37 GMT")]), .status(200)])
         var retry = quickRetry()
         retry.backoffBase = .seconds(60)
-        #expect(try await policy(retry, clock: clock).run(.test(), upstream: upstream).status == .ok)
-        #expect(clock.elapsed == .zero)
+        let planner = try policy(retry, clock: clock).planner
+        var run = try run(planner)
+        #expect(planner.retry(afterStatus: .serviceUnavailable, headers: ["Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT"], run: &run, context: .test()) == .zero)
     }
 
-    @Test func retryAfterBeyondMaxWaitReturnsTheUpstreamResponseUntouched() async throws {
-        let upstream = ScriptedUpstream([.status(429, headers: [("Retry-After", "11"), ("X-Upstream", "yes")]), .status(200)])
-        let response = try await policy(quickRetry(), rateLimit: RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10))).run(.test(), upstream: upstream)
-        #expect(response.status.code == 429)
-        #expect(response.headers.first(name: "retry-after") == "11")
-        #expect(response.headers.first(name: "x-upstream") == "yes")
-        #expect(upstream.calls == 1)
+    @Test func retryAfterBeyondMaxWaitReturnsTheUpstreamResponse() throws {
+        let planner = try policy(quickRetry(), rateLimit: RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10))).planner
+        var run = try run(planner)
+        #expect(planner.retry(afterStatus: .tooManyRequests, headers: ["Retry-After": "11"], run: &run, context: .test()) == nil)
+        #expect(run.attempts == 1)
     }
 
-    @Test func aResponseMadeByTheGatewayIsNotRetried() async throws {
-        let upstream = ScriptedUpstream([.status(429, headers: [("X-Gateway-Error", "local_rate_limit")]), .status(200)])
-        #expect(try await policy(quickRetry()).run(.test(), upstream: upstream).status.code == 429)
-        #expect(upstream.calls == 1)
+    @Test func aResponseMadeByTheGatewayIsNotRetried() throws {
+        let planner = try policy(quickRetry()).planner
+        var run = try run(planner)
+        #expect(planner.retry(afterStatus: .tooManyRequests, headers: ["X-Gateway-Error": "local_rate_limit"], run: &run, context: .test()) == nil)
     }
 
-    @Test func backoffSleepsFollowTheSeededJitter() async throws {
-        let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(503), .status(503), .status(200)])
-        let retry = RetryConfig(attempts: 3, backoffBase: .seconds(1), backoffMax: .seconds(10))
-        let policy = try policy(retry, clock: clock)
+    @Test func backoffWaitsFollowTheSeededJitter() throws {
+        let planner = try policy(RetryConfig(attempts: 3, backoffBase: .seconds(1), backoffMax: .seconds(10))).planner
         let expected = LockedRandomSource(seed: 1)
         let first = Backoff.fullJitter(retry: 0, base: .seconds(1), max: .seconds(10), unit: expected.nextUnit())
         let second = Backoff.fullJitter(retry: 1, base: .seconds(1), max: .seconds(10), unit: expected.nextUnit())
-        let task = Task { try await policy.run(.test(), upstream: upstream) }
-        await clock.waitForSleepers(1)
-        clock.advance(by: first)
-        while upstream.calls < 2 { await Task.yield() }
-        await clock.waitForSleepers(1)
-        clock.advance(by: second - .nanoseconds(1))
-        #expect(upstream.calls == 2)
-        clock.advance(by: .nanoseconds(1))
-        #expect(try await task.value.status == .ok)
+        var run = try run(planner)
+        #expect(planner.retry(afterStatus: .serviceUnavailable, headers: [:], run: &run, context: .test()) == first)
+        #expect(planner.retry(afterStatus: .serviceUnavailable, headers: [:], run: &run, context: .test()) == second)
         #expect(first <= .seconds(1) && second <= .seconds(2))
     }
 
-    @Test func perTryTimeoutEndsAHangingAttemptAndRetries() async throws {
-        let clock = ManualClock()
-        let upstream = ScriptedUpstream([.hang, .status(200)])
+    @Test func aTimedOutAttemptIsRetriedUnderItsPerTryTimeout() throws {
         var retry = quickRetry()
         retry.perTryTimeout = .seconds(2)
         let events = RecordingEvents()
-        let policy = try policy(retry, clock: clock, events: events)
-        let task = Task { try await policy.run(.test(), upstream: upstream) }
-        await clock.waitForSleepers(1)
-        clock.advance(by: .seconds(2))
-        #expect(try await task.value.status == .ok)
+        let planner = try policy(retry, events: events).planner
+        var run = try run(planner)
+        #expect(run.perTryTimeout == .seconds(2))
+        #expect(planner.retry(after: GatewayError(.requestTimeout, "slow"), run: &run, context: .test()) != nil)
         #expect(events.retries == ["request_timeout"])
     }
 
-    @Test func deadlineStopsRetrying() async throws {
+    @Test func theDeadlineStopsRetrying() throws {
         let clock = ManualClock()
-        let upstream = ScriptedUpstream([.hang])
         var retry = quickRetry()
-        retry.perTryTimeout = .seconds(2)
         retry.deadline = .seconds(3)
-        let policy = try policy(retry, clock: clock)
-        let task = Task { try await policy.run(.test(), upstream: upstream) }
-        await clock.waitForSleepers(2)  // per-try timer and deadline
+        let planner = try policy(retry, clock: clock).planner
+        var run = try run(planner)
+        #expect(run.deadline == clock.now + .seconds(3))
         clock.advance(by: .seconds(2))
-        while upstream.calls < 2 { await Task.yield() }
-        await clock.waitForSleepers(2)
+        #expect(planner.retry(after: GatewayError(.requestTimeout, "slow"), run: &run, context: .test()) != nil)
         clock.advance(by: .seconds(1))
-        let error = await #expect(throws: GatewayError.self) { try await task.value }
-        #expect(error?.code == .requestTimeout)
-        #expect(upstream.calls == 2)
-    }
-
-    @Test func cancellationDuringBackoffStopsRetries() async throws {
-        let clock = ManualClock()
-        let upstream = ScriptedUpstream([.status(503)])
-        let retry = RetryConfig(attempts: 5, backoffBase: .seconds(10), backoffMax: .seconds(10))
-        let policy = try policy(retry, clock: clock)
-        let task = Task { try await policy.run(.test(), upstream: upstream) }
-        await clock.waitForSleepers(1)
-        task.cancel()
-        await #expect(throws: CancellationError.self) { try await task.value }
-        clock.advance(by: .seconds(100))
-        #expect(upstream.calls == 1)
-        #expect(clock.sleeperCount == 0)
+        #expect(planner.retry(after: GatewayError(.requestTimeout, "slow"), run: &run, context: .test()) == nil)
     }
 }

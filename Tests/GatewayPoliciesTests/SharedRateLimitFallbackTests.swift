@@ -7,9 +7,8 @@ import NIOPosix
 import Testing
 
 /// A shared bucket whose database does not answer, with `on_unavailable:
-/// fail`: the direct step answers 503 `shared_state_unavailable` and the
-/// async policy throws it, both naming the request's `host:port`, and no
-/// request reaches the upstream.
+/// fail`: the step answers 503 `shared_state_unavailable`, naming the
+/// request's `host:port`, and no request reaches the upstream.
 @Suite(.timeLimit(.minutes(1)))
 struct SharedRateLimitFallbackTests {
     struct UnreachableDatabase: SharedRateLimits {
@@ -36,14 +35,5 @@ struct SharedRateLimitFallbackTests {
         #expect(response.headers.first(name: "X-Gateway-Error") == "shared_state_unavailable")
         let body = try await response.body.collect(upTo: 4096)
         #expect(String(buffer: body).contains(#""upstream":"api.example.com:80""#), "\(String(buffer: body))")
-    }
-
-    @Test func theAsyncPolicyThrowsItNamingHostAndPort() async throws {
-        let policy = try #require(RateLimitPolicy(upstream: upstreamConfig(rateLimit: Self.limit), registry: RateLimitRegistry(shared: UnreachableDatabase())))
-        let upstream = ScriptedUpstream([.status(200)])
-        let error = await #expect(throws: GatewayError.self) { _ = try await policy.handle(.test(), context: .test(), next: upstream) }
-        #expect(error?.code == .sharedStateUnavailable)
-        #expect(error?.upstream == "api.example.com:80")
-        #expect(upstream.calls == 0)
     }
 }

@@ -11,7 +11,7 @@ import UnixSignals
 struct ConfigReloadService: Service {
     let liveConfig: LiveConfig
     let configPath: String?
-    /// Builds the policy chain for a config (sharing the long-lived services).
+    /// Builds the routes for a config (sharing the long-lived services).
     let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig
     /// Applied to each reloaded config: CLI overrides (`--debug`, `--log-level`) survive reloads.
     let adjust: @Sendable (inout GatewayConfig) -> Void

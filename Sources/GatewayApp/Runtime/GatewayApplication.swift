@@ -9,7 +9,7 @@ import NIOCore
 public import NIOPosix
 import ServiceLifecycle
 
-/// The whole gateway wired together: proxy listener → policy chain → upstream
+/// The whole gateway wired together: proxy listener → policies → upstream
 /// pool, the admin listener, SIGHUP reload. The CLI runs one; integration tests
 /// run several in one process (each on port 0).
 public final class GatewayApplication: Sendable {

@@ -55,9 +55,9 @@ struct GatewayServices: Sendable {
 /// observers, the retry planner, the rate-limit, token and credential steps
 /// (each given its upstream's settings when the route is built), then the
 /// pool; it waits only when a policy must (a backoff, a pause, a queue slot,
-/// a token refresh). One case takes the async chain (only the policies the
-/// upstream configures, in one task per request): a request with a body that
-/// may be sent twice (retried, or replayed after a 401), which it buffers first.
+/// a token refresh). A body that may be sent twice (retried, or replayed after
+/// a 401) is copied as it goes to the first attempt, within the limits the
+/// retry planner and the steps give.
 ///
 /// Each upstream's policies are built here once per config load, bound to
 /// that upstream's settings (its `retry`, `rate_limit`, credential): nothing
@@ -86,13 +86,7 @@ enum PolicyChainFactory {
         let inject = AuthInjectionPolicy(upstream: upstream)
 
         // Per client request: retry. Per attempt: rate limit → token refresh → auth injection.
-        let waiting: [(any GatewayPolicy)?] = [retry, rateLimit, tokenRefresh, inject]
         let steps: [(any AttemptStep)?] = [rateLimit?.step, tokenRefresh?.step, inject]
-        return UpstreamRoute(
-            observers: observers,
-            steps: steps.compactMap { $0 },
-            retry: retry?.planner,
-            chain: retry != nil || tokenRefresh != nil ? PolicyChain(policies: waiting.compactMap { $0 }, terminal: services.pool) : nil
-        )
+        return UpstreamRoute(observers: observers, steps: steps.compactMap { $0 }, retry: retry?.planner)
     }
 }

@@ -152,21 +152,6 @@ public final class BodyStream: BodySource {
         }
     }
 
-    /// A buffered chunk or the end, without waiting; `.notReady` when `next()` would wait.
-    public func nextIfReady() throws -> ReadyChunk {
-        switch takeBuffered() {
-        case .chunk(let chunk, let signal):
-            if signal { onDemand() }
-            return .chunk(chunk)
-        case .end:
-            return .end
-        case .fail(let error):
-            throw error
-        case .suspend:
-            return .notReady
-        }
-    }
-
     /// The consumer reads no more. Before the end of the body, the connection is closed (`onCancel`).
     public func cancel() {
         let (waiter, closeConnection): (CheckedContinuation<ByteBuffer?, any Error>?, Bool) = state.withLockedValue { s in

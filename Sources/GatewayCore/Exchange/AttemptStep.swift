@@ -12,12 +12,14 @@ public protocol AttemptStep: Sendable {
 
     /// The head of the attempt's response, before anyone else sees it
     /// (rate-limit signals, a 401 to the step's token). `mayReplay`: the
-    /// request can be sent once more (it has no body, and no step replayed it yet).
+    /// request can be sent once more (no step replayed it yet, and it has no
+    /// body, or the exchange holds a copy of all of it, or surely will).
     func responseHead(_ head: UpstreamResponseHead, of request: ProxyRequest, context: RequestContext, mayReplay: Bool, on eventLoop: any EventLoop) -> AttemptResponseVerdict
 
-    /// Whether `request` must have its body buffered before the first attempt
-    /// so that the step can replay it (the async chain buffers it).
-    func needsBufferedBody(_ request: ProxyRequest) -> Bool
+    /// The largest body of `request` the step may want to send again (it may
+    /// replay the request), or nil: the exchange then keeps a copy of a body up
+    /// to that size as it forwards it.
+    func replayLimit(for request: ProxyRequest) -> Int?
 }
 
 extension AttemptStep {
@@ -25,7 +27,7 @@ extension AttemptStep {
         .accept
     }
 
-    public func needsBufferedBody(_ request: ProxyRequest) -> Bool { false }
+    public func replayLimit(for request: ProxyRequest) -> Int? { nil }
 }
 
 /// What an ``AttemptStep`` decided for one attempt.

@@ -47,25 +47,16 @@ public struct ExchangeOutcome: Sendable {
 /// What runs for the requests of one upstream (or of unconfigured hosts),
 /// built once per config load: the observers around the exchange, then, on the
 /// direct path, the retry planner and the synchronous attempt steps (rate limit,
-/// OAuth2 token, credential) before the transport. The async chain serves
-/// what the direct path cannot: requests whose body must be buffered because
-/// they may be sent twice (retried, or replayed after a 401).
+/// OAuth2 token, credential) before the transport.
 public struct UpstreamRoute: Sendable {
     public let observers: [any ExchangeObserver]
     public let steps: [any AttemptStep]
     public let retry: (any RetryPlanner)?
-    public let chain: (any ProxyHandler)?
 
-    public init(
-        observers: [any ExchangeObserver],
-        steps: [any AttemptStep] = [],
-        retry: (any RetryPlanner)? = nil,
-        chain: (any ProxyHandler)? = nil
-    ) {
+    public init(observers: [any ExchangeObserver], steps: [any AttemptStep] = [], retry: (any RetryPlanner)? = nil) {
         self.observers = observers
         self.steps = steps
         self.retry = retry
-        self.chain = chain
     }
 }
 

@@ -8,21 +8,6 @@ public protocol BodySource: AnyObject, Sendable {
     /// The consumer will read no more. The producer releases what it holds
     /// (for an upstream response: the connection is closed, not pooled).
     func cancel()
-    /// The next chunk (or the end) if the source already holds it, without waiting;
-    /// `.notReady` otherwise, and always from a source that cannot tell (the default).
-    /// Lets a writer send what is already there in one write. Throws as `next()` does.
-    func nextIfReady() throws -> ReadyChunk
-}
-
-/// What `BodySource.nextIfReady()` found.
-public enum ReadyChunk: Sendable {
-    case chunk(ByteBuffer)
-    case end
-    case notReady
-}
-
-extension BodySource {
-    public func nextIfReady() throws -> ReadyChunk { .notReady }
 }
 
 /// A request or response body: empty, fully buffered, or streamed.
@@ -109,7 +94,7 @@ public final class PassedThroughBody: BodySource {
     public static let shared = PassedThroughBody()
 
     public func next() async throws -> ByteBuffer? {
-        throw GatewayError(.internalError, "a passed-through body is not read through the policy chain")
+        throw GatewayError(.internalError, "a passed-through body is not read as a stream: the exchange writes it upstream as it arrives")
     }
 
     public func cancel() {}

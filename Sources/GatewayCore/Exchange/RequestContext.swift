@@ -1,6 +1,6 @@
 public import Logging
 
-/// Per-exchange context handed through the policy chain to the upstream pool.
+/// Per-exchange context handed through the policies to the upstream pool.
 public struct RequestContext: Sendable {
     /// A short unique id for logs and traces.
     public let id: String

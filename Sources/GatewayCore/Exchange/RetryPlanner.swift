@@ -6,7 +6,7 @@ public import NIOHTTP1
 /// is the value ``RetryRun``, kept by the exchange (nothing allocated per request).
 public protocol RetryPlanner: Sendable {
     /// Called once per client request, before its first attempt (it counts the
-    /// request in the retry budget, unless it answers `needsBufferedBody`).
+    /// request in the retry budget).
     func begin(_ request: ProxyRequest) -> RetryPlan
 
     /// After an attempt failed before its response head: the wait before the
@@ -22,10 +22,9 @@ public protocol RetryPlanner: Sendable {
 public enum RetryPlan {
     /// One attempt: the method is not safe to repeat, or retries are off.
     case single
-    /// Up to `run.maxAttempts` attempts on the direct path (the request has no body).
+    /// Up to `run.maxAttempts` attempts; a body is sent again from the
+    /// exchange's copy of it, if it is at most `run.bodyLimit` bytes.
     case retrying(RetryRun)
-    /// Safe to retry but its body must be buffered first: the async chain does that.
-    case needsBufferedBody
 }
 
 /// One request's retry state on the direct path.
@@ -37,18 +36,16 @@ public struct RetryRun: Sendable {
     public let deadline: ContinuousClock.Instant?
     /// The limit on one attempt until its response head (`retry.per_try_timeout`).
     public let perTryTimeout: Duration?
+    /// The largest request body a retry sends again (`retry.buffer_limit`): the
+    /// exchange keeps a copy of the body up to this size as it forwards it; a
+    /// larger body goes once. 0: only a request without a body is retried.
+    public let bodyLimit: Int
 
-    public init(maxAttempts: Int, deadline: ContinuousClock.Instant?, perTryTimeout: Duration?) {
+    public init(maxAttempts: Int, deadline: ContinuousClock.Instant?, perTryTimeout: Duration?, bodyLimit: Int = 0) {
         self.attempts = 1
         self.maxAttempts = maxAttempts
         self.deadline = deadline
         self.perTryTimeout = perTryTimeout
-    }
-}
-
-extension RetryPlan {
-    public var needsBufferedBody: Bool {
-        if case .needsBufferedBody = self { return true }
-        return false
+        self.bodyLimit = bodyLimit
     }
 }

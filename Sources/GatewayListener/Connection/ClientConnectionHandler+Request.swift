@@ -78,15 +78,9 @@ extension ClientConnectionHandler {
             }
             guard let eventLoop = self.context?.eventLoop else { return }
             let plan = route.retry?.begin(request) ?? .single
-            if let chain = route.chain, plan.needsBufferedBody || route.steps.contains(where: { $0.needsBufferedBody(request) }) {
-                let exchange = ChainExchange(handler: self, info: info, request: request, chain: chain, eventLoop: eventLoop)
-                self.exchange = exchange
-                exchange.start()
-            } else {
-                let exchange = DirectExchange(handler: self, info: info, request: request, route: route, transport: active.transport, eventLoop: eventLoop)
-                self.exchange = exchange
-                exchange.start(plan)
-            }
+            let exchange = DirectExchange(handler: self, info: info, request: request, route: route, transport: active.transport, eventLoop: eventLoop)
+            self.exchange = exchange
+            exchange.start(plan)
         }
     }
 

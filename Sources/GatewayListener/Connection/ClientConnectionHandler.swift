@@ -34,7 +34,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var origin: InterceptedOrigin?
     var machine = ClientConnectionStateMachine()
     var context: ChannelHandlerContext?
-    var exchange: (any ClientExchange)?
+    var exchange: DirectExchange?
     /// The request in flight, for answers the handler writes itself.
     var current: ExchangeInfo?
     private var pipelined = CircularBuffer<HTTPServerRequestPart>()
@@ -43,15 +43,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The last write of a response, kept only when the connection may close after it.
     var lastWrite: EventLoopFuture<Void>?
     var trackingID: Int?
-    /// Runs the tasks of async-chain exchanges on this connection's loop (made on first use).
-    private var executor: EventLoopTaskExecutor?
-
-    func taskExecutor(on eventLoop: any EventLoop) -> EventLoopTaskExecutor {
-        if let executor { return executor }
-        let made = EventLoopTaskExecutor(eventLoop)
-        executor = made
-        return made
-    }
     var clientAddress = "unknown"
 
     init(environment: ClientConnectionEnvironment, pipeline: ClientPipeline) {

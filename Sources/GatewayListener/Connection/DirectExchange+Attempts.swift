@@ -11,6 +11,7 @@ extension DirectExchange {
     /// - Parameter plan: the route's retry planner's `begin` for this request.
     func start(_ plan: RetryPlan) {
         if case .retrying(let run) = plan { retryRun = run }
+        keepBodyCopyIfReplayable()
         prepareAttempt()
     }
 
@@ -46,15 +47,25 @@ extension DirectExchange {
     private func send() {
         phase = .attempting
         let delegate: any UpstreamExchangeDelegate
-        if let run = retryRun {
+        if retryRun != nil || replayBuffer != nil {
             let forwarder = AttemptDelegate(self)
             attemptDelegate = forwarder
             delegate = forwarder
-            armAttemptTimer(run)
         } else {
             delegate = self
         }
+        armAttemptTimerOnceRequestIsIn()
         cancellation = transport.startExchange(request, record: info.context.record, on: eventLoop, delegate: delegate)
+    }
+
+    /// Arms the attempt's timer once the client's whole request is in: a body
+    /// still coming from the client (streamed to the first attempt) is not the
+    /// upstream's time, as it was not when bodies were buffered before the
+    /// first attempt. (An upstream that stops taking the body meanwhile is the
+    /// pool's `request_timeout`'s.)
+    func armAttemptTimerOnceRequestIsIn() {
+        guard let run = retryRun, attemptTimer == nil, case .attempting = phase, routed.bodyLengthIsZero || body.requestEnded else { return }
+        armAttemptTimer(run)
     }
 
     /// The attempt in flight failed before its response head: retried, or the client gets the error.
@@ -62,7 +73,10 @@ extension DirectExchange {
         writer = nil
         attemptTimer?.cancel()
         attemptTimer = nil
-        if retryRun != nil, let gatewayError = error as? GatewayError, let delay = retryDelay(after: gatewayError) {
+        if let run = retryRun, let gatewayError = error as? GatewayError, canResend(within: run.bodyLimit, certain: false),
+            let delay = retryDelay(after: gatewayError)
+        {
+            lastFailure = error
             return backOff(delay)
         }
         fail(error)
@@ -84,11 +98,14 @@ extension DirectExchange {
 
     /// After a response head: what the steps (a 401 to a token) and then the
     /// retry planner (a retryable status) make of it. Every step sees the head;
-    /// a step's replay comes first, once per request, and only without a body.
+    /// a step's replay comes first, once per request, and only if the body
+    /// (if any) is or will surely be all in its copy: a response is never
+    /// turned down for a body that might not be sent again.
     func nextAttempt(after head: UpstreamResponseHead) -> NextAttempt? {
         var replay: AttemptWait?
+        let bodyMayGoAgain = canResend(within: replayBuffer?.limit ?? 0, certain: true)
         for step in route.steps {
-            let mayReplay = replay == nil && !replayedByStep && routed.bodyLengthIsZero
+            let mayReplay = replay == nil && !replayedByStep && bodyMayGoAgain
             if case .replay(let wait) = step.responseHead(head, of: request, context: info.context, mayReplay: mayReplay, on: eventLoop) {
                 replay = wait
             }
@@ -97,7 +114,9 @@ extension DirectExchange {
             replayedByStep = true
             return .replay(replay)
         }
-        if retryRun != nil, let delay = retryDelay(afterStatus: head.status, headers: head.headers) {
+        if let run = retryRun, canResend(within: run.bodyLimit, certain: true),
+            let delay = retryDelay(afterStatus: head.status, headers: head.headers)
+        {
             return .after(delay)
         }
         return nil
@@ -113,7 +132,7 @@ extension DirectExchange {
             wait.future.assumeIsolated().whenComplete { result in
                 guard case .waiting = self.phase else { return }
                 switch result {
-                case .success: self.restartAttempts()
+                case .success: self.restartAttempts(within: self.replayBuffer?.limit ?? 0)
                 case .failure(let error): self.fail(error)
                 }
             }
@@ -123,29 +142,27 @@ extension DirectExchange {
     /// Sleeps `delay`, then the next attempt runs every step again (a fresh copy of the routed request).
     func backOff(_ delay: Duration) {
         detachAttempt()
-        guard delay > .zero else { return restartAttempts() }
+        let limit = retryRun?.bodyLimit ?? 0
+        guard delay > .zero else { return restartAttempts(within: limit) }
         let scheduled = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
             guard case .backingOff = self.phase else { return }
-            self.restartAttempts()
+            self.restartAttempts(within: limit)
         }
         phase = .backingOff(scheduled)
     }
 
+    /// The attempt is given up (its response discarded, or it failed): its
+    /// callbacks are cut off, and the body goes to it no more.
     private func detachAttempt() {
         attemptDelegate?.detach()
         attemptDelegate = nil
         cancellation = nil
-    }
-
-    /// The next attempt: every step again, on a fresh copy of the routed request.
-    private func restartAttempts() {
-        request = routed
-        nextStep = 0
-        prepareAttempt()
+        body.detach()
+        handler.resumeReading()  // the rest of a body goes to its copy now
     }
 
     /// A step answered for the upstream (a local 429): the response goes to the
-    /// client as the chain's would, with `Via`, and the connection stays open.
+    /// client with `Via`, and the connection stays open.
     private func respondLocally(_ response: ProxyResponse) {
         phase = .finished
         releaseUpstream()
@@ -181,8 +198,9 @@ extension DirectExchange {
         attemptTimer = nil
     }
 
-    /// `per_try_timeout` from now, or the request's deadline if sooner: the
-    /// attempt is abandoned and counts as a `request_timeout` failure.
+    /// `per_try_timeout` from now (the client's whole request is in), or the
+    /// request's deadline if sooner: the attempt is abandoned and counts as a
+    /// `request_timeout` failure.
     private func armAttemptTimer(_ run: RetryRun) {
         let now = ContinuousClock.now
         var limit: (at: ContinuousClock.Instant, message: String)?

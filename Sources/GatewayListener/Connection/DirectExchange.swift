@@ -10,10 +10,12 @@ import NIOHTTP1
 /// to the client as it arrives (the upstream's reads held while the client
 /// socket is not writable). It waits only when a policy must: a step's future
 /// (an upstream's pause, a queue slot) or a retry's backoff (a scheduled task).
-/// No task, no continuation, no intermediate buffer beyond one read.
+/// No task, no continuation, no intermediate buffer beyond one read, except
+/// the copy of a body that may be sent again (``RequestReplayBuffer``).
 ///
-/// Its progress is ``Phase``; the attempts are in ``DirectExchange+Attempts``.
-final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
+/// Its progress is ``Phase``; the attempts are in ``DirectExchange+Attempts``,
+/// sending a body again in ``DirectExchange+Replay``.
+final class DirectExchange: UpstreamExchangeDelegate {
     enum Phase {
         /// Running the attempt steps, from `nextStep`.
         case preparing
@@ -26,6 +28,9 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         case discarding(then: NextAttempt)
         /// Sleeping before the next attempt.
         case backingOff(Scheduled<Void>)
+        /// The next attempt sends the body again (bodies up to `within` bytes):
+        /// it waits for the rest of it from the client.
+        case awaitingBody(within: Int)
         /// The response head went to the client: its body follows.
         case responding
         case finished
@@ -54,14 +59,20 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     var retryRun: RetryRun?
     /// A step replayed the request already (after a 401): at most once per request.
     var replayedByStep = false
-    /// Forwards the callbacks of the attempt in flight (retried requests only: a
-    /// timed-out attempt's late callbacks must not reach the next one).
+    /// Forwards the callbacks of the attempt in flight (requests that may be sent
+    /// again only: a given-up attempt's late callbacks must not reach the next one).
     var attemptDelegate: AttemptDelegate?
     var attemptTimer: Scheduled<Void>?
     var cancellation: UpstreamExchangeCancellation?
     var writer: (any UpstreamRequestWriter)?
     /// The request body's way upstream (a pure state machine).
-    private var body: RequestBodyForwarding
+    var body: RequestBodyForwarding
+    /// A copy of a body that may be sent again (retried, replayed after a 401).
+    var replayBuffer: RequestReplayBuffer?
+    /// Why the last attempt failed: the client's answer if the body cannot go again after all.
+    var lastFailure: (any Error)?
+    /// `100 Continue` went to the client.
+    var continueSent = false
     var bytesIn = 0
     var bytesOut = 0
     var status: Int?
@@ -97,13 +108,18 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     func requestBodyPart(_ buffer: ByteBuffer) {
         bytesIn += buffer.readableBytes
         info.observeRequestBody(buffer)
+        replayBuffer?.append(buffer)
         body.received(buffer)
         pump()
+        bodyArrived()
     }
 
     func requestEnd() {
+        replayBuffer?.end()
         body.ended()
+        armAttemptTimerOnceRequestIsIn()
         pump()
+        bodyArrived()
     }
 
     /// Writes the next pending part (or the end of a body of unknown length).
@@ -146,6 +162,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         attemptTimer?.cancel()
         attemptTimer = nil
         body.reset()
+        replayBuffer = nil
     }
 
     // MARK: Response side (from the upstream)
@@ -153,10 +170,7 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
     func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
         guard case .attempting = phase else { return writer.abort(CancellationError()) }
         self.writer = writer
-        if !body.endSent, info.expectsContinue, info.version.minor >= 1, !handler.machine.responseStarted {
-            // The client waits for this before it sends the body.
-            handler.context?.writeAndFlush(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
-        }
+        if !body.endSent { sendContinueIfAwaited() }
         pump()
         handler.resumeReading()
     }
@@ -166,10 +180,17 @@ final class DirectExchange: ClientExchange, UpstreamExchangeDelegate {
         attemptTimer?.cancel()
         attemptTimer = nil
         if let next = nextAttempt(after: head) {
+            guard body.endSent else {
+                // Answered before the whole body went: the connection cannot be
+                // reused anyway, and the next attempt sends the body's copy.
+                abandonAttempt(CancellationError())
+                return startNext(next)
+            }
             phase = .discarding(then: next)
             return
         }
         phase = .responding
+        replayBuffer = nil  // sent once more no more
         status = Int(head.status.code)
         let framing = handler.sendResponseHead(status: head.status, headers: head.headers, declaredLength: head.declaredLength, info: info)
         bodyless = framing.bodyless

@@ -5,6 +5,8 @@ import NIOCore
 /// one write in flight at a time (the client's reads are held meanwhile), the
 /// last part flagged when the declared length is reached, and the end of a
 /// body of unknown length written once. Events in, the next write out; no I/O.
+/// Once the attempt it feeds is given up (``detach()``), parts go nowhere: a
+/// later attempt sends the exchange's copy of the body (``RequestReplayBuffer``).
 struct RequestBodyForwarding {
     /// What to write upstream next.
     enum Write: Equatable {
@@ -22,8 +24,10 @@ struct RequestBodyForwarding {
     private var bytesSent = 0
     /// The client's request ended (its last part arrived).
     private(set) var requestEnded = false
-    /// The upstream was told of the end (or needs not be: no body).
+    /// The upstream was told of the end (or needs not be: no body, or detached).
     private(set) var endSent: Bool
+    /// The attempt this body went to was given up: nothing more goes upstream.
+    private(set) var detached = false
 
     /// - Parameters:
     ///   - declaredLength: the body's length when known (`Content-Length`), nil when chunked.
@@ -38,6 +42,7 @@ struct RequestBodyForwarding {
 
     mutating func received(_ part: ByteBuffer) {
         assert(!requestEnded, "a body part after the request's end")
+        guard !detached else { return }
         pending.append(part)
     }
 
@@ -64,14 +69,23 @@ struct RequestBodyForwarding {
     }
 
     mutating func writeCompleted() {
-        assert(writeInFlight, "a write completed that was not in flight")
+        assert(writeInFlight || detached, "a write completed that was not in flight")
         writeInFlight = false
     }
 
     /// Whether the client's reads may go on: the whole request is in (what
-    /// follows is the next request), or the upstream has taken everything.
+    /// follows is the next request), the upstream has taken everything, or
+    /// the body goes upstream no more.
     func wantsMore(writerReady: Bool) -> Bool {
-        requestEnded || (writerReady && !writeInFlight && pending.isEmpty)
+        requestEnded || detached || (writerReady && !writeInFlight && pending.isEmpty)
+    }
+
+    /// The attempt was given up: what is pending is dropped, and so is every
+    /// later part; no write is offered any more.
+    mutating func detach() {
+        detached = true
+        endSent = true
+        pending = []
     }
 
     /// Forgets what is pending (the exchange is over).

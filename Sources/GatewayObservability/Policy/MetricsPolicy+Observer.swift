@@ -2,8 +2,7 @@ public import GatewayCore
 import NIOCore
 
 /// Metrics on the event loop: the endpoint is resolved when the exchange
-/// begins, the exchange recorded when it ends (as ``MetricsPolicy`` does for
-/// the async chain).
+/// begins, the exchange recorded when it ends.
 extension MetricsPolicy: ExchangeObserver {
     public func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
         MetricsObservation(pending: PendingExchange(

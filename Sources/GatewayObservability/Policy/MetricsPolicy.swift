@@ -1,15 +1,15 @@
 public import GatewayConfig
-public import GatewayCore
+import GatewayCore
 
 /// Records every client request per endpoint: `gateway_requests_total`,
 /// `gateway_request_duration_seconds` (client-visible, up to the end of the
 /// response body), per attempt `gateway_upstream_attempts_total` and
 /// `gateway_upstream_phase_seconds`, and the `/stats` window.
 ///
-/// Outermost but one (after trace): it sees the whole exchange, retries
-/// included. A streamed response body is wrapped so that the exchange is
-/// recorded when the body ends, fails, or the client goes away.
-public struct MetricsPolicy: GatewayPolicy {
+/// An observer of every exchange (``MetricsPolicy+Observer``), after trace: it
+/// sees the whole exchange, retries included, and records it when the
+/// response ends, fails, or the client goes away.
+public struct MetricsPolicy: Sendable {
     let metrics: GatewayMetrics
     private let templates: [String: [CompiledTemplate]]
     private let maxEndpoints: Int
@@ -23,32 +23,6 @@ public struct MetricsPolicy: GatewayPolicy {
         }
         self.templates = templates
         self.maxEndpoints = config.metrics.maxEndpointsPerUpstream
-    }
-
-    public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
-        let recorder = recorder(for: request)
-        do {
-            var response = try await next.handle(request, context: context)
-            let exchange = PendingExchange(
-                metrics: metrics, recorder: recorder, record: context.record, startedAt: context.startedAt,
-                statusClass: StatusClass(status: Int(response.status.code))
-            )
-            if case .stream(let source) = response.body.storage {
-                response.body.storage = .stream(ObservingBodySource(source) { _, code in exchange.finish(errorCode: code) })
-            } else {
-                exchange.finish()
-            }
-            return response
-        } catch {
-            let code: GatewayError.Code? = switch error {
-            case let gatewayError as GatewayError: gatewayError.code
-            case is CancellationError: nil
-            default: .internalError
-            }
-            PendingExchange(metrics: metrics, recorder: recorder, record: context.record, startedAt: context.startedAt, statusClass: .error)
-                .finish(errorCode: code)
-            throw error
-        }
     }
 
     /// The endpoint: configured templates of the request's upstream first, then

@@ -14,8 +14,7 @@ extension TracePolicy: ExchangeObserver {
 
 /// One traced exchange on its connection's event loop, which alone calls it
 /// (``ExchangeObservation``): its state is plain fields, no lock, one object
-/// per exchange (the async chain's ``PendingTrace`` and ``BodyCapture`` are
-/// shared across tasks and lock; here they cost four more allocations).
+/// per exchange.
 final class TraceObservation: ExchangeObservation {
     private let policy: TracePolicy
     /// The request as routed, body left out.

@@ -1,21 +1,17 @@
 import Foundation
 public import GatewayConfig
-public import GatewayCore
+import GatewayCore
 public import Logging
 import NIOCore
 import NIOHTTP1
 
-/// Outermost policy while `debug` is on: when an exchange ends (response body
-/// done, failed or abandoned) it queues the exchange's captured values on the
-/// ``TraceWriter`` (never waiting, never formatting); the writer thread makes
-/// the ``TraceRecord`` and logs the through-gateway curl line at `notice`.
-///
-/// Request bodies: a buffered body is used as is; a streamed body with a
-/// declared length up to ``captureLimit`` is buffered here and forwarded as
-/// bytes; a larger streamed body is teed while it streams (kept only up to
-/// ``teeLimit``, else noted as not captured).
-public struct TracePolicy: GatewayPolicy {
-    public static let captureLimit = CurlCommand.maxInlineBody
+/// The outermost observer while `debug` is on (``TracePolicy+Observer``): when
+/// an exchange ends (response body done, failed or abandoned) it queues the
+/// exchange's captured values on the ``TraceWriter`` (never waiting, never
+/// formatting); the writer thread makes the ``TraceRecord`` and logs the
+/// through-gateway curl line at `notice`. The request body is copied as it
+/// passes, up to ``teeLimit`` (else noted as not captured).
+public struct TracePolicy: Sendable {
     public static let teeLimit = 8 * 1024 * 1024
 
     let writer: TraceWriter
@@ -27,48 +23,7 @@ public struct TracePolicy: GatewayPolicy {
         self.formatter = TraceFormatter(forms: TraceCurlForms(config: config, proxyURL: proxyURL), logger: logger, boundProxy: boundProxy)
     }
 
-    public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
-        var request = request
-        let capture = BodyCapture()
-        switch request.body.storage {
-        case .empty:
-            capture.set([])
-        case .bytes(let buffer):
-            capture.set(Array(buffer.readableBytesView))
-        case .stream(let source):
-            if let length = request.body.declaredLength, length <= Self.captureLimit {
-                let buffer = try await request.body.collect(upTo: Self.captureLimit)
-                request.body = .bytes(buffer)
-                capture.set(Array(buffer.readableBytesView))
-            } else {
-                request.body = ProxyBody(storage: .stream(TeeBodySource(source, capture: capture, limit: Self.teeLimit)), declaredLength: request.body.declaredLength)
-            }
-        }
-        var snapshot = request
-        snapshot.body = .empty
-        let pending = PendingTrace(policy: self, request: snapshot, declaredLength: request.body.declaredLength, capture: capture, context: context, wallStart: Date())
-        do {
-            var response = try await next.handle(request, context: context)
-            pending.status = Int(response.status.code)
-            let headers = response.headers
-            if case .stream(let source) = response.body.storage {
-                response.body.storage = .stream(ObservingBodySource(source, countingBytes: true) { bytes, code in
-                    pending.finish(responseBytes: bytes, error: code?.rawValue, responseHeaders: headers)
-                })
-            } else {
-                let count: Int = if case .bytes(let b) = response.body.storage { b.readableBytes } else { 0 }
-                pending.finish(responseBytes: count, error: nil, responseHeaders: headers)
-            }
-            return response
-        } catch {
-            let code = (error as? GatewayError)?.code
-            pending.status = code.map { Int($0.status.code) }
-            pending.finish(responseBytes: 0, error: code?.rawValue ?? (error is CancellationError ? "cancelled" : "internal_error"), responseHeaders: nil)
-            throw error
-        }
-    }
-
-    /// On the event loop (or the chain's task): captures the exchange's values
+    /// On the event loop: captures the exchange's values
     /// and queues them; the writer thread formats the record and logs its curl line.
     /// `request` is the request as routed, its body left out; `body` the captured body.
     func emit(

@@ -4,28 +4,28 @@ public import GatewayCore
 /// Adds the configured `bearer`, `header`, `basic` or `query` credential to
 /// requests of its upstream, and only those: one policy per upstream with a
 /// static credential, built with that upstream's route (when the config loads
-/// or reloads) and placed in its chain and attempt steps only. A request's
+/// or reloads) and placed in its attempt steps only. A request's
 /// route is chosen by its `upstreamName`, which the router sets when the
 /// target host matches the upstream's `hosts` (the client's `Host` header
 /// plays no part: the router replaces it from the target); `CONNECT` tunnels
-/// never reach a chain. Requests of other upstreams, or of none, take routes
+/// never reach a route. Requests of other upstreams, or of none, take routes
 /// without this policy.
 ///
 /// The credential is scoped to an origin (``CredentialScope``): over TLS to
 /// the upstream's hosts on port 443 (or its `ports`), or to its `origin`. A
 /// request outside that scope, and any `TRACE`, is forwarded without it.
 ///
-/// The whole decision is the synchronous ``inject(into:)``, so an event-loop
-/// fast path can call it without suspending; ``handle(_:context:next:)`` calls it too.
+/// The whole decision is the synchronous ``inject(into:)``, which its attempt
+/// step calls on the event loop.
 ///
 /// `oauth2` credentials are handled by ``TokenRefreshPolicy``.
-public struct AuthInjectionPolicy: GatewayPolicy {
+public struct AuthInjectionPolicy: Sendable {
     let credential: StaticCredential
     /// Where the credential may go.
     public let scope: CredentialScope
 
     /// The static credential of `upstream`, or nil when it has none (no `auth`,
-    /// or `oauth2`): its chain leaves the policy out.
+    /// or `oauth2`): its route has no credential step.
     public init?(upstream: UpstreamConfig) {
         guard let auth = upstream.auth else { return nil }
         self.init(auth: auth, scope: upstream.credentialScope)
@@ -49,11 +49,5 @@ public struct AuthInjectionPolicy: GatewayPolicy {
     public func inject(into request: inout ProxyRequest) {
         guard isInScope(request) else { return }
         credential.apply(to: &request)
-    }
-
-    public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
-        var request = request
-        inject(into: &request)
-        return try await next.handle(request, context: context)
     }
 }

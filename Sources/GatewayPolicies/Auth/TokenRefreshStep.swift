@@ -13,10 +13,14 @@ import NIOHTTP1
 /// would replay (idempotent method, `Idempotency-Key`, or
 /// `retry_non_idempotent`) is sent once more with a new token; any other gets
 /// the 401 as it is, and the token is still replaced (at most once per token
-/// value) for the client's next request. Such a request with a body is sent
-/// through the async chain, which buffers it first (``needsBufferedBody(_:)``).
+/// value) for the client's next request. Such a request with a body is
+/// replayed too when the exchange holds all of it: it keeps a copy of a body up
+/// to `replayLimit` bytes (``replayLimit(for:)``; or `retry.buffer_limit`
+/// when larger and the request may be retried).
 struct TokenRefreshStep: AttemptStep {
     let binding: TokenRefreshPolicy.Binding
+    /// The largest body kept so that it can be replayed after a 401.
+    let replayLimit: Int
 
     /// Whether the token goes on `request`: in the credential's scope, not a
     /// `TRACE`, and (with `client_auth: keep`) no `Authorization` of the client's.
@@ -29,8 +33,9 @@ struct TokenRefreshStep: AttemptStep {
         RetryPolicy.isSafeToRetry(request, retryNonIdempotent: binding.retryNonIdempotent)
     }
 
-    func needsBufferedBody(_ request: ProxyRequest) -> Bool {
-        !request.bodyLengthIsZero && carriesToken(request) && isReplayable(request)
+    func replayLimit(for request: ProxyRequest) -> Int? {
+        guard !request.bodyLengthIsZero, carriesToken(request), isReplayable(request) else { return nil }
+        return replayLimit
     }
 
     func prepare(_ request: inout ProxyRequest, context: RequestContext, on eventLoop: any EventLoop) -> AttemptStepDecision {
@@ -95,5 +100,5 @@ struct TokenRefreshStep: AttemptStep {
 
 extension TokenRefreshPolicy {
     /// The direct path's step: the same credential, decided on the event loop.
-    public var step: any AttemptStep { TokenRefreshStep(binding: binding) }
+    public var step: any AttemptStep { TokenRefreshStep(binding: binding, replayLimit: replayLimit) }
 }

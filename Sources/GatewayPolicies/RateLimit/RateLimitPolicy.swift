@@ -1,7 +1,7 @@
 public import GatewayConfig
 public import GatewayCore
 import Logging
-public import NIOHTTP1
+import NIOHTTP1
 
 /// Per upstream attempt: keeps requests within the upstream's limits, per its
 /// `rate_limit` config, bound when its route is built (upstreams without one have no such policy).
@@ -22,11 +22,11 @@ public import NIOHTTP1
 ///    `max_wait`, the client gets 429 with `Retry-After` (seconds, rounded up)
 ///    and `X-Gateway-Error: local_rate_limit`.
 ///
-/// Waiting does not count against the retry policy's `per_try_timeout`
-/// (``AttemptTimer``), and a cancelled request (client gone) leaves at once.
-/// The 429 is returned, not thrown, so it carries `Retry-After`; the retry
-/// policy never retries it (it has `X-Gateway-Error`).
-public struct RateLimitPolicy: GatewayPolicy {
+/// The attempt step (``RateLimitStep``) applies it on the event loop; this
+/// value holds the upstream's settings and limiter, bound when its route is
+/// built. The 429 carries `Retry-After`; the retry planner never retries it
+/// (it has `X-Gateway-Error`).
+public struct RateLimitPolicy: Sendable {
     /// The upstream this policy is bound to.
     public let upstream: String
     /// Its `rate_limit` settings.
@@ -41,7 +41,7 @@ public struct RateLimitPolicy: GatewayPolicy {
     let clock: any PolicyClock
 
     /// The rate-limit policy of `upstream`, or nil when it has no `rate_limit`
-    /// (its chain leaves the policy out). Built once per config load, with the route.
+    /// (its route has no rate-limit step). Built once per config load, with the route.
     public init?(
         upstream: UpstreamConfig,
         registry: RateLimitRegistry,
@@ -74,49 +74,6 @@ public struct RateLimitPolicy: GatewayPolicy {
         guard config.perEndpoint, let parameters = Self.parameters(config) else { return nil }
         let endpoint = RateLimitEndpoint.key(method: request.method.rawValue, path: request.path, templates: endpoints)
         return registry.limiter(upstream: upstream, endpoint: endpoint, parameters: parameters, clock: clock, events: events)
-    }
-
-    public func handle(_ request: ProxyRequest, context: RequestContext, next: any ProxyHandler) async throws -> ProxyResponse {
-        let authority = request.hostPort
-        if config.honorUpstream, let refusal = try await waitForUpstreamHold(authority: authority) {
-            return refusal
-        }
-        if let limiter = limiter(for: request) {
-            let admission: RateLimiter.Admission
-            do {
-                admission = try await AttemptTimer.paused { try await limiter.acquire() }
-            } catch var error as GatewayError {
-                // The shared bucket's 503 (`on_unavailable: fail`) names host:port, as every gateway error.
-                error.upstream = authority
-                throw error
-            }
-            if case .rejected(let retryAfter) = admission {
-                context.logger.debug("local rate limit", metadata: ["upstream": "\(upstream)", "retry_after": "\(retryAfter)"])
-                return refuse(authority: authority, wait: retryAfter, why: "the gateway's rate limit for this upstream is exhausted")
-            }
-        }
-        let response = try await next.handle(request, context: context)
-        if config.honorUpstream {
-            observe(status: response.status, headers: response.headers, authority: authority, logger: context.logger)
-        }
-        return response
-    }
-
-    /// Waits while `authority` asked for a pause; a 429 response when too many
-    /// wait already. A hold beyond `max_wait` (kept from before a reload that
-    /// lowered it) is not waited for: the upstream answers.
-    private func waitForUpstreamHold(authority: String) async throws -> ProxyResponse? {
-        while let until = registry.hold(authority: authority, now: clock.now) {
-            let wait = until - clock.now
-            guard wait <= config.maxWait else { return nil }
-            guard registry.queueDepth(upstream: upstream) < config.maxQueue else {
-                return refuse(authority: authority, wait: wait, why: "the upstream asked for a pause until its rate limit resets")
-            }
-            registry.adjustDepth(upstream: upstream, by: 1, events: events)
-            defer { registry.adjustDepth(upstream: upstream, by: -1, events: events) }
-            try await AttemptTimer.paused { try await clock.sleep(until: until, tolerance: nil) }
-        }
-        return nil
     }
 
     /// The local 429: `Retry-After` in whole seconds (rounded up), `X-Gateway-Error: local_rate_limit`.

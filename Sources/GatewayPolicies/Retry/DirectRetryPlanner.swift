@@ -5,24 +5,23 @@ public import NIOHTTP1
 /// ``RetryPolicy`` (safe methods, `retry.on`, full-jitter backoff or the
 /// upstream's `Retry-After` within `max_wait`, the deadline, the budget), decided
 /// synchronously on the event loop; the exchange sleeps with a scheduled task.
-/// A request with a body that may be retried goes to the async chain instead,
-/// which buffers the body so it can be sent again.
+/// A request body is sent again from the exchange's copy of it, kept up to
+/// `buffer_limit` bytes (``RetryRun/bodyLimit``); a larger body goes once and
+/// is never retried (its one attempt still runs under `per_try_timeout`).
 struct DirectRetryPlanner: RetryPlanner {
     let rules: UpstreamRetryRules
     let services: RetryServices
 
-    /// Counts the request in the retry budget, unless it goes to the chain
-    /// (`needsBufferedBody`), whose retry policy counts it.
+    /// Counts the request in the retry budget.
     func begin(_ request: ProxyRequest) -> RetryPlan {
-        let safe = rules.retry.attempts > 1 && rules.isSafeToRetry(request)
-        if safe, !request.bodyLengthIsZero { return .needsBufferedBody }
         let now = services.clock.now
         services.budgets.recordRequest(upstream: rules.upstream, now: now)
-        guard safe else { return .single }
+        guard rules.retry.attempts > 1, rules.isSafeToRetry(request) else { return .single }
         return .retrying(RetryRun(
             maxAttempts: rules.retry.attempts,
             deadline: rules.retry.deadline.map { now + $0 },
-            perTryTimeout: rules.retry.perTryTimeout
+            perTryTimeout: rules.retry.perTryTimeout,
+            bodyLimit: rules.retry.bufferLimit
         ))
     }
 

@@ -1,13 +1,13 @@
 import GatewayCore
 import NIOCore
 
-/// The bridge from an upstream exchange to async code (the policy chain's
+/// The bridge from an upstream exchange to async code (the pool's
 /// `ProxyHandler` API): the response head completes a promise, the body goes
 /// into a ``BodyStream`` the consumer reads with back-pressure, and a
 /// streamed request body is pulled from its `BodySource` by a task.
 ///
-/// Used only where a policy must wait (retries, OAuth2, rate-limit queues) and
-/// by the token endpoint client; the direct path has no such bridge.
+/// Used by the OAuth2 token endpoint client; client requests take the direct
+/// path (``UpstreamTransport``), which has no such bridge.
 /// All its methods run on the connection's event loop.
 final class AsyncExchangeDelegate: UpstreamExchangeDelegate {
     private let eventLoop: any EventLoop

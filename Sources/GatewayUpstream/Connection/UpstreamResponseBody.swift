@@ -22,10 +22,6 @@ final class UpstreamResponseBody: BodySource {
         try await stream.next()
     }
 
-    func nextIfReady() throws -> ReadyChunk {
-        try stream.nextIfReady()
-    }
-
     func cancel() {
         stream.cancel()
     }

@@ -2,42 +2,31 @@ import Foundation
 import GatewayConfig
 import GatewayCore
 import GatewayPolicies
-import NIOConcurrencyHelpers
 import NIOHTTP1
 import Testing
 
 /// Static credentials: what each type puts on the request, and when it does not.
 @Suite(.timeLimit(.minutes(1)))
 struct AuthInjectionPolicyTests {
-    /// Captures the request that reaches the upstream.
-    final class Capture: ProxyHandler, Sendable {
-        private let box = NIOLockedValueBox<[ProxyRequest]>([])
-        var requests: [ProxyRequest] { box.withLockedValue { $0 } }
-        func handle(_ request: ProxyRequest, context: RequestContext) async throws -> ProxyResponse {
-            box.withLockedValue { $0.append(request) }
-            return ProxyResponse(status: .ok)
-        }
-    }
-
-    func send(_ kind: AuthConfig.Kind, clientAuth: ClientAuthMode = .replace, target: String = "/v1/x", headers: HTTPHeaders = [:]) async throws -> ProxyRequest {
-        let capture = Capture()
+    /// The request as its credential step leaves it.
+    func send(_ kind: AuthConfig.Kind, clientAuth: ClientAuthMode = .replace, target: String = "/v1/x", headers: HTTPHeaders = [:]) throws -> ProxyRequest {
         let policy = try #require(AuthInjectionPolicy(auth: AuthConfig(kind: kind, clientAuth: clientAuth)))
         var all: HTTPHeaders = ["Host": "api.test"]
         all.add(contentsOf: headers)
-        let request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: target, headers: all, upstreamName: "api")
-        _ = try await PolicyChain(policies: [policy], terminal: capture).handle(request, context: testContext())
-        return try #require(capture.requests.first)
+        var request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: target, headers: all, upstreamName: "api")
+        policy.inject(into: &request)
+        return request
     }
 
     static let secret = Secret(source: .env("API_TOKEN"), value: "tok-Secr3t/+=&x")
 
-    @Test func bearer() async throws {
-        let r = try await send(.bearer(token: Self.secret))
+    @Test func bearer() throws {
+        let r = try send(.bearer(token: Self.secret))
         #expect(r.headers["Authorization"] == ["Bearer tok-Secr3t/+=&x"])
     }
 
-    @Test func header() async throws {
-        let r = try await send(.header(name: "X-API-Key", value: Self.secret), headers: ["x-api-key": "client", "Authorization": "Basic Y2xpZW50"])
+    @Test func header() throws {
+        let r = try send(.header(name: "X-API-Key", value: Self.secret), headers: ["x-api-key": "client", "Authorization": "Basic Y2xpZW50"])
         #expect(r.headers["X-API-Key"] == ["tok-Secr3t/+=&x"])
         #expect(r.headers["X-API-Key"].count == 1)
         // Only the credential's own slot is the gateway's: an API key next to the
@@ -45,30 +34,30 @@ struct AuthInjectionPolicyTests {
         #expect(r.headers["Authorization"] == ["Basic Y2xpZW50"])
     }
 
-    @Test func basic() async throws {
-        let r = try await send(.basic(username: "svc", password: Self.secret))
+    @Test func basic() throws {
+        let r = try send(.basic(username: "svc", password: Self.secret))
         let expected = "Basic " + Data("svc:tok-Secr3t/+=&x".utf8).base64EncodedString()
         #expect(r.headers["Authorization"] == [expected])
     }
 
-    @Test func queryIsPercentEncodedAndReplacesTheClientsParameter() async throws {
-        let r = try await send(.query(parameter: "api_key", value: Self.secret), target: "/v1/x?a=1&api_key=client&b=%20")
+    @Test func queryIsPercentEncodedAndReplacesTheClientsParameter() throws {
+        let r = try send(.query(parameter: "api_key", value: Self.secret), target: "/v1/x?a=1&api_key=client&b=%20")
         #expect(r.target == "/v1/x?a=1&b=%20&api_key=tok-Secr3t%2F%2B%3D%26x")
-        let plain = try await send(.query(parameter: "api_key", value: Self.secret), target: "/v1/x")
+        let plain = try send(.query(parameter: "api_key", value: Self.secret), target: "/v1/x")
         #expect(plain.target == "/v1/x?api_key=tok-Secr3t%2F%2B%3D%26x")
     }
 
-    @Test func replaceIsTheDefaultAndRemovesTheClientsAuthorization() async throws {
-        let r = try await send(.bearer(token: Self.secret), headers: ["authorization": "Bearer client-own", "Authorization": "Basic x"])
+    @Test func replaceIsTheDefaultAndRemovesTheClientsAuthorization() throws {
+        let r = try send(.bearer(token: Self.secret), headers: ["authorization": "Bearer client-own", "Authorization": "Basic x"])
         #expect(r.headers["Authorization"] == ["Bearer tok-Secr3t/+=&x"])
     }
 
-    @Test func keepLeavesARequestWithItsOwnCredentialUntouched() async throws {
-        let kept = try await send(.bearer(token: Self.secret), clientAuth: .keep, headers: ["Authorization": "Bearer client-own"])
+    @Test func keepLeavesARequestWithItsOwnCredentialUntouched() throws {
+        let kept = try send(.bearer(token: Self.secret), clientAuth: .keep, headers: ["Authorization": "Bearer client-own"])
         #expect(kept.headers["Authorization"] == ["Bearer client-own"])
-        let keptQuery = try await send(.query(parameter: "api_key", value: Self.secret), clientAuth: .keep, target: "/x?api_key=mine")
+        let keptQuery = try send(.query(parameter: "api_key", value: Self.secret), clientAuth: .keep, target: "/x?api_key=mine")
         #expect(keptQuery.target == "/x?api_key=mine")
-        let added = try await send(.bearer(token: Self.secret), clientAuth: .keep)
+        let added = try send(.bearer(token: Self.secret), clientAuth: .keep)
         #expect(added.headers["Authorization"] == ["Bearer tok-Secr3t/+=&x"])
     }
 

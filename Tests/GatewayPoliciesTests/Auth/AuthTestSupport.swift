@@ -37,36 +37,6 @@ final class AuthLogCapture: Sendable {
 }
 
 
-/// A resource server in process: 200 echoing the request (with its body) to a
-/// valid bearer token of `authority`, 401 otherwise. Records each attempt.
-final class ProtectedHandler: ProxyHandler, Sendable {
-    struct Attempt: Sendable {
-        var authorization: String?
-        var body: [UInt8]
-        var status: Int
-    }
-
-    let authority: OAuthTestAuthority
-    private let box = NIOLockedValueBox<[Attempt]>([])
-
-    init(authority: OAuthTestAuthority) { self.authority = authority }
-
-    var attempts: [Attempt] { box.withLockedValue { $0 } }
-    var unauthorizedCount: Int { attempts.filter { $0.status == 401 }.count }
-
-    func handle(_ request: ProxyRequest, context: RequestContext) async throws -> ProxyResponse {
-        let recorded = try await RecordedRequest(request)
-        let ok = authority.isAuthorized(recorded)
-        box.withLockedValue { $0.append(Attempt(authorization: recorded.header("Authorization"), body: recorded.body, status: ok ? 200 : 401)) }
-        let body = ok ? recorded.body : Array("expired\n".utf8)
-        return ProxyResponse(
-            status: ok ? .ok : .unauthorized,
-            headers: ["Content-Length": String(body.count)],
-            body: .bytes(ByteBuffer(bytes: body))
-        )
-    }
-}
-
 /// A store on a fresh state directory, talking to `authority` in process.
 struct OAuthFixture {
     static let tokenURL = "https://auth.test/oauth/token"
@@ -138,25 +108,6 @@ func paymentsRequest(method: HTTPMethod = .GET, body: ProxyBody = .empty, header
 
 func testContext(_ logger: Logger = Logger(label: "test")) -> RequestContext {
     RequestContext(id: "t", clientAddress: "127.0.0.1:1", logger: logger)
-}
-
-/// A streamed body whose chunks are handed out once.
-final class OnceBodySource: BodySource, Sendable {
-    private let chunks: NIOLockedValueBox<[ByteBuffer]>
-    init(_ bytes: [UInt8], chunk: Int = 16 * 1024) {
-        var list: [ByteBuffer] = []
-        var offset = 0
-        while offset < bytes.count {
-            let end = min(offset + chunk, bytes.count)
-            list.append(ByteBuffer(bytes: bytes[offset..<end]))
-            offset = end
-        }
-        chunks = NIOLockedValueBox(list)
-    }
-    func next() async throws -> ByteBuffer? {
-        chunks.withLockedValue { $0.isEmpty ? nil : $0.removeFirst() }
-    }
-    func cancel() {}
 }
 
 /// Polls `condition` (bounded) without sleeping on a fixed schedule guess.

@@ -188,15 +188,16 @@ struct TokenRefreshStepTests {
         #expect(f.authority.tokenCallCount == 0)
     }
 
-    @Test func onlyAReplayableRequestWithABodyNeedsItBuffered() throws {
+    @Test func onlyAReplayableRequestWithABodyHasItKeptUpToTheReplayLimit() throws {
         let f = try OAuthFixture()
         defer { f.cleanUp() }
         let step = try step(f, f.makeStore())
         let body = ProxyBody.bytes(ByteBuffer(string: "x"))
-        #expect(step.needsBufferedBody(paymentsRequest(method: .POST, body: body, headers: ["Idempotency-Key": "k"])))
-        #expect(step.needsBufferedBody(paymentsRequest(method: .PUT, body: body)))
-        #expect(!step.needsBufferedBody(paymentsRequest(method: .POST, body: body)), "never replayed: streamed")
-        #expect(!step.needsBufferedBody(paymentsRequest()), "no body to buffer")
+        let limit = TokenRefreshPolicy.defaultReplayLimit
+        #expect(step.replayLimit(for: paymentsRequest(method: .POST, body: body, headers: ["Idempotency-Key": "k"])) == limit)
+        #expect(step.replayLimit(for: paymentsRequest(method: .PUT, body: body)) == limit)
+        #expect(step.replayLimit(for: paymentsRequest(method: .POST, body: body)) == nil, "never replayed: streamed once")
+        #expect(step.replayLimit(for: paymentsRequest()) == nil, "no body to keep")
     }
 }
 

@@ -3,20 +3,6 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// One request in flight on a client connection, as its handler drives it:
-/// the direct path (``DirectExchange``) or the async chain (``ChainExchange``).
-/// Called on the connection's event loop.
-protocol ClientExchange: AnyObject {
-    func requestBodyPart(_ buffer: ByteBuffer)
-    func requestEnd()
-    /// Whether the exchange takes more request body now (the handler holds reads otherwise).
-    var wantsRequestBody: Bool { get }
-    /// The client socket can take more again.
-    func clientWritable()
-    /// The client went away, or the connection is closing: stop, answer nothing.
-    func cancel()
-}
-
 /// What an exchange knows of its request, for the response, the log line and observers.
 struct ExchangeInfo {
     let method: HTTPMethod
