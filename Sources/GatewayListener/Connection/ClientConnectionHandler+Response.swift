@@ -19,15 +19,10 @@ extension ClientConnectionHandler {
         return framing
     }
 
-    /// A part of the response body; without `flush`, the caller flushes
+    /// A part of the response body, written unflushed: the exchange flushes
     /// (``flushResponse()``) once the parts of one upstream read are written.
-    func sendResponseBodyPart(_ buffer: ByteBuffer, flush: Bool = true) {
-        guard let context else { return }
-        if flush {
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-        } else {
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-        }
+    func sendResponseBodyPart(_ buffer: ByteBuffer) {
+        context?.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
     }
 
     func flushResponse() {

@@ -199,7 +199,7 @@ final class DirectExchange: UpstreamExchangeDelegate {
     func upstreamResponseBodyPart(_ buffer: ByteBuffer) {
         guard case .responding = phase, !bodyless else { return }
         bytesOut += buffer.readableBytes
-        handler.sendResponseBodyPart(buffer, flush: false)
+        handler.sendResponseBodyPart(buffer)
         unflushed = true
     }
 
