@@ -28,6 +28,21 @@ struct RetryBudgetTests {
         #expect(attempts.reduce(0, +) == 54)
     }
 
+    /// A route resolves its upstream's budget once; a route built on reload
+    /// gets the same one, so a reload does not refill a spent budget.
+    @Test func routesOfOneUpstreamShareItsBudgetAcrossReloads() {
+        let clock = ManualClock()
+        let budgets = RetryBudgets()
+        let before = budgets.budget(for: "api")
+        #expect(before === budgets.budget(for: "api"))
+        #expect(before !== budgets.budget(for: "other"))
+        for _ in 0..<10 { before.recordRequest(now: clock.now) }
+        #expect(before.tryRetry(percent: 10, minPerSecond: 0, now: clock.now))
+        // After a reload: the same window, already spent.
+        #expect(!budgets.budget(for: "api").tryRetry(percent: 10, minPerSecond: 0, now: clock.now))
+        #expect(!budgets.tryRetry(upstream: "api", percent: 10, minPerSecond: 0, now: clock.now))
+    }
+
     @Test func percentOfRecentRequests() {
         let clock = ManualClock()
         let budgets = RetryBudgets()

@@ -15,7 +15,7 @@ struct DirectRetryPlanner: RetryPlanner {
     /// Counts the request in the retry budget.
     func begin(_ request: ProxyRequest) -> RetryPlan {
         let now = services.clock.now
-        services.budgets.recordRequest(upstream: rules.upstream, now: now)
+        services.budget.recordRequest(now: now)
         guard rules.retry.attempts > 1, rules.isSafeToRetry(request) else { return .single }
         return .retrying(RetryRun(
             maxAttempts: rules.retry.attempts,

@@ -15,29 +15,54 @@ import NIOConcurrencyHelpers
 /// so concurrent requests cannot overdraw the budget. A refused retry is not
 /// counted: the request returns its last response or error as-is.
 public final class RetryBudgets: Sendable {
-    private let windows = NIOLockedValueBox([String: SlidingWindow]())
+    private let budgets = NIOLockedValueBox([String: RetryBudget]())
 
     public init() {}
 
+    /// `upstream`'s budget, made on first use. A route resolves it once per
+    /// config load, so a request touches only its upstream's own lock.
+    public func budget(for upstream: String) -> RetryBudget {
+        budgets.withLockedValue { budgets in
+            if let budget = budgets[upstream] { return budget }
+            let budget = RetryBudget()
+            budgets[upstream] = budget
+            return budget
+        }
+    }
+
     /// Counts a client request to `upstream` (call once per request, not per attempt).
     public func recordRequest(upstream: String, now: ContinuousClock.Instant) {
-        windows.withLockedValue { windows in
-            windows[upstream, default: SlidingWindow(start: now)].add(requests: 1, retries: 0, now: now)
-        }
+        budget(for: upstream).recordRequest(now: now)
     }
 
     /// Grants and counts one retry for `upstream` if the budget allows it.
     public func tryRetry(upstream: String, percent: Double, minPerSecond: Double, now: ContinuousClock.Instant) -> Bool {
-        windows.withLockedValue { windows in
-            var window = windows[upstream] ?? SlidingWindow(start: now)
-            let (requests, retries) = window.totals(now: now)
+        budget(for: upstream).tryRetry(percent: percent, minPerSecond: minPerSecond, now: now)
+    }
+}
+
+/// One upstream's retry budget (see ``RetryBudgets`` for the rule): its window
+/// behind its own lock, which the check and the count share.
+public final class RetryBudget: Sendable {
+    /// Nil until the first request or retry, whose time starts the window.
+    private let window = NIOLockedValueBox<SlidingWindow?>(nil)
+
+    /// Counts a client request (once per request, not per attempt).
+    public func recordRequest(now: ContinuousClock.Instant) {
+        window.withLockedValue { window in
+            if window == nil { window = SlidingWindow(start: now) }
+            window!.add(requests: 1, retries: 0, now: now)
+        }
+    }
+
+    /// Grants and counts one retry if the budget allows it.
+    public func tryRetry(percent: Double, minPerSecond: Double, now: ContinuousClock.Instant) -> Bool {
+        window.withLockedValue { window in
+            if window == nil { window = SlidingWindow(start: now) }
+            let (requests, retries) = window!.totals(now: now)
             let allowed = Swift.max(minPerSecond, percent / 100 * Double(requests))
-            guard Double(retries + 1) <= allowed else {
-                windows[upstream] = window
-                return false
-            }
-            window.add(requests: 0, retries: 1, now: now)
-            windows[upstream] = window
+            guard Double(retries + 1) <= allowed else { return false }
+            window!.add(requests: 0, retries: 1, now: now)
             return true
         }
     }

@@ -44,7 +44,7 @@ public struct RetryPolicy: Sendable {
     ) {
         guard let retry = upstream.retry else { return nil }
         self.rules = UpstreamRetryRules(upstream, retry: retry)
-        self.services = RetryServices(budgets: budgets, events: events, clock: clock, random: random)
+        self.services = RetryServices(budget: budgets.budget(for: upstream.name), events: events, clock: clock, random: random)
     }
 
     /// The upstream this policy is bound to.

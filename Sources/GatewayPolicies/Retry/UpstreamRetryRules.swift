@@ -54,7 +54,7 @@ struct UpstreamRetryRules: Sendable {
             logger.debug("not retrying: the deadline would pass", metadata: ["upstream": "\(upstream)"])
             return nil
         }
-        guard services.budgets.tryRetry(upstream: upstream, percent: retry.budgetPercent, minPerSecond: retry.budgetMinPerSecond, now: now) else {
+        guard services.budget.tryRetry(percent: retry.budgetPercent, minPerSecond: retry.budgetMinPerSecond, now: now) else {
             logger.debug("not retrying: retry budget exhausted", metadata: ["upstream": "\(upstream)", "reason": "\(reason)"])
             return nil
         }
@@ -67,9 +67,10 @@ struct UpstreamRetryRules: Sendable {
     }
 }
 
-/// What retries share across requests: budgets, metrics, the clock and the jitter source.
+/// What retries share across requests: the upstream's budget, metrics, the clock and the jitter source.
 struct RetryServices: Sendable {
-    let budgets: RetryBudgets
+    /// The upstream's own budget, resolved when its route is built.
+    let budget: RetryBudget
     let events: any GatewayEvents
     let clock: any PolicyClock
     let random: any RandomSource
