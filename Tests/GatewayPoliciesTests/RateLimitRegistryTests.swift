@@ -10,6 +10,25 @@ import Testing
 /// the registry without limit.
 @Suite(.timeLimit(.minutes(1)))
 struct RateLimitRegistryTests {
+    /// Holds by `host:port`: found while they last, gone after (the table
+    /// empties, and requests then skip the lock and the lookup entirely).
+    @Test func holdsLastUntilTheirEndAndAreThenForgotten() {
+        let clock = ManualClock()
+        let registry = RateLimitRegistry()
+        #expect(registry.hold(authority: "api.test:443", now: clock.now) == nil)
+        registry.extendHold(authority: "api.test:443", until: clock.now + .seconds(2), now: clock.now)
+        #expect(registry.hold(authority: "api.test:443", now: clock.now) == clock.now + .seconds(2))
+        #expect(registry.hold(authority: "other.test:443", now: clock.now) == nil)
+        // A shorter hold does not shorten it; a longer one extends it.
+        registry.extendHold(authority: "api.test:443", until: clock.now + .seconds(1), now: clock.now)
+        #expect(registry.hold(authority: "api.test:443", now: clock.now) == clock.now + .seconds(2))
+        clock.advance(by: .seconds(2))
+        #expect(registry.hold(authority: "api.test:443", now: clock.now) == nil)
+        // Forgotten: a new hold is found again.
+        registry.extendHold(authority: "api.test:443", until: clock.now + .seconds(3), now: clock.now)
+        #expect(registry.hold(authority: "api.test:443", now: clock.now) == clock.now + .seconds(3))
+    }
+
     @Test func beyondTheCapNewEndpointsShareTheUpstreamLimiterUntilIdleOnesAreForgotten() throws {
         let clock = ManualClock()
         let loop = MultiThreadedEventLoopGroup.singleton.next()

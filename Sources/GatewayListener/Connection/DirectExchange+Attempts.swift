@@ -203,18 +203,20 @@ extension DirectExchange {
     /// `request_timeout` failure.
     private func armAttemptTimer(_ run: RetryRun) {
         let now = ContinuousClock.now
-        var limit: (at: ContinuousClock.Instant, message: String)?
+        // Which limit comes first; its message is only made if it fires.
+        var limit: (at: ContinuousClock.Instant, perTry: Duration?)?
         if let perTry = run.perTryTimeout {
-            limit = (now + perTry, "no response from the upstream within per_try_timeout (\(ConfigUnits.formatDuration(perTry)))")
+            limit = (now + perTry, perTry)
         }
         if let deadline = run.deadline, limit.map({ deadline < $0.at }) ?? true {
-            limit = (deadline, "the request's deadline passed before the upstream answered")
+            limit = (deadline, nil)
         }
         guard let limit else { return }
-        let upstream = request.hostPort
         attemptTimer = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limit.at - now)) {
             guard case .attempting = self.phase else { return }
-            let error = GatewayError(.requestTimeout, limit.message, upstream: upstream)
+            let message = limit.perTry.map { "no response from the upstream within per_try_timeout (\(ConfigUnits.formatDuration($0)))" }
+                ?? "the request's deadline passed before the upstream answered"
+            let error = GatewayError(.requestTimeout, message, upstream: self.request.hostPort)
             self.abandonAttempt(error)
             self.attemptFailed(error)
         }

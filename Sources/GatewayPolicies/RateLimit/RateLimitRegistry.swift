@@ -1,5 +1,6 @@
 import GatewayCore
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// Rate-limit state that outlives a config snapshot (it lives in the app's
 /// long-lived services): the local limiters per upstream (or per endpoint),
@@ -30,6 +31,9 @@ public final class RateLimitRegistry: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// How many holds the table has, set under the lock with every change: a
+    /// request finds there is none (nearly always) without the lock or a lookup.
+    private let holdCount = Atomic<Int>(0)
     /// The buckets and holds the gateway replicas share (`shared_state`); nil when alone.
     public let shared: (any SharedRateLimits)?
 
@@ -66,13 +70,18 @@ public final class RateLimitRegistry: Sendable {
         }
     }
 
+    /// Whether any upstream asked for a pause (read without the lock).
+    var hasHolds: Bool { holdCount.load(ordering: .acquiring) > 0 }
+
     /// Until when `authority` (`host:port`) asked not to be sent requests; nil
     /// if it did not (or that passed).
     public func hold(authority: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        state.withLockedValue { s in
+        guard hasHolds else { return nil }
+        return state.withLockedValue { s in
             guard let until = s.holds[authority] else { return nil }
             guard until > now else {
                 s.holds[authority] = nil
+                holdCount.store(s.holds.count, ordering: .releasing)
                 return nil
             }
             return until
@@ -96,6 +105,7 @@ public final class RateLimitRegistry: Sendable {
                 s.holds = s.holds.filter { $0.value > now }
             }
             s.holds[authority] = until
+            holdCount.store(s.holds.count, ordering: .releasing)
         }
     }
 
