@@ -40,30 +40,30 @@ struct RetryBudgetTests {
         #expect(before.tryRetry(percent: 10, minPerSecond: 0, now: clock.now))
         // After a reload: the same window, already spent.
         #expect(!budgets.budget(for: "api").tryRetry(percent: 10, minPerSecond: 0, now: clock.now))
-        #expect(!budgets.tryRetry(upstream: "api", percent: 10, minPerSecond: 0, now: clock.now))
     }
 
     @Test func percentOfRecentRequests() {
         let clock = ManualClock()
         let budgets = RetryBudgets()
-        for _ in 0..<100 { budgets.recordRequest(upstream: "api", now: clock.now) }
-        let granted = (0..<50).filter { _ in budgets.tryRetry(upstream: "api", percent: 20, minPerSecond: 0, now: clock.now) }.count
+        let api = budgets.budget(for: "api")
+        for _ in 0..<100 { api.recordRequest(now: clock.now) }
+        let granted = (0..<50).filter { _ in api.tryRetry(percent: 20, minPerSecond: 0, now: clock.now) }.count
         #expect(granted == 20)
         // Other upstreams have their own budget.
-        #expect(budgets.tryRetry(upstream: "other", percent: 20, minPerSecond: 1, now: clock.now))
+        #expect(budgets.budget(for: "other").tryRetry(percent: 20, minPerSecond: 1, now: clock.now))
     }
 
     @Test func theWindowSlides() {
         let clock = ManualClock()
-        let budgets = RetryBudgets()
-        #expect(budgets.tryRetry(upstream: "api", percent: 0, minPerSecond: 2, now: clock.now))
+        let budget = RetryBudgets().budget(for: "api")
+        #expect(budget.tryRetry(percent: 0, minPerSecond: 2, now: clock.now))
         clock.advance(by: .milliseconds(500))
-        #expect(budgets.tryRetry(upstream: "api", percent: 0, minPerSecond: 2, now: clock.now))
-        #expect(!budgets.tryRetry(upstream: "api", percent: 0, minPerSecond: 2, now: clock.now))
+        #expect(budget.tryRetry(percent: 0, minPerSecond: 2, now: clock.now))
+        #expect(!budget.tryRetry(percent: 0, minPerSecond: 2, now: clock.now))
         clock.advance(by: .milliseconds(600))  // the first retry left the window
-        #expect(budgets.tryRetry(upstream: "api", percent: 0, minPerSecond: 2, now: clock.now))
-        #expect(!budgets.tryRetry(upstream: "api", percent: 0, minPerSecond: 2, now: clock.now))
+        #expect(budget.tryRetry(percent: 0, minPerSecond: 2, now: clock.now))
+        #expect(!budget.tryRetry(percent: 0, minPerSecond: 2, now: clock.now))
         clock.advance(by: .seconds(5))
-        #expect(budgets.tryRetry(upstream: "api", percent: 0, minPerSecond: 2, now: clock.now))
+        #expect(budget.tryRetry(percent: 0, minPerSecond: 2, now: clock.now))
     }
 }

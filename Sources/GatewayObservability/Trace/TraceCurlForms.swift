@@ -157,9 +157,9 @@ public struct TraceCurlForms: Sendable {
     /// After body redaction the body length may differ: keep `Content-Length` true.
     private func fixLength(_ headers: [CurlCommand.Header], bodyLength: Int?) -> [CurlCommand.Header] {
         // Most requests have no `Content-Length` (GET): no new array for them.
-        guard let bodyLength, headers.contains(where: { $0.name.lowercased() == "content-length" }) else { return headers }
+        guard let bodyLength, headers.contains(where: { HopByHopHeaders.equalsIgnoringCase($0.name, "content-length") }) else { return headers }
         return headers.map { h in
-            h.name.lowercased() == "content-length" ? CurlCommand.Header(name: h.name, value: String(bodyLength)) : h
+            HopByHopHeaders.equalsIgnoringCase(h.name, "content-length") ? CurlCommand.Header(name: h.name, value: String(bodyLength)) : h
         }
     }
 }

@@ -70,13 +70,12 @@ public final class RateLimitRegistry: Sendable {
         }
     }
 
-    /// Whether any upstream asked for a pause (read without the lock).
-    var hasHolds: Bool { holdCount.load(ordering: .acquiring) > 0 }
-
     /// Until when `authority` (`host:port`) asked not to be sent requests; nil
-    /// if it did not (or that passed).
-    public func hold(authority: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        guard hasHolds else { return nil }
+    /// if it did not (or that passed). While no upstream asked for a pause
+    /// (nearly always), neither the lock is taken nor `authority` made.
+    public func hold(authority: @autoclosure () -> String, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        guard holdCount.load(ordering: .acquiring) > 0 else { return nil }
+        let authority = authority()
         return state.withLockedValue { s in
             guard let until = s.holds[authority] else { return nil }
             guard until > now else {

@@ -17,8 +17,7 @@ struct RateLimitStep: AttemptStep {
         let registry = policy.registry
         let config = policy.config
         let upstream = policy.upstream
-        // `hostPort` is built only while some upstream asked for a pause.
-        if config.honorUpstream, registry.hasHolds, let until = registry.hold(authority: request.hostPort, now: policy.clock.now) {
+        if config.honorUpstream, let until = registry.hold(authority: request.hostPort, now: policy.clock.now) {
             let wait = until - policy.clock.now
             // A hold beyond max_wait (kept from before a reload that lowered it) is not waited for.
             if wait <= config.maxWait {

@@ -29,16 +29,6 @@ public final class RetryBudgets: Sendable {
             return budget
         }
     }
-
-    /// Counts a client request to `upstream` (call once per request, not per attempt).
-    public func recordRequest(upstream: String, now: ContinuousClock.Instant) {
-        budget(for: upstream).recordRequest(now: now)
-    }
-
-    /// Grants and counts one retry for `upstream` if the budget allows it.
-    public func tryRetry(upstream: String, percent: Double, minPerSecond: Double, now: ContinuousClock.Instant) -> Bool {
-        budget(for: upstream).tryRetry(percent: percent, minPerSecond: minPerSecond, now: now)
-    }
 }
 
 /// One upstream's retry budget (see ``RetryBudgets`` for the rule): its window
