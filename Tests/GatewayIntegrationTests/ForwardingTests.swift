@@ -134,15 +134,18 @@ struct ForwardingTests {
         #expect(body.stdout == TestUpstream.pattern(count: 300_000))
     }
 
-    /// A response streams: each part the upstream sends reaches the client
-    /// before the upstream sends the next (the gateway flushes at the end of
-    /// every upstream read, not only at the response's end).
+    /// A response streams: its head, then each part the upstream sends, reach
+    /// the client before the upstream sends the next (the gateway flushes at
+    /// the end of every upstream read, not only at the response's end).
     @Test func eachResponsePartReachesTheClientBeforeTheNext() async throws {
         let (released, release) = AsyncStream.makeStream(of: Void.self)
         let upstream = try await RawTCPServer.start { connection in
             _ = try await connection.receiveUntil("\r\n\r\n")
-            try await connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\npart-one\r\n")
-            for await _ in released { break }
+            var turns = released.makeAsyncIterator()
+            try await connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            _ = await turns.next()
+            try await connection.send("8\r\npart-one\r\n")
+            _ = await turns.next()
             try await connection.send("8\r\npart-two\r\n0\r\n\r\n")
             _ = await connection.waitForClose(timeout: .seconds(5))
         }
@@ -152,9 +155,11 @@ struct ForwardingTests {
         let client = try await RawTCPConnection.connect(port: gateway.proxyPort)
         defer { Task { await client.close() } }
         try await client.send("GET http://127.0.0.1:\(upstream.port)/stream HTTP/1.1\r\nHost: 127.0.0.1:\(upstream.port)\r\n\r\n")
-        // The upstream waits for the test: part one must arrive on its own.
+        // The upstream waits for the test after each step: each must arrive on its own.
+        let head = String(decoding: try await client.receiveUntil("\r\n\r\n", timeout: .seconds(5)), as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        release.yield()
         let first = String(decoding: try await client.receiveUntil("part-one", timeout: .seconds(5)), as: UTF8.self)
-        #expect(first.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(!first.contains("part-two"))
         release.yield()
         release.finish()

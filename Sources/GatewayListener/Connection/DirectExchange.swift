@@ -194,6 +194,8 @@ final class DirectExchange: UpstreamExchangeDelegate {
         status = Int(head.status.code)
         let framing = handler.sendResponseHead(status: head.status, headers: head.headers, declaredLength: head.declaredLength, info: info)
         bodyless = framing.bodyless
+        // Out at the end of the read that carried it: a slow first body part does not hold the status back.
+        unflushed = true
     }
 
     func upstreamResponseBodyPart(_ buffer: ByteBuffer) {
