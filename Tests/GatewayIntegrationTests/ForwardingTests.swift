@@ -166,4 +166,26 @@ struct ForwardingTests {
         let rest = String(decoding: try await client.receiveUntil("0\r\n\r\n", timeout: .seconds(5)), as: UTF8.self)
         #expect(rest.contains("part-two"))
     }
+
+    /// An upstream that breaks its framing mid-response: the parts that came
+    /// before the break, in the same read, still reach the client before the
+    /// connection closes.
+    @Test func partsBeforeABrokenChunkReachTheClientBeforeTheClose() async throws {
+        let upstream = try await RawTCPServer.start { connection in
+            _ = try await connection.receiveUntil("\r\n\r\n")
+            try await connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\npart-one\r\nZZZ\r\n")
+            _ = await connection.waitForClose(timeout: .seconds(5))
+        }
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let client = try await RawTCPConnection.connect(port: gateway.proxyPort)
+        defer { Task { await client.close() } }
+        try await client.send("GET http://127.0.0.1:\(upstream.port)/broken HTTP/1.1\r\nHost: 127.0.0.1:\(upstream.port)\r\n\r\n")
+        let received = String(decoding: try await client.receive(timeout: .seconds(5)), as: UTF8.self)
+        #expect(received.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(received)")
+        #expect(received.contains("part-one"), "\(received)")
+        #expect(!received.hasSuffix("0\r\n\r\n"), "a cut response must not look complete: \(received)")
+        #expect(await client.waitForClose(timeout: .seconds(5)))
+    }
 }

@@ -262,6 +262,11 @@ final class DirectExchange: UpstreamExchangeDelegate {
             // Mid-response: the client sees the truncation as a closed connection.
             info.logger.info("\(ExchangeLogLine.text(of: info.method)) \(ExchangeLogLine.withoutQueryValues(routed.url)) aborted: \(gatewayError.code.rawValue)")
             info.finish(ExchangeOutcome(status: status, responseBytes: bytesOut, error: gatewayError.code))
+            // Parts this read already gave go out before the close (a close drops unflushed writes).
+            if unflushed {
+                unflushed = false
+                handler.flushResponse()
+            }
             handler.machine.closeAfterWrite()
             handler.context?.close(promise: nil)
             return

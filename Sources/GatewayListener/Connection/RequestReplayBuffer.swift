@@ -36,8 +36,10 @@ struct RequestReplayBuffer: Equatable {
         self.declaredLength = declaredLength
         if let declaredLength {
             guard declaredLength <= limit else { return }
+            // Sized for the declared body, up to 64 KiB: a client that announces
+            // a large body and sends nothing does not hold its size in memory.
             var buffer = ByteBuffer()
-            buffer.reserveCapacity(declaredLength)
+            buffer.reserveCapacity(Swift.min(declaredLength, 64 * 1024))
             copy = buffer
         } else {
             copy = ByteBuffer()
