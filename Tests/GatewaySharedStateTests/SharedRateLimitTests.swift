@@ -23,14 +23,17 @@ struct SharedRateLimitTests {
         await fixture.stop()
     }
 
-    @Test func threeReplicasTogetherStayWithinOneBucketPlusOneLeaseEach() async throws {
+    /// With a burst of 10 too: a replica's new limiter must not spend its own
+    /// full local bucket on top of the shared one (the bound would be 10 per replica higher).
+    @Test(arguments: [1, 10])
+    func threeReplicasTogetherStayWithinOneBucketPlusOneLeaseEach(burst: Int) async throws {
         let fixture = try await SharedStateFixture.start(replicas: 3)
-        let parameters = RateLimiter.Parameters(requestsPerSecond: 10, burst: 1, maxQueue: 1000, maxWait: .seconds(60))
+        let parameters = RateLimiter.Parameters(requestsPerSecond: 10, burst: burst, maxQueue: 1000, maxWait: .seconds(60))
         let limiters = fixture.databases.map { database in
             RateLimitRegistry(shared: PostgresRateLimits(database: database))
                 .limiter(upstream: "payments", endpoint: nil, parameters: parameters, clock: SystemPolicyClock(), events: NoGatewayEvents())
         }
-        #expect(fixture.databases[0].config.leaseSize(rate: 10, burst: 1) == 1)
+        #expect(fixture.databases[0].config.leaseSize(rate: 10, burst: burst) == 1)
         let start = ContinuousClock.now
         let window: Duration = .seconds(3)
         // Each replica admits as fast as it is allowed, until the window closes.
@@ -49,9 +52,9 @@ struct SharedRateLimitTests {
             }
             return await group.reduce(0, +)
         }
-        print("shared bucket, 3 replicas at 10/s (burst 1) for 3 s: \(admitted) admitted (one bucket alone: 31)")
-        // One bucket: burst 1 + 10/s × 3 s = 31; plus at most one leased token per replica.
-        #expect(admitted <= 31 + 3, "admitted \(admitted)")
+        print("shared bucket, 3 replicas at 10/s (burst \(burst)) for 3 s: \(admitted) admitted (one bucket alone: \(burst + 30))")
+        // One bucket: the burst + 10/s × 3 s; plus at most one leased token per replica.
+        #expect(admitted <= burst + 30 + 3, "admitted \(admitted)")
         #expect(admitted >= 24, "admitted \(admitted)")
         await fixture.stop()
     }

@@ -21,10 +21,12 @@ public struct TokenBucket: Sendable, Equatable {
     }
 
     /// Switches between leased and local tokens. A leased bucket starts
-    /// with what the local one held; a local one refills from `now`.
+    /// empty: tokens earned locally (a new limiter's burst, an outage) are not
+    /// spent on top of the shared bucket, so each replica holds at most one
+    /// lease of unspent tokens. A local one refills from `now`.
     public mutating func setLeased(_ leased: Bool, now: ContinuousClock.Instant) {
         guard leased != isLeased else { return }
-        if !leased { updated = now }
+        if leased { tokens = 0 } else { updated = now }
         isLeased = leased
     }
 
