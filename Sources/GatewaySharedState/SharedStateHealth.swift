@@ -1,48 +1,53 @@
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// Whether the shared database answered lately: every operation reports its
-/// outcome here. Read on the event loops (a lock held for nanoseconds).
+/// outcome here. The limiters ask on every request: that answer is one atomic
+/// read, kept in step with the status under its lock.
 public final class SharedStateHealth: Sendable {
     public struct Status: Sendable, Equatable {
         public var available: Bool
         /// Why the last operation failed (short, no secrets).
         public var lastError: String?
-        /// Operations failed since the database last answered.
-        public var failuresSinceSuccess: Int
         /// The tables exist (this process ran the migrations).
         public var migrated: Bool
+
+        /// The database answered the last operation, and the tables exist.
+        public var isUsable: Bool { available && migrated }
     }
 
-    private let status = NIOLockedValueBox(Status(available: false, lastError: "not connected yet", failuresSinceSuccess: 0, migrated: false))
+    private let status = NIOLockedValueBox(Status(available: false, lastError: "not connected yet", migrated: false))
+    private let usable = Atomic<Bool>(false)
 
     public init() {}
 
     public var current: Status { status.withLockedValue { $0 } }
     /// The database answered the last operation, and the tables exist.
-    public var isAvailable: Bool { status.withLockedValue { $0.available && $0.migrated } }
+    public var isAvailable: Bool { usable.load(ordering: .acquiring) }
     var isMigrated: Bool { status.withLockedValue { $0.migrated } }
 
     func markMigrated() {
-        status.withLockedValue { $0.migrated = true }
+        update { $0.migrated = true }
     }
 
-    /// Returns whether the database was unavailable before (it is back).
-    @discardableResult
-    public func recordSuccess() -> Bool {
-        status.withLockedValue { s in
-            let wasDown = !s.available
+    public func recordSuccess() {
+        update { s in
             s.available = true
             s.lastError = nil
-            s.failuresSinceSuccess = 0
-            return wasDown
         }
     }
 
     public func recordFailure(_ reason: String) {
-        status.withLockedValue { s in
+        update { s in
             s.available = false
             s.lastError = reason
-            s.failuresSinceSuccess += 1
+        }
+    }
+
+    private func update(_ change: (inout Status) -> Void) {
+        status.withLockedValue { s in
+            change(&s)
+            usable.store(s.isUsable, ordering: .releasing)
         }
     }
 }

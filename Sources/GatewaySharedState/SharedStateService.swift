@@ -19,6 +19,8 @@ public final class SharedStateService: Service, Sendable {
     private let logger: Logger
 
     public static let unavailableLogInterval: Duration = .seconds(60)
+    /// How often expired upstream pauses are deleted from the shared table.
+    static let pruneInterval: Duration = .seconds(60)
 
     public init(
         database: SharedStateDatabase,
@@ -48,7 +50,7 @@ public final class SharedStateService: Service, Sendable {
     private func syncLoop() async {
         var reportedUp = false
         var lastUnavailableLog: ContinuousClock.Instant?
-        var syncs = 0
+        var lastPrune = ContinuousClock.now
         let endpoint = database.config.endpoint.description
         while !Task.isCancelled {
             do {
@@ -57,8 +59,14 @@ public final class SharedStateService: Service, Sendable {
                     logger.info("shared state ready", metadata: ["database": "\(endpoint)", "schema_version": "\(version)"])
                 }
                 try await sync()
-                syncs += 1
-                if syncs % 240 == 0 { try? await rateLimits.pruneHolds() }
+                // Expired pauses leave the table about once a minute, whatever `sync_interval` is.
+                if ContinuousClock.now - lastPrune >= Self.pruneInterval {
+                    lastPrune = ContinuousClock.now
+                    try? await rateLimits.pruneHolds()
+                }
+                // A token kept locally (a commit that failed, an outage shorter than a
+                // sync) goes to the database as soon as it answers, not only after an outage seen here.
+                await tokenStores.reconcilePending()
                 if !reportedUp {
                     reportedUp = true
                     availabilityChanged(true)
@@ -66,7 +74,6 @@ public final class SharedStateService: Service, Sendable {
                         logger.notice("shared state database available again", metadata: ["database": "\(endpoint)"])
                         lastUnavailableLog = nil
                     }
-                    await tokenStores.reconcilePending()
                 }
             } catch {
                 if reportedUp || lastUnavailableLog == nil {

@@ -12,7 +12,7 @@ struct SharedStateReadiness: Sendable {
 
     func readiness() -> (status: Int, contentType: String, body: [UInt8]) {
         let status = health.current
-        let available = status.available && status.migrated
+        let available = status.isUsable
         let ready = available || config.onUnavailable == .local
         var body = "{\"status\":\"\(ready ? "ready" : "not_ready")\",\"shared_state\":\"\(available ? "available" : "unavailable")\""
         if !available, let reason = status.lastError {
