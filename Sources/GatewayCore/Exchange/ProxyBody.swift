@@ -42,11 +42,6 @@ public struct ProxyBody: Sendable {
         return declaredLength == 0
     }
 
-    /// Releases a streamed body that will not be read (e.g. a response that is discarded before a retry).
-    public func discard() {
-        if case .stream(let source) = storage { source.cancel() }
-    }
-
     /// Calls `body` for each chunk in order. A stream can be iterated once.
     public func forEachChunk(_ body: (ByteBuffer) async throws -> Void) async throws {
         switch storage {
