@@ -133,14 +133,16 @@ public final class GatewayApplication: Sendable {
 
     private let tls: PinningTLSHandlerFactory
 
-    /// Loads trust stores (the system bundle, configured CA files) off the event
-    /// loops before the first TLS connection needs them.
+    /// Loads the trust stores (the system bundle, configured CA files) that the
+    /// config's TLS upstreams use, off the event loops, before the first TLS
+    /// connection needs them (``TLSPreload``).
     private func prepareTLS(for config: GatewayConfig) {
-        let settings = [UpstreamTLSSettings.standard] + config.upstreams.map(\.tls)
+        let settings = TLSPreload.settings(for: config)
+        guard !settings.isEmpty else { return }
         let tls = self.tls
         let logger = self.logger
         Task.detached {
-            for setting in Set(settings) {
+            for setting in settings {
                 do {
                     try tls.prepare(setting)
                 } catch {
