@@ -6,7 +6,7 @@
 #   BENCH_SECONDS=10 BENCH_REPEAT=2 scripts/bench.sh
 #
 # Installs nginx, wrk, squid, tinyproxy, haproxy (apt-get) and mitmproxy (pip, in a venv
-# under ~/.cache/gateway-bench), builds the gateway in release, starts an nginx origin on
+# under ~/.cache/gateway-bench), builds the gateway as the Dockerfile does (release, --static-swift-stdlib), starts an nginx origin on
 # 127.0.0.1 and measures each path with wrk. Prints one markdown table and writes it to
 # scripts/bench-results.md, then a summary from the same run: the gateway's CPU per request
 # divided by HAProxy's for the default config, the typical policies (gateway-policies) and
@@ -21,7 +21,7 @@
 #                      nio-floor: Benchmarks/Benchmarks/NIOProxyFloor, the least a forward proxy on
 #                      SwiftNIO's HTTP/1 codec can do (built in release under Benchmarks/.build-bench)
 #   --skip-install     do not run apt-get / pip
-#   --no-build         use the existing .build/release/gateway
+#   --no-build         use the existing .build-static/release/gateway
 #   --no-extras        skip the gateway memory checks (1,000 connections, 1 GiB stream)
 #   -h, --help
 #
@@ -69,7 +69,9 @@ REPEAT=${BENCH_REPEAT:-1}
 BUILD_WAIT=${BENCH_BUILD_WAIT:-1800}
 OUT=${BENCH_OUT:-$ROOT/scripts/bench-results.md}
 CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gateway-bench}
-GATEWAY_BIN=${BENCH_GATEWAY_BIN:-$ROOT/.build/release/gateway}
+# The build the Dockerfile ships: release, Swift runtime linked in (--static-swift-stdlib).
+STATIC_SCRATCH="$ROOT/.build-static"
+GATEWAY_BIN=${BENCH_GATEWAY_BIN:-$STATIC_SCRATCH/release/gateway}
 FLOOR_BIN="$ROOT/Benchmarks/.build-bench/release/NIOProxyFloor"
 [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && NO_BUILD=1
 IFS=';' read -r -a LOADS <<<"${BENCH_LOADS:-1k 50;100k 50;1k 1}"
@@ -178,8 +180,9 @@ build_gateway() {
     fi
     command -v swift >/dev/null || { echo "bench.sh: swift not found" >&2; exit 1; }
     wait_for_other_builds "$BUILD_WAIT"
-    log "swift build -c release --product gateway"
-    (cd "$ROOT" && timeout 3600 swift build -c release --product gateway 2>&1 | tail -n 3) >&2
+    log "swift build -c release --product gateway --static-swift-stdlib --scratch-path .build-static"
+    (cd "$ROOT" && timeout 3600 swift build -c release --product gateway --static-swift-stdlib \
+        --scratch-path "$STATIC_SCRATCH" 2>&1 | tail -n 3) >&2
     [[ -x "$GATEWAY_BIN" ]] || { echo "bench.sh: release build failed" >&2; exit 1; }
 }
 
