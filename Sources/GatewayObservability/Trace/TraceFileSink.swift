@@ -8,9 +8,12 @@ import Darwin
 import Foundation
 
 /// The file side of ``TraceWriter``, used only on its writer thread: lines
-/// are collected into one buffer and appended with one `open`/`write`/`close`
-/// per batch (not per record); rotation moves `file` → `file.1` → ... →
-/// `file.<maxFiles>`, and the file rotated out takes its records' body files with it.
+/// are collected into one buffer and appended with one `write` per batch (not
+/// per record). The file stays open between batches; each batch first checks
+/// with one `stat` that the path still names the open file (removed, or moved
+/// away by logrotate: it is opened again). Rotation moves `file` → `file.1` →
+/// ... → `file.<maxFiles>`, and the file rotated out takes its records' body
+/// files with it.
 final class TraceFileSink: @unchecked Sendable {
     let file: String
     let maxFileBytes: Int
@@ -22,6 +25,9 @@ final class TraceFileSink: @unchecked Sendable {
     private var pending: [UInt8] = []
     private var pendingLines = 0
     private var writtenLines = 0
+    /// The open file and its identity (device, inode), or -1.
+    private var descriptor: Int32 = -1
+    private var openedFile: (device: UInt64, inode: UInt64) = (0, 0)
 
     init(file: String, maxFileBytes: Int, maxFiles: Int, bodiesDirectory: String) {
         self.file = file
@@ -35,7 +41,13 @@ final class TraceFileSink: @unchecked Sendable {
     func append(_ line: [UInt8]) {
         if !sizeKnown {
             var info = stat()
-            size = stat(file, &info) == 0 ? Int(info.st_size) : 0
+            if stat(file, &info) == 0 {
+                size = Int(info.st_size)
+                if descriptor >= 0, (UInt64(info.st_dev), UInt64(info.st_ino)) != openedFile { closeFile() }
+            } else {
+                size = 0
+                closeFile()
+            }
             sizeKnown = true
         }
         let total = size + pending.count
@@ -66,19 +78,43 @@ final class TraceFileSink: @unchecked Sendable {
             pending.removeAll(keepingCapacity: pending.capacity <= 1 << 20)
             pendingLines = 0
         }
+        guard let fd = openFile() else { return }
+        let complete = pending.withUnsafeBytes { Self.writeAll($0, to: fd) }
+        guard complete else {
+            closeFile()  // opened again for the next batch (e.g. after ENOSPC or EIO)
+            return
+        }
+        size += pending.count
+        writtenLines += pendingLines
+    }
+
+    /// The open file, opened (and its directory created) when needed.
+    private func openFile() -> Int32? {
+        if descriptor >= 0 { return descriptor }
         var fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         if fd < 0, errno == ENOENT {
             let parent = (file as NSString).deletingLastPathComponent
             try? FileManager.default.createDirectory(atPath: parent.isEmpty ? "." : parent, withIntermediateDirectories: true)
             fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         }
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        let complete = pending.withUnsafeBytes { Self.writeAll($0, to: fd) }
-        guard complete else { return }
-        size += pending.count
-        writtenLines += pendingLines
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            return nil
+        }
+        descriptor = fd
+        openedFile = (UInt64(info.st_dev), UInt64(info.st_ino))
+        return fd
     }
+
+    private func closeFile() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { closeFile() }
 
     private static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
         guard var base = bytes.baseAddress else { return true }
@@ -96,6 +132,7 @@ final class TraceFileSink: @unchecked Sendable {
     }
 
     private func rotate() {
+        closeFile()
         let fm = FileManager.default
         let oldest = "\(file).\(maxFiles)"
         if fm.fileExists(atPath: oldest) {

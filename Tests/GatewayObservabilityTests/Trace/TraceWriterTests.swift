@@ -70,4 +70,36 @@ struct TraceWriterTests {
         let last = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").last
         #expect(try TraceRecord.decode(line: last ?? "").id == "r19")
     }
+
+    /// The file stays open between batches, but a file moved away (logrotate)
+    /// or removed is noticed at the next batch: its records go to a new file at the path.
+    @Test func aFileMovedAwayOrRemovedIsOpenedAgainAtThePath() async throws {
+        let (dir, file) = try Self.tempFile()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let writer = TraceWriter(file: file, maxFileBytes: 1 << 20, maxFiles: 2, bufferRecords: 100)
+        func ids(_ path: String) throws -> [String] {
+            try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { try TraceRecord.decode(line: $0).id }
+        }
+        writer.submit(Self.record("first"))
+        await writer.flush()
+        try FileManager.default.moveItem(atPath: file, toPath: dir + "/rotated.jsonl")
+        writer.submit(Self.record("after-move"))
+        await writer.flush()
+        #expect(try ids(dir + "/rotated.jsonl") == ["first"])
+        #expect(try ids(file) == ["after-move"])
+
+        try FileManager.default.removeItem(atPath: file)
+        writer.submit(Self.record("after-remove"))
+        writer.submit(Self.record("same-batch"))
+        await writer.flush()
+        #expect(try ids(file) == ["after-remove", "same-batch"])
+
+        // logrotate's `create`: moved away and a new empty file put at the path.
+        try FileManager.default.moveItem(atPath: file, toPath: dir + "/rotated.2.jsonl")
+        #expect(FileManager.default.createFile(atPath: file, contents: nil))
+        writer.submit(Self.record("after-create"))
+        await writer.flush()
+        #expect(try ids(dir + "/rotated.2.jsonl") == ["after-remove", "same-batch"])
+        #expect(try ids(file) == ["after-create"])
+    }
 }
