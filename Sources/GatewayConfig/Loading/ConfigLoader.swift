@@ -37,7 +37,11 @@ public enum ConfigLoader {
         let context = DecodeContext(file: file, environment: environment, baseDirectory: baseDirectory, secrets: secrets)
         let root: Node?
         do {
-            root = try Yams.compose(yaml: yaml)
+            // The basic resolver: the decoders read every scalar's text themselves
+            // (`ConfigNode.int()`, `bool()`, ...), so Yams's tag rules are never
+            // consulted, and the default resolver's regular expressions (ICU)
+            // would only cost start-up time and resident memory.
+            root = try Yams.compose(yaml: yaml, .basic)
         } catch {
             throw ConfigError(file: file, keyPath: "", message: syntaxMessage(error, yaml: yaml))
         }
