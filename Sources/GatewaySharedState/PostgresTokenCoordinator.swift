@@ -23,6 +23,9 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
         self.lockTimeout = lockTimeout
     }
 
+    /// SQLSTATE `lock_not_available`: `lock_timeout` passed while waiting for the row.
+    static let lockNotAvailable = "55P03"
+
     public var fallback: SharedStateFallback {
         database.config.onUnavailable == .fail ? .fail : .local
     }
@@ -41,6 +44,7 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
     ) async throws -> SharedRefreshOutcome {
         let logger = database.logger
         let replica = database.replicaID
+        let lockTimeout = self.lockTimeout
         let lockTimeoutMS = Int(lockTimeout.seconds * 1000)
         return try await database.withConnection("refresh token") { connection in
             try await connection.query("BEGIN", logger: logger)
@@ -51,6 +55,11 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
                 committed = try await Self.select(credential, lock: true, on: connection, logger: logger).state
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
+                // The lock wait timed out: another replica's refresh holds the row.
+                // The database answered, so this is not an outage: no local refresh.
+                if SharedStateDatabase.sqlState(of: error) == Self.lockNotAvailable {
+                    throw PassThroughError(error: TokenRefreshFailure.sharedRefreshBusy(waited: lockTimeout))
+                }
                 throw error
             }
             if adopt(committed), let committed {

@@ -158,6 +158,11 @@ public final class SharedStateDatabase: Sendable {
         }
     }
 
+    /// The SQLSTATE code of an error the server answered with.
+    static func sqlState(of error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
     /// A short description of a database error: the server's message (never
     /// the URL), or the error's type.
     static func describe(_ error: any Error) -> String {

@@ -59,12 +59,12 @@ final class SharedStateFixture: Sendable {
     }
 
     /// Replica `index`'s token store (its own state directory, as on its own machine).
-    func store(replica index: Int, shared: Bool = true, clock: any PolicyClock = SystemPolicyClock()) -> TokenStore {
+    func store(replica index: Int, shared: Bool = true, clock: any PolicyClock = SystemPolicyClock(), lockTimeout: Duration = .seconds(30)) -> TokenStore {
         TokenStore(
             upstream: "payments", config: oauth, stateDir: "\(stateDir)/replica-\(index)",
             route: TokenEndpointRoute(tokenURL: Self.tokenURL, config: GatewayConfig())!,
             transport: authority.tokenEndpoint, clock: clock,
-            shared: shared ? PostgresTokenCoordinator(database: databases[index]) : nil,
+            shared: shared ? PostgresTokenCoordinator(database: databases[index], lockTimeout: lockTimeout) : nil,
             logger: Logger(label: "test.tokens")
         )
     }

@@ -102,6 +102,39 @@ struct SharedTokenRefreshTests {
         await fixture.stop()
     }
 
+    /// A replica that waits past `lock_timeout` for another replica's refresh
+    /// (its token call hangs) fails that refresh; it does not take the
+    /// database for down and call the token endpoint itself with the same
+    /// refresh token (in `local` mode that would fork the rotation).
+    @Test func aLockWaitThatTimesOutIsABusyRefreshNotAnOutage() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 2)
+        let holder = fixture.store(replica: 0)
+        let waiter = fixture.store(replica: 1, lockTimeout: .milliseconds(300))
+        fixture.authority.holdTokenCalls()
+        let first = Task { try await holder.accessToken() }
+        for _ in 0..<200 where fixture.authority.tokenCallCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(fixture.authority.tokenCallCount == 1)
+
+        let error = await #expect(throws: GatewayError.self) { try await waiter.accessToken() }
+        #expect(error?.code == .tokenRefreshFailed)
+        #expect(error?.cause == "shared_refresh_busy")
+        #expect(fixture.authority.tokenCallCount == 1)
+        #expect(await waiter.tokenCalls == 0)
+        #expect(fixture.databases[1].health.isAvailable)
+
+        fixture.authority.releaseTokenCalls()
+        let token = try await first.value
+        // Once the holder committed, the waiter's next refresh adopts its token (after the failure's backoff).
+        var adopted: AccessToken?
+        for _ in 0..<40 where adopted == nil {
+            adopted = try? await waiter.accessToken()
+            if adopted == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(adopted == token)
+        #expect(fixture.authority.tokenCallCount == 1)
+        await fixture.stop()
+    }
+
     @Test func withTheDatabaseDownTheFailModeRefusesWith503() async throws {
         let fixture = try await SharedStateFixture.start(replicas: 1, onUnavailable: .fail)
         let store = fixture.store(replica: 0)

@@ -4,7 +4,9 @@ public import GatewayCore
 /// client-facing error body: the token endpoint's own `error` code
 /// (`invalid_grant`, `invalid_client`, ...), `http_NNN`, `timeout`, a gateway
 /// error code of the call (`connect_failed`, `pin_mismatch`, ...),
-/// `invalid_token_response`, `no_refresh_token` or `invalid_token_url`.
+/// `invalid_token_response`, `no_refresh_token`, `invalid_token_url` or
+/// `shared_refresh_busy` (with shared state: another replica held the
+/// credential's refresh lock past the lock timeout).
 /// Neither field ever carries a token, a secret or the endpoint's response body.
 public struct TokenRefreshFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public let reason: String
@@ -29,6 +31,16 @@ public struct TokenRefreshFailure: Error, Sendable, Equatable, CustomStringConve
     }
 
     static let timeout = TokenRefreshFailure(reason: "timeout", detail: "the token endpoint did not answer in time")
+
+    /// Another replica has held the credential's refresh lock for `waited`: its
+    /// token call is slow or stuck. Not an outage of the database (which
+    /// answered), so no local token call is made with the same refresh token.
+    public static func sharedRefreshBusy(waited: Duration) -> TokenRefreshFailure {
+        TokenRefreshFailure(
+            reason: "shared_refresh_busy",
+            detail: "another gateway replica has been refreshing this token for more than \(waited.seconds) s"
+        )
+    }
 
     /// The token endpoint's `error` if it is a plain code (letters, digits, `_.-`,
     /// at most 64 characters); anything else is not echoed to clients.
