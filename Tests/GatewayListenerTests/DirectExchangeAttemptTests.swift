@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import Synchronization
 import Testing
 
 /// The direct path's policy hooks on an `EmbeddedChannel` with a scripted
@@ -182,12 +183,15 @@ struct ScriptedRetryPlanner: RetryPlanner {
     var maxAttempts = 2
     /// The largest body a retry sends again.
     var bodyLimit = 0
+    /// Failures the exchange asked about (the real planner takes a retry from the budget on each yes).
+    let asks = RetryAsks()
 
     func begin(_ request: ProxyRequest) -> RetryPlan {
         .retrying(RetryRun(maxAttempts: maxAttempts, deadline: nil, perTryTimeout: perTryTimeout, bodyLimit: bodyLimit))
     }
 
     func retry(after error: GatewayError, run: inout RetryRun, context: RequestContext) -> Duration? {
+        asks.record()
         guard error.code == .requestTimeout, run.attempts < run.maxAttempts else { return nil }
         run.attempts += 1
         return .zero
@@ -198,4 +202,11 @@ struct ScriptedRetryPlanner: RetryPlanner {
         run.attempts += 1
         return statusDelay
     }
+}
+
+/// How often a ``ScriptedRetryPlanner`` was asked after a failed attempt.
+final class RetryAsks: Sendable {
+    private let count = Atomic<Int>(0)
+    func record() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
 }

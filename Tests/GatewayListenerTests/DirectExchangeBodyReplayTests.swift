@@ -105,7 +105,8 @@ struct DirectExchangeBodyReplayTests {
     }
 
     @Test func aChunkedBodyOutgrowingTheLimitWhileARetryWaitsGivesTheFailureBack() throws {
-        let harness = try Self.harness(retry: ScriptedRetryPlanner(bodyLimit: 4))
+        let planner = ScriptedRetryPlanner(bodyLimit: 4)
+        let harness = try Self.harness(retry: planner)
         try harness.send(Self.post("Transfer-Encoding: chunked\r\n") + "3\r\nabc\r\n")
         Self.failAttempt(harness)
         #expect(try harness.received().isEmpty, "the retry may still go: it waits for the body")
@@ -114,6 +115,22 @@ struct DirectExchangeBodyReplayTests {
         let response = try harness.received()
         #expect(response.hasPrefix("HTTP/1.1 504 "), "\(response)")
         #expect(response.lowercased().contains("x-gateway-error: request_timeout"))
+        #expect(planner.asks.value == 0, "a retry that could not go was not taken from the budget, nor counted")
+    }
+
+    @Test func aRetryAfterAFailureDuringAChunkedBodyIsDecidedOnceTheBodyIsIn() throws {
+        let planner = ScriptedRetryPlanner(bodyLimit: 100)
+        let harness = try Self.harness(retry: planner)
+        try harness.send(Self.post("Transfer-Encoding: chunked\r\n") + "5\r\nhello\r\n")
+        Self.failAttempt(harness)
+        #expect(planner.asks.value == 0, "the body may still outgrow its copy")
+        #expect(harness.transport.attempts.count == 1)
+        try harness.send("0\r\n\r\n")
+        #expect(planner.asks.value == 1)
+        #expect(harness.transport.attempts.count == 2)
+        #expect(Self.carried(harness.transport.attempts[1]) == "hello")
+        harness.answer(body: "ok")
+        #expect(try harness.received().hasPrefix("HTTP/1.1 200 OK"))
     }
 
     @Test func aClientAwaiting100ContinueGetsItWhenTheRetryWaitsForTheBody() throws {

@@ -73,13 +73,27 @@ extension DirectExchange {
         writer = nil
         attemptTimer?.cancel()
         attemptTimer = nil
-        if let run = retryRun, let gatewayError = error as? GatewayError, canResend(within: run.bodyLimit, certain: false),
-            let delay = retryDelay(after: gatewayError)
-        {
+        if let run = retryRun, let gatewayError = error as? GatewayError, canResend(within: run.bodyLimit, certain: false) {
             lastFailure = error
-            return backOff(delay)
+            guard canResend(within: run.bodyLimit, certain: true) else {
+                detachAttempt()
+                phase = .awaitingBodyToRetry(after: gatewayError)
+                return sendContinueIfAwaited()
+            }
+            if let delay = retryDelay(after: gatewayError) { return backOff(delay) }
         }
         fail(error)
+    }
+
+    /// The body an attempt failed during is all in its copy (retried if the
+    /// planner says so), or it outgrew the copy (the failure is the answer).
+    func decideRetryOnceBodyIsIn(after error: GatewayError) {
+        guard let run = retryRun else { return fail(error) }
+        if canResend(within: run.bodyLimit, certain: true) {
+            guard let delay = retryDelay(after: error) else { return fail(error) }
+            return backOff(delay)
+        }
+        if !canResend(within: run.bodyLimit, certain: false) { fail(error) }
     }
 
     func retryDelay(after error: GatewayError) -> Duration? {

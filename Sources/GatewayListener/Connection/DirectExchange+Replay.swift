@@ -16,7 +16,8 @@ import NIOHTTP1
 /// body is, or will surely be, all in its copy (it is complete, or its
 /// declared length fits); a failed attempt, which has no response to give
 /// instead, may also wait for a chunked body, and if that outgrows the limit,
-/// its failure is the client's answer. An attempt answered before its whole
+/// its failure is the client's answer (the retry is decided, and taken from
+/// the budget, only once the body is all in its copy). An attempt answered before its whole
 /// body went is given up at once (its connection could not be reused).
 extension DirectExchange {
     /// Starts the copy of the body when it may be sent again and may fit.
@@ -64,8 +65,11 @@ extension DirectExchange {
 
     /// A part or the end of the client's body came: an attempt waiting for it may go.
     func bodyArrived() {
-        guard case .awaitingBody(let limit) = phase else { return }
-        restartAttempts(within: limit)
+        switch phase {
+        case .awaitingBody(let limit): restartAttempts(within: limit)
+        case .awaitingBodyToRetry(let error): decideRetryOnceBodyIsIn(after: error)
+        default: return
+        }
     }
 
     /// Writes `100 Continue` once, if the client asked for it and no response started.

@@ -31,6 +31,11 @@ final class DirectExchange: UpstreamExchangeDelegate {
         /// The next attempt sends the body again (bodies up to `within` bytes):
         /// it waits for the rest of it from the client.
         case awaitingBody(within: Int)
+        /// An attempt failed while the client was still sending a body that
+        /// may outgrow its copy: whether to retry is decided once the body is
+        /// in, so a retry that cannot go is neither taken from the retry
+        /// budget nor counted.
+        case awaitingBodyToRetry(after: GatewayError)
         /// The response head went to the client: its body follows.
         case responding
         case finished
