@@ -10,7 +10,7 @@ import GatewayPolicies
 /// `https://` absolute-form requests and intercepted tunnels use TLS), and an
 /// OAuth2 token endpoint over `https://`. A config with none of these (the
 /// default config, or only `http://` origins) parses nothing at start: parsing
-/// the system bundle costs about 4 MiB of resident memory that a plain HTTP
+/// the system bundle costs 2 to 4 MiB of resident memory that a plain HTTP
 /// gateway never needs. A TLS connection to a host outside the config (an
 /// `https://` absolute-form request) still works: its roots are parsed on
 /// first use and kept, as after a reload that adds a `ca_file`.

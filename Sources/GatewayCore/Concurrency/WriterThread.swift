@@ -70,9 +70,10 @@ public final class WriterThread: @unchecked Sendable {
                 condition.wait()
                 sleeping = false
             }
-            // Also after a drain that found more work queued meanwhile: under
-            // steady load a drain without the linger took only the few records
-            // queued while the previous one ran (2 or 3 per file write).
+            // Also after a drain that found more work queued meanwhile: without
+            // the linger, a drain right after another took only what was queued
+            // while the previous one ran (a few records per file write when the
+            // loop is slow, as under strace).
             if lingerMicroseconds > 0 {
                 condition.unlock()
                 usleep(lingerMicroseconds)
