@@ -30,6 +30,8 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
         database.config.onUnavailable == .fail ? .fail : .local
     }
 
+    public var isAvailable: Bool { database.health.isAvailable }
+
     public func committedState(credential: String) async throws -> OAuth2TokenState? {
         let logger = database.logger
         return try await database.withConnection("read token state") { connection in

@@ -135,6 +135,28 @@ struct SharedTokenRefreshTests {
         await fixture.stop()
     }
 
+    /// While the database is known to be down (its last operation failed), a
+    /// refresh in `fail` mode is refused at once: no connection is tried, so
+    /// no request waits out `connect_timeout` for its 503. (Here the server is
+    /// up: only the health says otherwise, and the refusal proves nothing was tried.)
+    @Test func inFailModeARefreshIsRefusedAtOnceWhileTheDatabaseIsKnownDown() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 1, onUnavailable: .fail)
+        let store = fixture.store(replica: 0)
+        let first = try await store.accessToken()
+        #expect(fixture.authority.tokenCallCount == 1)
+        fixture.databases[0].health.recordFailure("test: marked down")
+        fixture.authority.revokeAccessTokens()
+        let error = await #expect(throws: GatewayError.self) { try await store.accessToken(replacing: first) }
+        #expect(error?.code == .sharedStateUnavailable)
+        #expect(fixture.authority.tokenCallCount == 1)
+        // Once an operation succeeds again (the sync loop's; here marked by hand), refreshes go through.
+        fixture.databases[0].health.recordSuccess()
+        let second = try await store.accessToken(replacing: first)
+        #expect(second != nil && second != first)
+        #expect(fixture.authority.tokenCallCount == 2)
+        await fixture.stop()
+    }
+
     @Test func withTheDatabaseDownTheFailModeRefusesWith503() async throws {
         let fixture = try await SharedStateFixture.start(replicas: 1, onUnavailable: .fail)
         let store = fixture.store(replica: 0)

@@ -10,12 +10,14 @@ extension TokenStore {
     /// state, under the credential's cluster-wide lock, adopting a token
     /// another replica committed when it is usable (not the rejected one, not
     /// due for refresh). When the database is unreachable: a local token call
-    /// (`on_unavailable: local`) or 503 `shared_state_unavailable` (`fail`).
+    /// (`on_unavailable: local`) or 503 `shared_state_unavailable` (`fail`; at
+    /// once while the database is known to be down).
     func coordinatedRefresh(_ trigger: Trigger, rejected: String?) async throws -> SharedRefreshOutcome {
         guard let shared else { return .committed(try await obtainToken(base: nil)) }
         let identity = self.identity
         let margin = config.refreshBeforeExpiry.seconds
         let clock = self.clock
+        guard shared.fallback == .local || shared.isAvailable else { throw unavailableError() }
         do {
             return try await shared.refresh(
                 credential: identity,
@@ -27,17 +29,20 @@ extension TokenStore {
                 obtain: { committed in try await self.obtainToken(base: committed) }
             )
         } catch let unavailable as SharedStateUnavailable {
-            guard shared.fallback == .local else {
-                var error = SharedStateFallback.unavailableError("cannot coordinate the token refresh for upstream \(upstream)")
-                error.upstream = upstream
-                throw error
-            }
+            guard shared.fallback == .local else { throw unavailableError() }
             logger.warning(
                 "shared state unavailable; refreshing the token locally (it is written to the database once it answers)",
                 metadata: ["upstream": "\(upstream)", "reason": "\(unavailable.reason)"]
             )
             return .uncommitted(try await obtainToken(base: nil), reason: unavailable.reason)
         }
+    }
+
+    /// `fail` mode's answer while the database does not answer: 503 `shared_state_unavailable`.
+    private func unavailableError() -> GatewayError {
+        var error = SharedStateFallback.unavailableError("cannot coordinate the token refresh for upstream \(upstream)")
+        error.upstream = upstream
+        return error
     }
 
     /// The state to start from, given the shared row (`result`) and the local

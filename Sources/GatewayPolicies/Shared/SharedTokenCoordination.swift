@@ -43,6 +43,12 @@ public enum SharedRefreshOutcome: Sendable {
 public protocol SharedTokenCoordination: Sendable {
     var fallback: SharedStateFallback { get }
 
+    /// Whether the database answered its last operation (one atomic read). In
+    /// `fail` mode a refresh is refused at once while it did not, instead of
+    /// waiting out `connect_timeout` per refresh; the sync loop notices when it
+    /// answers again.
+    var isAvailable: Bool { get }
+
     /// The state the replicas committed for `credential`; nil when none yet.
     /// Throws ``SharedStateUnavailable``.
     func committedState(credential: String) async throws -> OAuth2TokenState?
