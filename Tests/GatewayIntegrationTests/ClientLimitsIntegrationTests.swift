@@ -34,12 +34,16 @@ struct ClientLimitsIntegrationTests {
             config.limits.maxClientConnections = 2
         }
         defer { Task { try? await gateway.stop() } }
-        let first = try await gateway.rawConnection()
-        let second = try await gateway.rawConnection()
-        let third = try await gateway.rawConnection()
-        #expect(await third.waitForClose(timeout: .seconds(5)), "the third connection is closed at once")
+        let connections = [try await gateway.rawConnection(), try await gateway.rawConnection(), try await gateway.rawConnection()]
+        // Exactly one of the three is closed. Which one is not fixed: each is
+        // counted when its channel becomes active on its own event loop, and
+        // with several loops the third connect can be counted before the second.
+        let closed = await withTaskGroup(of: Bool.self) { group in
+            for connection in connections { group.addTask { await connection.waitForClose(timeout: .seconds(5)) } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(closed == 1, "one connection over the cap of 2 is closed, the other two stay open")
         let metrics = try await ProcessRunner.run("curl", ["-sS", "\(gateway.adminURL)/metrics"])
         #expect(metrics.stdoutString.contains("gateway_client_connections_refused_total 1"), "\(metrics.stdoutString.split(separator: "\n").filter { $0.contains("refused") })")
-        _ = (first, second)
     }
 }
