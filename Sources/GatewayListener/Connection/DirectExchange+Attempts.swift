@@ -74,13 +74,15 @@ extension DirectExchange {
         attemptTimer?.cancel()
         attemptTimer = nil
         if let run = retryRun, let gatewayError = error as? GatewayError, canResend(within: run.bodyLimit, certain: false) {
-            lastFailure = error
             guard canResend(within: run.bodyLimit, certain: true) else {
                 detachAttempt()
                 phase = .awaitingBodyToRetry(after: gatewayError)
                 return sendContinueIfAwaited()
             }
-            if let delay = retryDelay(after: gatewayError) { return backOff(delay) }
+            if let delay = retryDelay(after: gatewayError) {
+                lastFailure = error
+                return backOff(delay)
+            }
         }
         fail(error)
     }
