@@ -44,5 +44,14 @@ let package = Package(
             ],
             path: "Benchmarks/NIOProxyFloor"
         ),
+        // The floor of a gateway framing HTTP/1 itself: NIO channels moving ByteBuffers, no HTTP codec.
+        .executableTarget(
+            name: "NIOByteFloor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Benchmarks/NIOByteFloor"
+        ),
     ]
 )

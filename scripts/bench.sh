@@ -16,10 +16,12 @@
 #
 # Options:
 #   --quick            3 s per run (unless BENCH_SECONDS is set)
-#   --only LIST        comma-separated subset of: direct,gateway,nio-floor,nginx-fp,haproxy,squid,tinyproxy,mitmdump
+#   --only LIST        comma-separated subset of: direct,gateway,nio-floor,nio-byte-floor,nginx-fp,haproxy,squid,tinyproxy,mitmdump
 #                      (direct and haproxy are always kept: the ratios need them)
 #                      nio-floor: Benchmarks/Benchmarks/NIOProxyFloor, the least a forward proxy on
 #                      SwiftNIO's HTTP/1 codec can do (built in release under Benchmarks/.build-bench)
+#                      nio-byte-floor: Benchmarks/Benchmarks/NIOByteFloor, the same on SwiftNIO's channels
+#                      moving ByteBuffers, with no HTTP codec (the floor of a gateway framing HTTP/1 itself)
 #   --skip-install     do not run apt-get / pip
 #   --no-build         use the existing .build-static/release/gateway
 #   --no-extras        skip the gateway memory checks (1,000 connections, 1 GiB stream)
@@ -73,6 +75,7 @@ CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gateway-bench}
 STATIC_SCRATCH="$ROOT/.build-static"
 GATEWAY_BIN=${BENCH_GATEWAY_BIN:-$STATIC_SCRATCH/release/gateway}
 FLOOR_BIN="$ROOT/Benchmarks/.build-bench/release/NIOProxyFloor"
+BYTE_FLOOR_BIN="$ROOT/Benchmarks/.build-bench/release/NIOByteFloor"
 [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && NO_BUILD=1
 IFS=';' read -r -a LOADS <<<"${BENCH_LOADS:-1k 50;100k 50;1k 1}"
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
@@ -208,13 +211,16 @@ start_origin() {
     echo "bench.sh: nginx origin did not start" >&2; exit 1
 }
 
-# The floor of the design: SwiftNIO's HTTP/1 codec on both sides and nothing else.
+# The floors: SwiftNIO's HTTP/1 codec on both sides and nothing else (NIOProxyFloor),
+# and SwiftNIO's channels moving ByteBuffers with no codec (NIOByteFloor).
+# build_floor PRODUCT BIN NAME
 build_floor() {
-    ((NO_BUILD)) && [[ -x "$FLOOR_BIN" ]] && return 0
+    local product=$1 bin=$2 name=$3
+    ((NO_BUILD)) && [[ -x "$bin" ]] && return 0
     wait_for_other_builds "$BUILD_WAIT"
-    log "swift build -c release --product NIOProxyFloor (Benchmarks/)"
-    (cd "$ROOT/Benchmarks" && timeout 3600 swift build -c release --scratch-path .build-bench --product NIOProxyFloor 2>&1 | tail -n 3) >&2 || true
-    [[ -x "$FLOOR_BIN" ]] || note "nio-floor skipped: its build failed"
+    log "swift build -c release --product $product (Benchmarks/)"
+    (cd "$ROOT/Benchmarks" && timeout 3600 swift build -c release --scratch-path .build-bench --product "$product" 2>&1 | tail -n 3) >&2 || true
+    [[ -x "$bin" ]] || note "$name skipped: its build failed"
 }
 
 # ---------------------------------------------------------------- proxies
@@ -238,6 +244,9 @@ start_proxy() {
             ;;
         nio-floor)
             start_bg "$WORK/nio-floor.log" taskset -c 1 "$FLOOR_BIN" "$PROXY_PORT"
+            ;;
+        nio-byte-floor)
+            start_bg "$WORK/nio-byte-floor.log" taskset -c 1 "$BYTE_FLOOR_BIN" "$PROXY_PORT"
             ;;
         nginx-fp)
             mkdir -p "$WORK/nginx-fp-tmp"
@@ -407,14 +416,15 @@ main() {
     install_packages
     install_mitmproxy
     if want gateway; then build_gateway; fi
-    if want nio-floor; then build_floor; fi
+    if want nio-floor; then build_floor NIOProxyFloor "$FLOOR_BIN" nio-floor; fi
+    if want nio-byte-floor; then build_floor NIOByteFloor "$BYTE_FLOOR_BIN" nio-byte-floor; fi
     : >"$WORK/runs.jsonl"; : >"$WORK/notes.txt"; : >"$WORK/failures.txt"
     start_origin
     log "origin nginx on 127.0.0.1:$ORIGIN_PORT; ${RUN_SECONDS}s per run, $REPEAT run(s) per figure"
 
     local proxies=(direct gateway gateway-log-info) t
     for t in "$TEMPLATES"/gateway-*.yaml; do [[ -e $t ]] && proxies+=("$(basename "$t" .yaml)"); done
-    proxies+=(nio-floor nginx-fp haproxy squid tinyproxy mitmdump)
+    proxies+=(nio-floor nio-byte-floor nginx-fp haproxy squid tinyproxy mitmdump)
     local name
     for name in "${proxies[@]}"; do
         case "$name" in
@@ -425,6 +435,7 @@ main() {
         case "$name" in
             mitmdump) [[ -n "$MITMDUMP" ]] || continue ;;
             nio-floor) [[ -x "$FLOOR_BIN" ]] || continue ;;
+            nio-byte-floor) [[ -x "$BYTE_FLOOR_BIN" ]] || continue ;;
             squid|tinyproxy|haproxy) command -v "$name" >/dev/null || { note "$name skipped: not installed"; continue; } ;;
         esac
         bench_proxy "$name"

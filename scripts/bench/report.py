@@ -175,12 +175,14 @@ def cpu_summary(stats, body="1k", conns=50):
         r = cpu_ratio(g[name], g["gateway"])
         if r is not None:
             out.append(f"{label} CPU per request: {r:.2f}×")
-    floor = stats.get(("nio-floor", body, conns))
-    r = cpu_ratio(floor, h)
-    if r is not None:
-        above = cpu_ratio(g["gateway"], floor)
-        out.append(f"floor of the design (nio-floor, NIOHTTP1 both sides): {floor['cpu']:.1f} µs/req = {r:.2f}× HAProxy's"
-                   + (f"; the gateway's default config is {above:.2f}× the floor" if above is not None else ""))
+    for name, label in (("nio-floor", "floor of the design (nio-floor, NIOHTTP1 both sides)"),
+                        ("nio-byte-floor", "floor without the HTTP codec (nio-byte-floor, ByteBuffers both sides)")):
+        floor = stats.get((name, body, conns))
+        r = cpu_ratio(floor, h)
+        if r is not None:
+            above = cpu_ratio(g["gateway"], floor)
+            out.append(f"{label}: {floor['cpu']:.1f} µs/req = {r:.2f}× HAProxy's"
+                       + (f"; the gateway's default config is {above:.2f}× this floor" if above is not None else ""))
     return out
 
 
