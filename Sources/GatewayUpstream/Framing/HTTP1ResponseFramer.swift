@@ -1,0 +1,165 @@
+import NIOCore
+import NIOHTTP1
+
+/// Frames the HTTP/1.1 responses of one upstream connection from its bytes: the
+/// first piece of the gateway's own HTTP/1 framing (issue 14's follow-up), to take
+/// the place of NIOHTTP1's `HTTPResponseDecoder` and its per-part `NIOAny` boxing.
+///
+/// A pure value: the connection's handler tells it a request went out
+/// (``expectResponse(isHEAD:)``), appends what it reads (``append(_:)``) and
+/// pulls events (``next()``) until there are none. Body events are slices of the
+/// bytes read, never copies; only a head or a chunk line split across reads is
+/// joined. The framing follows RFC 9112 §6.3, as strictly as llhttp does by
+/// default: `Content-Length` with `Transfer-Encoding`, lengths that disagree,
+/// obs-fold, whitespace before a colon and bare LF line ends are refused.
+struct HTTP1ResponseFramer {
+    enum Event: Equatable {
+        /// A final response head; `untilClose`: its body ends when the connection
+        /// does, so the connection is never reused after it.
+        case head(HTTPResponseHead, untilClose: Bool)
+        case body(ByteBuffer)
+        case end
+    }
+
+    /// The longest head (status line and fields) taken by default.
+    static let defaultMaxHeadBytes = 80 * 1024
+    /// The longest chunk-size line (with its extensions).
+    static let maxChunkLineBytes = 4 * 1024
+
+    enum State: Equatable {
+        /// No response expected: bytes now are a protocol error.
+        case idle
+        /// Waiting for a head; CRLFCRLF is searched from `scanFrom` on.
+        case head(scanFrom: Int)
+        case length(remaining: Int)
+        case chunkLine
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+        case untilClose
+        /// A failure was thrown: nothing more is framed on this connection.
+        case failed
+    }
+
+    var state: State = .idle
+    /// Bytes read and not framed yet.
+    var input: ByteBuffer?
+    var isHEAD = false
+    let maxHeadBytes: Int
+
+    init(maxHeadBytes: Int = Self.defaultMaxHeadBytes) {
+        self.maxHeadBytes = maxHeadBytes
+    }
+
+    /// A request went out: its response comes next.
+    mutating func expectResponse(isHEAD: Bool) {
+        precondition(state == .idle, "a response is expected only between responses")
+        self.isHEAD = isHEAD
+        state = .head(scanFrom: 0)
+    }
+
+    /// Bytes read from the connection.
+    mutating func append(_ bytes: ByteBuffer) {
+        guard bytes.readableBytes > 0 else { return }
+        guard var pending = input, pending.readableBytes > 0 else {
+            input = bytes
+            return
+        }
+        var bytes = bytes
+        pending.writeBuffer(&bytes)
+        input = pending
+    }
+
+    /// Whether bytes are buffered that no event has taken yet.
+    var hasUnframedBytes: Bool { (input?.readableBytes ?? 0) > 0 }
+
+    /// The next event the bytes appended so far make, or nil until more are read.
+    mutating func next() throws(HTTP1FramingError) -> Event? {
+        guard var bytes = input, bytes.readableBytes > 0 else {
+            // A body of nothing left, or a bodiless response, ends without more bytes.
+            if case .length(0) = state { return finish() }
+            return nil
+        }
+        defer { input = state == .failed || bytes.readableBytes == 0 ? nil : bytes }
+        switch state {
+        case .idle:
+            return try fail(.unsolicitedBytes)
+        case .failed:
+            return nil
+        case .head(let scanFrom):
+            return try nextHead(&bytes, scanFrom: scanFrom)
+        case .length(let remaining):
+            guard remaining > 0 else { return finish() }
+            let slice = bytes.readSlice(length: min(remaining, bytes.readableBytes))!
+            state = .length(remaining: remaining - slice.readableBytes)
+            return .body(slice)
+        case .untilClose:
+            return .body(bytes.readSlice(length: bytes.readableBytes)!)
+        case .chunkLine, .chunkData, .chunkDataEnd, .trailers:
+            return try nextChunked(&bytes)
+        }
+    }
+
+    /// The connection closed: the end of a body read until close, else nothing
+    /// (a response cut short is the connection's failure, not the framer's).
+    mutating func inputClosed() -> Event? {
+        guard state == .untilClose else { return nil }
+        return finish()
+    }
+
+    // MARK: Shared by the extensions
+
+    mutating func finish() -> Event {
+        state = .idle
+        return .end
+    }
+
+    mutating func fail(_ error: HTTP1FramingError) throws(HTTP1FramingError) -> Event? {
+        state = .failed
+        input = nil
+        throw error
+    }
+
+    /// Where the body of a final response with `head` starts, by RFC 9112 §6.3.
+    mutating func startBody(of head: HTTPResponseHead, framing: HTTP1ResponseHeadParser.BodyFraming) -> Event {
+        let code = head.status.code
+        if isHEAD || code == 204 || code == 304 {
+            state = .length(remaining: 0)
+            return .head(head, untilClose: false)
+        }
+        switch framing {
+        case .chunked:
+            state = .chunkLine
+            return .head(head, untilClose: false)
+        case .length(let length):
+            state = .length(remaining: length)
+            return .head(head, untilClose: false)
+        case .untilClose:
+            state = .untilClose
+            return .head(head, untilClose: true)
+        }
+    }
+}
+
+/// Why the bytes of an upstream connection are not an HTTP/1.1 response.
+enum HTTP1FramingError: Error, Equatable {
+    case headTooLarge
+    case malformedStatusLine
+    case malformedHeaderLine
+    case invalidContentLength
+    case contentLengthWithTransferEncoding
+    case malformedChunk
+    case unsolicitedBytes
+
+    var message: String {
+        switch self {
+        case .headTooLarge: "response head too large"
+        case .malformedStatusLine: "malformed response status line"
+        case .malformedHeaderLine: "malformed response header field"
+        case .invalidContentLength: "invalid or conflicting Content-Length in the response"
+        case .contentLengthWithTransferEncoding: "response with both Content-Length and Transfer-Encoding"
+        case .malformedChunk: "malformed chunk in the response body"
+        case .unsolicitedBytes: "response without a request in flight"
+        }
+    }
+}

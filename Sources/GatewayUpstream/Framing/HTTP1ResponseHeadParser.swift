@@ -1,0 +1,146 @@
+import NIOCore
+import NIOHTTP1
+
+/// Parses one HTTP/1 response head (status line and fields, CRLFCRLF included)
+/// and decides how its body is framed. Strict where a lenient parser would let
+/// a response be read two ways (RFC 9112 §5, §6.3, §11.1).
+enum HTTP1ResponseHeadParser {
+    enum BodyFraming: Equatable {
+        case length(Int)
+        case chunked
+        case untilClose
+    }
+
+    /// `raw` is the whole head, ending in CRLFCRLF.
+    static func parse(_ raw: UnsafeRawBufferPointer) throws(HTTP1FramingError) -> (HTTPResponseHead, BodyFraming) {
+        guard let statusEnd = lineEnd(in: raw, from: 0) else { throw .malformedStatusLine }
+        let (version, status, reason) = try statusLine(raw, upTo: statusEnd)
+        var lineStart = statusEnd + 2
+
+        var headers = HTTPHeaders()
+        var contentLength: Int?
+        var transferEncoding: Substring?  // the last field's value; its last coding decides
+        var hasTransferEncoding = false
+        while true {
+            // The head ends in CRLFCRLF: no line end here is a bare LF or CR.
+            guard let end = lineEnd(in: raw, from: lineStart) else { throw .malformedHeaderLine }
+            if end == lineStart { break }
+            let (name, value) = try field(raw, from: lineStart, to: end)
+            lineStart = end + 2
+            if equalsLowercase(name.utf8, "content-length") {
+                try addContentLength(value, to: &contentLength)
+            } else if equalsLowercase(name.utf8, "transfer-encoding") {
+                hasTransferEncoding = true
+                transferEncoding = value[...]
+            }
+            headers.add(name: name, value: value)
+        }
+        let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status, reasonPhrase: reason), headers: headers)
+        if hasTransferEncoding {
+            guard contentLength == nil else { throw .contentLengthWithTransferEncoding }
+            return (head, lastCodingIsChunked(transferEncoding ?? "") ? .chunked : .untilClose)
+        }
+        if let contentLength { return (head, .length(contentLength)) }
+        return (head, .untilClose)
+    }
+
+    /// The offset of the CR of the next CRLF at or after `start`.
+    static func lineEnd(in raw: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var i = start
+        while i + 1 < raw.count {
+            if raw[i] == 13 { return raw[i + 1] == 10 ? i : nil }
+            if raw[i] == 10 { return nil }  // bare LF
+            i += 1
+        }
+        return nil
+    }
+
+    /// `HTTP/1.x SSS[ reason]`.
+    private static func statusLine(_ raw: UnsafeRawBufferPointer, upTo end: Int) throws(HTTP1FramingError) -> (HTTPVersion, Int, String) {
+        let prefix: [UInt8] = Array("HTTP/1.".utf8)
+        guard end >= 12, raw[0..<7].elementsEqual(prefix), raw[7] == UInt8(ascii: "0") || raw[7] == UInt8(ascii: "1"),
+              raw[8] == UInt8(ascii: " ") else { throw .malformedStatusLine }
+        var code = 0
+        for i in 9..<12 {
+            guard raw[i] >= UInt8(ascii: "0"), raw[i] <= UInt8(ascii: "9") else { throw .malformedStatusLine }
+            code = code * 10 + Int(raw[i] - UInt8(ascii: "0"))
+        }
+        guard code >= 100, code <= 599, end == 12 || raw[12] == UInt8(ascii: " ") else { throw .malformedStatusLine }
+        for i in 12..<end where !isFieldValueByte(raw[i]) { throw .malformedStatusLine }
+        let reason = end > 13 ? String(decoding: UnsafeRawBufferPointer(rebasing: raw[13..<end]), as: UTF8.self) : ""
+        return (HTTPVersion(major: 1, minor: raw[7] == UInt8(ascii: "1") ? 1 : 0), code, reason)
+    }
+
+    /// `name: value` with optional whitespace around the value and none before the colon.
+    private static func field(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) throws(HTTP1FramingError) -> (String, String) {
+        var colon = start
+        while colon < end, raw[colon] != UInt8(ascii: ":") {
+            guard isTokenByte(raw[colon]) else { throw .malformedHeaderLine }  // obs-fold, space before the colon
+            colon += 1
+        }
+        guard colon > start, colon < end else { throw .malformedHeaderLine }
+        var valueStart = colon + 1
+        var valueEnd = end
+        while valueStart < valueEnd, raw[valueStart] == 32 || raw[valueStart] == 9 { valueStart += 1 }
+        while valueEnd > valueStart, raw[valueEnd - 1] == 32 || raw[valueEnd - 1] == 9 { valueEnd -= 1 }
+        for i in valueStart..<valueEnd where !isFieldValueByte(raw[i]) { throw .malformedHeaderLine }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<colon]), as: UTF8.self)
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
+        return (name, value)
+    }
+
+    /// A list of identical decimal values (`5, 5`) is one length (RFC 9110 §8.6); anything else fails.
+    private static func addContentLength(_ value: String, to length: inout Int?) throws(HTTP1FramingError) {
+        for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            var digits = element[...]
+            while digits.first == 32 || digits.first == 9 { digits = digits.dropFirst() }
+            while digits.last == 32 || digits.last == 9 { digits = digits.dropLast() }
+            guard !digits.isEmpty, digits.count <= 18 else { throw .invalidContentLength }
+            var parsed = 0
+            for byte in digits {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { throw .invalidContentLength }
+                parsed = parsed * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            guard length == nil || length == parsed else { throw .invalidContentLength }
+            length = parsed
+        }
+    }
+
+    private static func lastCodingIsChunked(_ value: Substring) -> Bool {
+        let last = value.split(separator: ",").last ?? ""
+        var coding = last.utf8[...]
+        while coding.first == 32 || coding.first == 9 { coding = coding.dropFirst() }
+        while coding.last == 32 || coding.last == 9 { coding = coding.dropLast() }
+        return equalsLowercase(coding, "chunked")
+    }
+
+    static func equalsLowercase<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        var j = 0
+        for byte in bytes {
+            let lowered = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
+            guard lowered == lowercase.utf8Start[j] else { return false }
+            j += 1
+        }
+        return true
+    }
+
+    /// tchar (RFC 9110 §5.6.2).
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// HTAB, SP, VCHAR or obs-text: no CR, LF, NUL or other control.
+    static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte == 9 || (byte >= 32 && byte != 127)
+    }
+}
