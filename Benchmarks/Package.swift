@@ -34,10 +34,20 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
+        // What the two floors share: the listener and the upstream connection.
+        .target(
+            name: "FloorSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Benchmarks/FloorSupport"
+        ),
         // The floor of the gateway's design (NIOHTTP1 on both sides, nothing else), measured by scripts/bench.sh.
         .executableTarget(
             name: "NIOProxyFloor",
             dependencies: [
+                "FloorSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -48,6 +58,7 @@ let package = Package(
         .executableTarget(
             name: "NIOByteFloor",
             dependencies: [
+                "FloorSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

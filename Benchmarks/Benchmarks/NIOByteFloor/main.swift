@@ -13,8 +13,8 @@
 // SwiftNIO's channel pipeline costs.
 //
 //   NIOByteFloor PORT
+import FloorSupport
 import NIOCore
-import NIOPosix
 
 /// Where an HTTP/1 response ends: after its head and Content-Length bytes.
 struct ResponseFraming {
@@ -102,10 +102,14 @@ final class ByteUpstreamHandler: ChannelInboundHandler {
 
 final class ByteClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
-    private var upstream: (any Channel)?
+    private let upstream = UpstreamSlot<ByteBuffer>()
     private var pending: ByteBuffer?
-    private var unsent: [ByteBuffer] = []
-    private var connecting = false
+    private var configure: @Sendable (any Channel) throws -> Void = { _ in }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let client = context.channel
+        configure = { channel in try channel.pipeline.syncOperations.addHandler(ByteUpstreamHandler(client: client)) }
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
@@ -120,46 +124,14 @@ final class ByteClientHandler: ChannelInboundHandler {
                 return
             }
             bytes.moveReaderIndex(forwardBy: end)
-            send(request.head, context: context, host: request.host, port: request.port)
+            upstream.send(request.head, flush: false, context: context, host: request.host, port: request.port, configure: configure)
         }
         if bytes.readableBytes > 0 { pending = bytes }
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) { upstream?.flush() }
+    func channelReadComplete(context: ChannelHandlerContext) { upstream.flush() }
 
-    private func send(_ head: ByteBuffer, context: ChannelHandlerContext, host: String, port: Int) {
-        if let upstream {
-            upstream.write(head, promise: nil)
-            return
-        }
-        unsent.append(head)
-        guard !connecting else { return }
-        connecting = true
-        let client = context.channel
-        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        ClientBootstrap(group: context.eventLoop)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteUpstreamHandler(client: client))
-                }
-            }
-            .connect(host: host, port: port)
-            .whenComplete { result in
-                let handler = loopBound.value
-                switch result {
-                case .success(let channel):
-                    handler.upstream = channel
-                    for head in handler.unsent { channel.write(head, promise: nil) }
-                    channel.flush()
-                    handler.unsent = []
-                case .failure:
-                    client.close(promise: nil)
-                }
-            }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) { upstream?.close(promise: nil) }
+    func channelInactive(context: ChannelHandlerContext) { upstream.close() }
 
     /// `GET http://host:port/path HTTP/1.1\r\n...` → the same head with `/path`, and where to connect.
     static func originForm(_ head: ByteBuffer, allocator: ByteBufferAllocator) -> (head: ByteBuffer, host: String, port: Int)? {
@@ -189,17 +161,6 @@ final class ByteClientHandler: ChannelInboundHandler {
     }
 }
 
-let port = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 8091 : 8091
-let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
-let server = try ServerBootstrap(group: group)
-    .serverChannelOption(.backlog, value: 4096)
-    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-    .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-    .childChannelInitializer { channel in
-        channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(ByteClientHandler())
-        }
-    }
-    .bind(host: "127.0.0.1", port: port).wait()
-print("NIOByteFloor on \(server.localAddress!)")
-try server.closeFuture.wait()
+try serveFloor(name: "NIOByteFloor", defaultPort: 8091) { channel in
+    try channel.pipeline.syncOperations.addHandler(ByteClientHandler())
+}

@@ -8,9 +8,9 @@
 // above HAProxy is NIOHTTP1's decode/encode and the pipeline.
 //
 //   NIOProxyFloor PORT
+import FloorSupport
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 
 final class FloorUpstreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
@@ -34,57 +34,34 @@ final class FloorUpstreamHandler: ChannelInboundHandler {
 
 final class FloorClientHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
-    private var upstream: (any Channel)?
-    private var pending: [HTTPClientRequestPart] = []
-    private var connecting = false
+    private let upstream = UpstreamSlot<HTTPClientRequestPart>()
+    private var host = ""
+    private var port = 0
+    private var configure: @Sendable (any Channel) throws -> Void = { _ in }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let client = context.channel
+        configure = { channel in
+            try channel.pipeline.syncOperations.addHTTPClientHandlers()
+            try channel.pipeline.syncOperations.addHandler(FloorUpstreamHandler(client: client))
+        }
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(var head):
             guard let target = Self.split(head.uri) else { context.close(promise: nil); return }
             head.uri = target.path
-            send(.head(head), context: context, host: target.host, port: target.port)
+            (host, port) = (target.host, target.port)
+            upstream.send(.head(head), flush: false, context: context, host: host, port: port, configure: configure)
         case .body(let buffer):
-            send(.body(.byteBuffer(buffer)), context: context, host: "", port: 0)
+            upstream.send(.body(.byteBuffer(buffer)), flush: false, context: context, host: host, port: port, configure: configure)
         case .end(let trailers):
-            send(.end(trailers), context: context, host: "", port: 0)
+            upstream.send(.end(trailers), flush: true, context: context, host: host, port: port, configure: configure)
         }
     }
 
-    private func send(_ part: HTTPClientRequestPart, context: ChannelHandlerContext, host: String, port: Int) {
-        if let upstream {
-            if case .end = part { upstream.writeAndFlush(part, promise: nil) } else { upstream.write(part, promise: nil) }
-            return
-        }
-        pending.append(part)
-        guard !connecting else { return }
-        connecting = true
-        let client = context.channel
-        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        ClientBootstrap(group: context.eventLoop)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(FloorUpstreamHandler(client: client))
-                }
-            }
-            .connect(host: host, port: port)
-            .whenComplete { result in
-                let handler = loopBound.value
-                switch result {
-                case .success(let channel):
-                    handler.upstream = channel
-                    for part in handler.pending { channel.write(part, promise: nil) }
-                    channel.flush()
-                    handler.pending = []
-                case .failure:
-                    client.close(promise: nil)
-                }
-            }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) { upstream?.close(promise: nil) }
+    func channelInactive(context: ChannelHandlerContext) { upstream.close() }
 
     /// `http://host:port/path` → (host, port, /path).
     static func split(_ uri: String) -> (host: String, port: Int, path: String)? {
@@ -100,18 +77,7 @@ final class FloorClientHandler: ChannelInboundHandler {
     }
 }
 
-let port = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 8090 : 8090
-let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
-let server = try ServerBootstrap(group: group)
-    .serverChannelOption(.backlog, value: 4096)
-    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-    .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-    .childChannelInitializer { channel in
-        channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
-            try channel.pipeline.syncOperations.addHandler(FloorClientHandler())
-        }
-    }
-    .bind(host: "127.0.0.1", port: port).wait()
-print("NIOProxyFloor on \(server.localAddress!)")
-try server.closeFuture.wait()
+try serveFloor(name: "NIOProxyFloor", defaultPort: 8090) { channel in
+    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
+    try channel.pipeline.syncOperations.addHandler(FloorClientHandler())
+}
