@@ -10,16 +10,23 @@ extension HTTPResponseHead {
         for field in headers {
             if HopByHopHeaders.equalsIgnoringCase(field.name, "transfer-encoding") { return nil }
             guard HopByHopHeaders.equalsIgnoringCase(field.name, "content-length") else { continue }
-            // A list of identical values (`5, 5`) is one length, as RFC 9110 §8.6 allows.
-            var rest = Substring(field.value)
-            repeat {
-                let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
-                guard let value = Self.decimal(rest[..<comma]), length == nil || length == value else { return nil }
-                length = value
-                rest = comma == rest.endIndex ? rest[comma...] : rest[rest.utf8.index(after: comma)...]
-            } while !rest.isEmpty
+            guard Self.mergeContentLength(field.value, into: &length) else { return nil }
         }
         return length
+    }
+
+    /// Adds one `Content-Length` field's value to `length`: false when it is not
+    /// decimal or disagrees. A list of identical values (`5, 5`) is one length, as
+    /// RFC 9110 §8.6 allows.
+    static func mergeContentLength(_ field: String, into length: inout Int?) -> Bool {
+        var rest = Substring(field)
+        repeat {
+            let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+            guard let value = decimal(rest[..<comma]), length == nil || length == value else { return false }
+            length = value
+            rest = comma == rest.endIndex ? rest[comma...] : rest[rest.utf8.index(after: comma)...]
+        } while !rest.isEmpty
+        return true
     }
 
     /// A non-negative decimal made of digits only (at most 18 of them), else nil.

@@ -41,10 +41,11 @@ struct HTTP1ResponseFramer {
         case failed
     }
 
+    /// Set by the extensions that frame heads and chunked bodies too.
     var state: State = .idle
     /// Bytes read and not framed yet.
-    var input: ByteBuffer?
-    var isHEAD = false
+    private var input: ByteBuffer?
+    private var isHEAD = false
     let maxHeadBytes: Int
 
     init(maxHeadBytes: Int = Self.defaultMaxHeadBytes) {

@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOHTTP1
 
@@ -27,9 +28,9 @@ enum HTTP1ResponseHeadParser {
             if end == lineStart { break }
             let (name, value) = try field(raw, from: lineStart, to: end)
             lineStart = end + 2
-            if equalsLowercase(name.utf8, "content-length") {
-                try addContentLength(value, to: &contentLength)
-            } else if equalsLowercase(name.utf8, "transfer-encoding") {
+            if HopByHopHeaders.equalsIgnoringCase(name, "content-length") {
+                guard HTTPResponseHead.mergeContentLength(value, into: &contentLength) else { throw .invalidContentLength }
+            } else if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") {
                 hasTransferEncoding = true
                 transferEncoding = value[...]
             }
@@ -89,40 +90,11 @@ enum HTTP1ResponseHeadParser {
         return (name, value)
     }
 
-    /// A list of identical decimal values (`5, 5`) is one length (RFC 9110 §8.6); anything else fails.
-    private static func addContentLength(_ value: String, to length: inout Int?) throws(HTTP1FramingError) {
-        for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-            var digits = element[...]
-            while digits.first == 32 || digits.first == 9 { digits = digits.dropFirst() }
-            while digits.last == 32 || digits.last == 9 { digits = digits.dropLast() }
-            guard !digits.isEmpty, digits.count <= 18 else { throw .invalidContentLength }
-            var parsed = 0
-            for byte in digits {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { throw .invalidContentLength }
-                parsed = parsed * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            guard length == nil || length == parsed else { throw .invalidContentLength }
-            length = parsed
-        }
-    }
-
     private static func lastCodingIsChunked(_ value: Substring) -> Bool {
-        let last = value.split(separator: ",").last ?? ""
-        var coding = last.utf8[...]
-        while coding.first == 32 || coding.first == 9 { coding = coding.dropFirst() }
-        while coding.last == 32 || coding.last == 9 { coding = coding.dropLast() }
-        return equalsLowercase(coding, "chunked")
-    }
-
-    static func equalsLowercase<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        var j = 0
-        for byte in bytes {
-            let lowered = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
-            guard lowered == lowercase.utf8Start[j] else { return false }
-            j += 1
-        }
-        return true
+        var coding = value.split(separator: ",").last ?? ""
+        while coding.first == " " || coding.first == "\t" { coding = coding.dropFirst() }
+        while coding.last == " " || coding.last == "\t" { coding = coding.dropLast() }
+        return HopByHopHeaders.equalsIgnoringCase(String(coding), "chunked")
     }
 
     /// tchar (RFC 9110 §5.6.2).
