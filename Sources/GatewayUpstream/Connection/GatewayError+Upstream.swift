@@ -1,6 +1,5 @@
 import GatewayCore
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
@@ -48,21 +47,13 @@ extension GatewayError {
         return GatewayError(.tlsHandshakeFailed, "the TLS handshake with the upstream failed", upstream: upstream, cause: error)
     }
 
-    /// Maps an error during an exchange on an established connection.
+    /// Maps an error during an exchange on an established connection (a failed
+    /// write, TLS, the socket). Malformed responses are the framer's, mapped apart.
     static func exchangeFailure(_ error: any Error, upstream: String) -> any Error {
         if error is CancellationError { return error }
         if var gatewayError = error as? GatewayError {
             if gatewayError.upstream == nil { gatewayError.upstream = upstream }
             return gatewayError
-        }
-        if let parserError = error as? HTTPParserError {
-            if case .invalidEOFState = parserError {
-                return GatewayError(.connectionReset, "the upstream closed the connection mid-response", upstream: upstream)
-            }
-            return GatewayError(.upstreamProtocolError, "the upstream sent a malformed response", upstream: upstream, cause: parserError)
-        }
-        if error is NIOTooManyBytesError {
-            return GatewayError(.upstreamProtocolError, "the upstream sent an oversized response head", upstream: upstream, cause: error)
         }
         return GatewayError(.connectionReset, "the connection to the upstream failed", upstream: upstream, cause: error)
     }

@@ -7,7 +7,7 @@ import NIOSSL
 
 /// Opens upstream connections: DNS + TCP connect (TCP_NODELAY), for https the
 /// TLS handler from the factory and a wait for the handshake, then the HTTP/1.1
-/// client codec and an `UpstreamExchangeHandler`. The whole of it is bounded by
+/// request encoder and an `UpstreamExchangeHandler`, which frames responses itself. The whole of it is bounded by
 /// the connect timeout. EventLoopFutures stay in here; the pool sees one future.
 struct UpstreamConnector: Sendable {
     let configuration: UpstreamPoolConfiguration
@@ -90,7 +90,7 @@ struct UpstreamConnector: Sendable {
         return promise.futureResult
     }
 
-    /// Adds TLS (for https, waiting for the handshake) and the HTTP client codec. Runs on the channel's loop.
+    /// Adds TLS (for https, waiting for the handshake) and the request encoder. Runs on the channel's loop.
     private static func configure(
         channel: any Channel,
         key: UpstreamKey,
@@ -135,11 +135,13 @@ struct UpstreamConnector: Sendable {
         }
     }
 
-    private static func addHTTPHandlers(to channel: any Channel) throws {
+    /// The request encoder. Responses are framed by the exchange handler itself
+    /// (``HTTP1ResponseFramer``), from the bytes read: no decoder, no per-part boxing.
+    static func addHTTPHandlers(to channel: any Channel) throws {
         var encoder = HTTPRequestEncoder.Configuration()
         // The exchange sets Content-Length or Transfer-Encoding itself.
         encoder.automaticallySetFramingHeaders = false
-        try channel.pipeline.syncOperations.addHTTPClientHandlers(encoderConfiguration: encoder)
+        try channel.pipeline.syncOperations.addHandler(HTTPRequestEncoder(configuration: encoder))
     }
 
     /// The address `channel` is connected to, when the `deny` rules cover it.

@@ -1,17 +1,31 @@
 import NIOCore
-import NIOHTTP1
 
-/// The response side and the channel's events, fed to the machine: head, body
-/// parts, end, errors, close, and the reads held while the delegate cannot take more.
+/// The response side and the channel's events, fed to the machine: the framer's
+/// heads, body parts and ends, errors, close, and the reads held while the
+/// delegate cannot take more.
 extension UpstreamExchangeHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            run(machine.responseHead(head, now: eventLoop.now))
-        case .body(let chunk):
-            run(machine.responseBodyPart(chunk, now: eventLoop.now))
-        case .end:
-            run(machine.responseEnd())
+        framer.append(unwrapInboundIn(data))
+        frameResponse()
+    }
+
+    /// Feeds the machine every event the bytes read so far make, until they run
+    /// out or the connection is done with (a framing error, a failed exchange).
+    private func frameResponse() {
+        do {
+            while !machine.isClosed, let event = try framer.next() {
+                switch event {
+                case .head(let head, let untilClose):
+                    run(machine.responseHead(head, untilClose: untilClose, now: eventLoop.now))
+                case .body(let chunk):
+                    run(machine.responseBodyPart(chunk, now: eventLoop.now))
+                case .end:
+                    // Bytes after a complete response answer nothing that was asked.
+                    run(machine.responseEnd(bytesFollow: framer.hasUnframedBytes))
+                }
+            }
+        } catch {
+            run(machine.malformedResponse(error))
         }
     }
 
@@ -26,6 +40,8 @@ extension UpstreamExchangeHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        // A body read until close ends here; any other response cut short fails below.
+        if framer.inputClosed() == .end { run(machine.responseEnd(bytesFollow: false)) }
         markClosed()
         context.fireChannelInactive()
     }

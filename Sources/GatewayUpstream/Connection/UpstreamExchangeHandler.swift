@@ -8,22 +8,23 @@ struct ConnectionClosedBeforeUse: Error {
     let upstream: String
 }
 
-/// The last handler of an upstream connection's pipeline (after the HTTP client
-/// codec): runs one exchange at a time and hands its response parts straight to
+/// The last handler of an upstream connection's pipeline (after the request
+/// encoder): runs one exchange at a time, frames its response from the bytes read
+/// (an ``HTTP1ResponseFramer``), and hands the response parts straight to
 /// the exchange's ``UpstreamExchangeDelegate`` (the client connection's handler,
 /// or the bridge to an async consumer), holding `read()` while the delegate
 /// cannot take more. It applies the request timeout and tells the pool when an
 /// exchange ends and whether the connection may be reused.
 ///
 /// The protocol state is an ``UpstreamExchangeStateMachine``: this handler feeds
-/// it events (here the request side, in `+Inbound.swift` the response side) and
+/// it events (here the request side, in `+Inbound.swift` the framed response side) and
 /// performs the action each returns (`+Actions.swift`); it owns only what the
 /// machine must not: the channel context, the exchange's delegate and recorder,
 /// and the scheduled timer task (`+Timeout.swift`).
 ///
 /// All its methods run on the channel's event loop.
 final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
@@ -49,6 +50,8 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     var context: ChannelHandlerContext?
     var machine: UpstreamExchangeStateMachine
+    /// Turns the bytes read into response heads, body parts and ends.
+    var framer = HTTP1ResponseFramer()
     /// Set while the machine is in an exchange.
     var active: ActiveExchange?
     /// Pending while the machine's request timeout is armed (and a while after).
@@ -101,6 +104,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             throw ConnectionClosedBeforeUse(upstream: upstream)
         case .start(let exchangeID):
             active = ActiveExchange(recorder: recorder, delegate: delegate)
+            framer.expectResponse(isHEAD: head.method == .HEAD)
             guard let context = liveContext() else { return }
             // Only the last write of a batch is observed: writes complete in order, and
             // a failed write fails every write queued after it.

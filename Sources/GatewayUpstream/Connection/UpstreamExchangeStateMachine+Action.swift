@@ -53,10 +53,12 @@ extension UpstreamExchangeStateMachine {
     enum ProtocolViolation: Equatable {
         /// A second response head for one request.
         case secondHead
-        /// A 1xx head the decoder let through (101: we never ask for an upgrade).
+        /// A 1xx head the framer let through (101: we never ask for an upgrade).
         case informational(UInt)
         case bodyBeforeHead
         case endBeforeHead
+        /// The bytes read do not frame as an HTTP/1.1 response.
+        case malformed(HTTP1FramingError)
 
         var message: String {
             switch self {
@@ -64,6 +66,7 @@ extension UpstreamExchangeStateMachine {
             case .informational(let code): "unexpected \(code) response"
             case .bodyBeforeHead: "response body without a response in flight"
             case .endBeforeHead: "response end without a response in flight"
+            case .malformed(let error): error.message
             }
         }
     }

@@ -140,13 +140,14 @@ struct UpstreamExchangeStateMachine {
 
     // MARK: Response side
 
-    /// A response head arrived. Returns the head to forward, with whether a body follows.
-    mutating func responseHead(_ head: HTTPResponseHead, now: NIODeadline) -> Action {
+    /// A response head arrived. Returns the head to forward, with whether a body
+    /// follows. `untilClose`: its body ends when the connection does.
+    mutating func responseHead(_ head: HTTPResponseHead, untilClose: Bool, now: NIODeadline) -> Action {
         guard case .exchange(var exchange) = state else { return unexpectedResponsePart() }
         guard exchange.response == .awaitingHead else { return fail(.protocolViolation(.secondHead)) }
-        // 1xx other than 101 are dropped by the decoder; we never ask for an upgrade.
+        // 1xx other than 101 are dropped by the framer; we never ask for an upgrade.
         guard head.status.code >= 200 else { return fail(.protocolViolation(.informational(head.status.code))) }
-        exchange.response = .streaming(keepAlive: head.isKeepAlive)
+        exchange.response = .streaming(keepAlive: head.isKeepAlive && !untilClose)
         state = .exchange(exchange)
         timeout.progress(now: now)
         updateTimeout(now: now)
@@ -163,14 +164,15 @@ struct UpstreamExchangeStateMachine {
     }
 
     /// The response is complete: the exchange ends, and the connection goes back
-    /// to the pool (a held read resumes) or closes.
-    mutating func responseEnd() -> Action {
+    /// to the pool (a held read resumes) or closes. `bytesFollow`: the upstream
+    /// sent more after it, which no request asked for, so the connection closes.
+    mutating func responseEnd(bytesFollow: Bool) -> Action {
         guard case .exchange(let exchange) = state else { return unexpectedResponsePart() }
         guard case .streaming(let responseKeepAlive) = exchange.response else {
             return fail(.protocolViolation(.endBeforeHead))
         }
         timeout.disarm()
-        guard exchange.request == .sent, exchange.requestKeepAlive, responseKeepAlive else {
+        guard exchange.request == .sent, exchange.requestKeepAlive, responseKeepAlive, !bytesFollow else {
             state = .closed
             readHeld = false
             return .forwardEnd(.close)
@@ -211,9 +213,19 @@ struct UpstreamExchangeStateMachine {
         return held ? .read : .none
     }
 
+    /// The framer found the bytes read are not a response: the exchange in
+    /// flight fails; bytes with none in flight answer nothing, so the connection closes.
+    mutating func malformedResponse(_ error: HTTP1FramingError) -> Action {
+        switch state {
+        case .idle: return closeIdle()
+        case .exchange: return fail(.protocolViolation(.malformed(error)))
+        case .closed: return .none
+        }
+    }
+
     /// A response part with no exchange in flight: the upstream answered
-    /// nothing that was asked (the connection closes), or the decoder delivered
-    /// what was left after the connection closed (ignored).
+    /// nothing that was asked (the connection closes), or a part came after the
+    /// connection closed (ignored).
     private mutating func unexpectedResponsePart() -> Action {
         state == .idle ? closeIdle() : .none
     }

@@ -6,10 +6,11 @@ import Testing
 
 @testable import GatewayUpstream
 
-/// The real upstream exchange handler behind the HTTP/1.1 client codec on an
-/// `EmbeddedChannel`, the test playing the upstream with raw bytes: reuse and
-/// close, streamed request bodies, back-pressure, failures and the request
-/// timeout on the embedded loop's clock. No socket, no sleep.
+/// The real upstream exchange handler behind the request encoder on an
+/// `EmbeddedChannel`, framing the responses itself, the test playing the upstream
+/// with raw bytes: reuse and close, bodies read until close, streamed request
+/// bodies, back-pressure, malformed responses, failures and the request timeout on
+/// the embedded loop's clock. No socket, no sleep.
 struct UpstreamExchangeHandlerTests {
     @Test func oneKeepAliveExchange() throws {
         let harness = try UpstreamExchangeHarness()
@@ -146,6 +147,63 @@ struct UpstreamExchangeHandlerTests {
         #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("abc"), .failed(.connectionReset)])
         #expect(harness.releases == [false])
         #expect(record.attempts.first?.errorCode == .connectionReset)
+    }
+
+    @Test func aBodyReadUntilCloseEndsWithTheCloseAndIsNotReused() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        let record = try harness.start(delegate: delegate)
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nabc")
+        try harness.respond("def")
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("abc"), .body("def")])
+        #expect(delegate.head?.declaredLength == nil)
+        try harness.channel.close().wait()
+        #expect(delegate.events.last == .end)
+        #expect(harness.releases == [false])
+        #expect(record.attempts.first?.errorCode == nil)
+    }
+
+    @Test func informationalHeadsAreSkipped() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        try harness.start(delegate: delegate)
+        try harness.respond("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("ok"), .end])
+        #expect(harness.releases == [true])
+    }
+
+    /// A response the framer refuses (here a smuggling shape) fails its exchange
+    /// as the upstream's protocol error, and the connection is never reused.
+    @Test func aMalformedResponseFailsTheExchange() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        let record = try harness.start(delegate: delegate)
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        #expect(delegate.events == [.started, .failed(.upstreamProtocolError)])
+        #expect(harness.releases == [false])
+        #expect(!harness.channel.isActive)
+        #expect(record.attempts.first?.errorCode == .upstreamProtocolError)
+    }
+
+    @Test func bytesAfterACompleteResponseCloseTheConnection() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        try harness.start(delegate: delegate)
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n")
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("ok"), .end])
+        #expect(harness.releases == [false])
+        #expect(!harness.channel.isActive)
+    }
+
+    @Test func bytesOnAnIdleConnectionCloseIt() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        try harness.start(delegate: delegate)
+        try harness.respond("HTTP/1.1 204 No Content\r\n\r\n")
+        #expect(harness.releases == [true])
+        try harness.respond("HTTP/1.1 200 OK\r\n\r\n")
+        #expect(!harness.channel.isActive)
+        #expect(delegate.events == [.started, .head(status: 204, hasBody: false), .end])
     }
 
     @Test func anUpstreamStallingMidBodyTimesOut() throws {

@@ -8,7 +8,7 @@ import Testing
 @testable import GatewayUpstream
 
 /// An upstream connection's pipeline on an `EmbeddedChannel`: a read counter,
-/// the HTTP/1.1 client codec as the connector sets it up, and the
+/// the request encoder as the connector sets it up, and the
 /// ``UpstreamExchangeHandler`` under test. The test plays the upstream with raw
 /// bytes; time is the embedded loop's.
 final class UpstreamExchangeHarness {
@@ -29,9 +29,7 @@ final class UpstreamExchangeHarness {
             onRelease: { reusable in box.withLockedValue { $0.append(reusable) } }
         )
         try channel.pipeline.syncOperations.addHandler(reads)
-        var encoder = HTTPRequestEncoder.Configuration()
-        encoder.automaticallySetFramingHeaders = false
-        try channel.pipeline.syncOperations.addHTTPClientHandlers(encoderConfiguration: encoder)
+        try UpstreamConnector.addHTTPHandlers(to: channel)
         try channel.pipeline.syncOperations.addHandler(handler)
     }
 

@@ -25,11 +25,11 @@ struct UpstreamExchangeStateMachineTests {
         #expect(machine.exchange?.request == .sent)
         #expect(machine.timeout.isArmed)
 
-        #expect(machine.responseHead(.ok(length: 5), now: .at(2)).seen == .head(status: 200, length: 5, hasBody: true))
+        #expect(machine.responseHead(.ok(length: 5), untilClose: false, now: .at(2)).seen == .head(status: 200, length: 5, hasBody: true))
         #expect(machine.exchange?.response == .streaming(keepAlive: true))
         #expect(machine.isStreamingResponse)
         #expect(machine.responseBodyPart(ByteBuffer(string: "hello"), now: .at(3)).seen == .body(5))
-        #expect(machine.responseEnd().seen == .end(.reuse(resumeRead: false)))
+        #expect(machine.responseEnd(bytesFollow: false).seen == .end(.reuse(resumeRead: false)))
         #expect(machine.state == .idle)
         #expect(!machine.timeout.isArmed)
     }
@@ -40,8 +40,8 @@ struct UpstreamExchangeStateMachineTests {
             let id = machine.startGET(at: 0)
             #expect(id == expected)
             _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
-            _ = machine.responseHead(.ok(length: 0), now: .at(0))
-            #expect(machine.responseEnd().seen == .end(.reuse(resumeRead: false)))
+            _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
+            #expect(machine.responseEnd(bytesFollow: false).seen == .end(.reuse(resumeRead: false)))
         }
     }
 
@@ -50,11 +50,33 @@ struct UpstreamExchangeStateMachineTests {
         let id = machine.startGET(at: 0)
         _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
         let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "2", "Connection": "close"])
-        _ = machine.responseHead(head, now: .at(0))
+        _ = machine.responseHead(head, untilClose: false, now: .at(0))
         #expect(machine.exchange?.response == .streaming(keepAlive: false))
-        #expect(machine.responseEnd().seen == .end(.close))
+        #expect(machine.responseEnd(bytesFollow: false).seen == .end(.close))
         #expect(machine.isClosed)
         #expect(machine.startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(1)) == .refuseClosed)
+    }
+
+    @Test func aBodyReadUntilCloseNeverReturnsTheConnection() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        // A keep-alive head whose body has no length: only the close can end it.
+        let head = HTTPResponseHead(version: .http1_1, status: .ok)
+        #expect(machine.responseHead(head, untilClose: true, now: .at(0)).seen == .head(status: 200, length: nil, hasBody: true))
+        #expect(machine.exchange?.response == .streaming(keepAlive: false))
+        #expect(machine.responseEnd(bytesFollow: false).seen == .end(.close))
+        #expect(machine.isClosed)
+    }
+
+    @Test func bytesAfterACompleteResponseCloseTheConnection() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        let id = machine.startGET(at: 0)
+        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
+        // The response itself is whole: it ends normally, but nothing more is sent on it.
+        #expect(machine.responseEnd(bytesFollow: true).seen == .end(.close))
+        #expect(machine.isClosed)
     }
 
     @Test func aRequestAskingToCloseClosesTheConnection() {
@@ -64,8 +86,8 @@ struct UpstreamExchangeStateMachineTests {
             return
         }
         _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
-        _ = machine.responseHead(.ok(length: 0), now: .at(0))
-        #expect(machine.responseEnd().seen == .end(.close))
+        _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
+        #expect(machine.responseEnd(bytesFollow: false).seen == .end(.close))
     }
 
     @Test func bodylessResponsesSayNoBodyFollows() {
@@ -74,14 +96,14 @@ struct UpstreamExchangeStateMachineTests {
             Issue.record("not started")
             return
         }
-        #expect(head.responseHead(.ok(length: 100), now: .at(0)).seen == .head(status: 200, length: 100, hasBody: false))
+        #expect(head.responseHead(.ok(length: 100), untilClose: false, now: .at(0)).seen == .head(status: 200, length: 100, hasBody: false))
 
         let cases: [(HTTPResponseStatus, Int?, Bool)] = [(.noContent, nil, false), (.notModified, nil, false), (.ok, 0, false), (.ok, nil, true)]
         for (status, length, hasBody) in cases {
             var machine = Machine(requestTimeout: .seconds(5))
             _ = machine.startGET(at: 0)
             let response = HTTPResponseHead(version: .http1_1, status: status, headers: length.map { ["Content-Length": "\($0)"] } ?? [:])
-            #expect(machine.responseHead(response, now: .at(0)).seen == .head(status: status.code, length: length, hasBody: hasBody))
+            #expect(machine.responseHead(response, untilClose: false, now: .at(0)).seen == .head(status: status.code, length: length, hasBody: hasBody))
         }
     }
 
@@ -111,10 +133,10 @@ struct UpstreamExchangeStateMachineTests {
     @Test func aResponseBeforeTheRequestBodyEndedClosesTheConnection() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startStreamed(at: 0)
-        #expect(machine.responseHead(.ok(length: 2), now: .at(1)).seen == .head(status: 200, length: 2, hasBody: true))
+        #expect(machine.responseHead(.ok(length: 2), untilClose: false, now: .at(1)).seen == .head(status: 200, length: 2, hasBody: true))
         // The response streams from the upstream: timed.
         #expect(machine.timeout.deadline == .at(6))
-        #expect(machine.responseEnd().seen == .end(.close))
+        #expect(machine.responseEnd(bytesFollow: false).seen == .end(.close))
         #expect(machine.isClosed)
         // The delegate's writer learns the exchange is over.
         #expect(machine.requestWrite(exchangeID: id, isEnd: true, now: .at(2)) == .refuse(beforeHead: true))
@@ -133,7 +155,7 @@ struct UpstreamExchangeStateMachineTests {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
         _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
-        _ = machine.responseHead(.ok(length: 10), now: .at(0))
+        _ = machine.responseHead(.ok(length: 10), untilClose: false, now: .at(0))
         _ = machine.responseBodyPart(ByteBuffer(string: "abc"), now: .at(0))
         #expect(machine.errorCaught(ChannelError.eof).seen == .failed(.error))
         #expect(machine.isClosed)
@@ -142,7 +164,7 @@ struct UpstreamExchangeStateMachineTests {
         #expect(machine.channelClosed().seen == Seen.none)
         #expect(machine.errorCaught(ChannelError.eof).seen == Seen.none)
         #expect(machine.responseBodyPart(ByteBuffer(string: "d"), now: .at(0)).seen == Seen.none)
-        #expect(machine.responseEnd().seen == Seen.none)
+        #expect(machine.responseEnd(bytesFollow: false).seen == Seen.none)
         #expect(machine.abort(exchangeID: id, error: ChannelError.eof).seen == Seen.none)
     }
 
@@ -153,7 +175,7 @@ struct UpstreamExchangeStateMachineTests {
 
         var midBody = Machine(requestTimeout: .seconds(5))
         _ = midBody.startGET(at: 0)
-        _ = midBody.responseHead(.ok(length: 10), now: .at(0))
+        _ = midBody.responseHead(.ok(length: 10), untilClose: false, now: .at(0))
         #expect(midBody.channelClosed().seen == .failed(.closed(beforeHead: false)))
     }
 
@@ -161,8 +183,8 @@ struct UpstreamExchangeStateMachineTests {
         var machine = Machine(requestTimeout: .seconds(5))
         let first = machine.startGET(at: 0)
         _ = machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(0))
-        _ = machine.responseHead(.ok(length: 0), now: .at(0))
-        _ = machine.responseEnd()
+        _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
+        _ = machine.responseEnd(bytesFollow: false)
         let second = machine.startGET(at: 0)
         #expect(machine.abort(exchangeID: first, error: CancellationError()).seen == Seen.none)
         #expect(machine.abort(exchangeID: second, error: CancellationError()).seen == .failed(.error))
@@ -196,7 +218,7 @@ struct UpstreamExchangeStateMachineTests {
         // The task scheduled at the start fires early: not run out, rescheduled for the deadline.
         #expect(machine.timerFired(now: .at(5)).seen == Seen.none)
         #expect(machine.timeout.deadline == .at(6))
-        _ = machine.responseHead(.ok(length: 10), now: .at(4))
+        _ = machine.responseHead(.ok(length: 10), untilClose: false, now: .at(4))
         _ = machine.responseBodyPart(ByteBuffer(string: "a"), now: .at(8))
         #expect(machine.timerFired(now: .at(12)).seen == Seen.none)
         #expect(machine.timerFired(now: .at(13)).seen == .failed(.timedOut(beforeHead: false)))
@@ -214,8 +236,8 @@ struct UpstreamExchangeStateMachineTests {
         var machine = Machine(requestTimeout: .seconds(5))
         let first = machine.startGET(at: 0)
         _ = machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(0))
-        _ = machine.responseHead(.ok(length: 0), now: .at(0))
-        _ = machine.responseEnd()
+        _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
+        _ = machine.responseEnd(bytesFollow: false)
         #expect(machine.timeout.deadline == nil)
         // The task still pending from the first exchange fires: nothing to time.
         #expect(machine.timerFired(now: .at(1)).seen == Seen.none)
@@ -233,7 +255,7 @@ struct UpstreamExchangeStateMachineTests {
         _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
         // Before the head the delegate is not asked: reads go on.
         #expect(machine.readRequested(consumerPaused: true).seen == .read)
-        _ = machine.responseHead(.ok(length: 10), now: .at(0))
+        _ = machine.responseHead(.ok(length: 10), untilClose: false, now: .at(0))
         #expect(machine.readRequested(consumerPaused: false).seen == .read)
         #expect(machine.readRequested(consumerPaused: true).seen == Seen.none)
         #expect(machine.readHeld)
@@ -251,10 +273,10 @@ struct UpstreamExchangeStateMachineTests {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
         _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
-        _ = machine.responseHead(.ok(length: 1), now: .at(0))
+        _ = machine.responseHead(.ok(length: 1), untilClose: false, now: .at(0))
         _ = machine.readRequested(consumerPaused: true)
         // The end was decoded from bytes already read.
-        #expect(machine.responseEnd().seen == .end(.reuse(resumeRead: true)))
+        #expect(machine.responseEnd(bytesFollow: false).seen == .end(.reuse(resumeRead: true)))
         #expect(!machine.readHeld)
     }
 
@@ -262,27 +284,27 @@ struct UpstreamExchangeStateMachineTests {
 
     @Test func responsePartsNobodyAskedForCloseAnIdleConnection() {
         var head = Machine(requestTimeout: .seconds(5))
-        #expect(head.responseHead(.ok(length: 0), now: .at(0)).seen == .close)
+        #expect(head.responseHead(.ok(length: 0), untilClose: false, now: .at(0)).seen == .close)
         #expect(head.isClosed)
-        // What the decoder still had is dropped.
-        #expect(head.responseEnd().seen == Seen.none)
+        // A part after the close is dropped.
+        #expect(head.responseEnd(bytesFollow: false).seen == Seen.none)
 
         var body = Machine(requestTimeout: .seconds(5))
         #expect(body.responseBodyPart(ByteBuffer(string: "x"), now: .at(0)).seen == .close)
         var end = Machine(requestTimeout: .seconds(5))
-        #expect(end.responseEnd().seen == .close)
+        #expect(end.responseEnd(bytesFollow: false).seen == .close)
     }
 
     @Test func malformedResponsesFailTheExchange() {
         var second = Machine(requestTimeout: .seconds(5))
         _ = second.startGET(at: 0)
-        _ = second.responseHead(.ok(length: 1), now: .at(0))
-        #expect(second.responseHead(.ok(length: 1), now: .at(0)).seen == .failed(.violation(.secondHead)))
+        _ = second.responseHead(.ok(length: 1), untilClose: false, now: .at(0))
+        #expect(second.responseHead(.ok(length: 1), untilClose: false, now: .at(0)).seen == .failed(.violation(.secondHead)))
 
         var upgrade = Machine(requestTimeout: .seconds(5))
         _ = upgrade.startGET(at: 0)
         let switching = HTTPResponseHead(version: .http1_1, status: .switchingProtocols)
-        #expect(upgrade.responseHead(switching, now: .at(0)).seen == .failed(.violation(.informational(101))))
+        #expect(upgrade.responseHead(switching, untilClose: false, now: .at(0)).seen == .failed(.violation(.informational(101))))
 
         var body = Machine(requestTimeout: .seconds(5))
         _ = body.startGET(at: 0)
@@ -290,7 +312,19 @@ struct UpstreamExchangeStateMachineTests {
 
         var end = Machine(requestTimeout: .seconds(5))
         _ = end.startGET(at: 0)
-        #expect(end.responseEnd().seen == .failed(.violation(.endBeforeHead)))
+        #expect(end.responseEnd(bytesFollow: false).seen == .failed(.violation(.endBeforeHead)))
+    }
+
+    @Test func bytesThatDoNotFrameFailTheExchangeOrCloseAnIdleConnection() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        _ = machine.startGET(at: 0)
+        #expect(machine.malformedResponse(.contentLengthWithTransferEncoding).seen == .failed(.violation(.malformed(.contentLengthWithTransferEncoding))))
+        #expect(machine.isClosed)
+        #expect(machine.malformedResponse(.malformedChunk).seen == Seen.none)
+
+        var idle = Machine(requestTimeout: .seconds(5))
+        #expect(idle.malformedResponse(.unsolicitedBytes).seen == .close)
+        #expect(idle.isClosed)
     }
 
     @Test func aStaleWriterIsRefusedAndItsCompletionsIgnored() {
@@ -298,8 +332,8 @@ struct UpstreamExchangeStateMachineTests {
         let first = machine.startStreamed(at: 0)
         #expect(machine.requestWrite(exchangeID: first, isEnd: true, now: .at(0)) == .write)
         _ = machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(0))
-        _ = machine.responseHead(.ok(length: 0), now: .at(0))
-        _ = machine.responseEnd()
+        _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
+        _ = machine.responseEnd(bytesFollow: false)
         let second = machine.startStreamed(at: 1)
         #expect(machine.requestWrite(exchangeID: first, isEnd: false, now: .at(1)) == .refuse(beforeHead: true))
         #expect(machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(1)).seen == Seen.none)
