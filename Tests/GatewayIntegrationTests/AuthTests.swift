@@ -53,6 +53,27 @@ struct AuthTests {
         #expect(!gateway.logs.text.contains(PercentEncodingForTests.encode(Self.token.value)))
     }
 
+    /// A credential that holds CR LF (a bad env var, a hostile token endpoint)
+    /// must not split the request head: nothing goes upstream, the client gets the
+    /// gateway's own error, and the value shows nowhere.
+    @Test func aCredentialWithALineBreakIsNeverWritten() async throws {
+        let upstream = try await TestUpstream.start()
+        let broken = Secret(source: .env("API_KEY"), value: "k3y-S3cr3t\r\nX-Smuggled: 1")
+        let gateway = try await GatewayHarness.start { $0.upstreams = [apiUpstream(upstream, auth: .header(name: "X-API-Key", value: broken))] }
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let response = try #require(RawResponse(try await gateway.curl(["-i", "http://api.test/echo"]).stdout))
+        #expect(response.status == 500)
+        #expect(response.header("X-Gateway-Error") == "internal_error")
+        #expect(response.bodyText.contains("X-API-Key"), "\(response.bodyText)")
+        #expect(!response.bodyText.contains("k3y-S3cr3t"))
+        #expect(upstream.requestsServed == 0)
+        // The pool took the connection back: a request without the credential still goes through it.
+        let other = try await gateway.curl(["-i", upstream.url("/echo")])
+        #expect(RawResponse(other.stdout)?.status == 200)
+        #expect(!gateway.logs.text.contains("k3y-S3cr3t"))
+    }
+
     @Test func keepLeavesTheClientsOwnAuthorization() async throws {
         let upstream = try await TestUpstream.start()
         let gateway = try await GatewayHarness.start {

@@ -1,38 +1,47 @@
 import GatewayCore
+import NIOCore
 import NIOHTTP1
 
 extension ProxyRequest {
-    /// The request head sent upstream: HTTP/1.1, origin-form target, the request's
-    /// end-to-end headers (hop-by-hop ones removed again, defensively), `Host` first
-    /// when absent, and framing set from the body: `Content-Length` when its length
-    /// is known, else `Transfer-Encoding: chunked`.
-    func upstreamRequestHead() -> HTTPRequestHead {
+    /// The request head sent upstream, serialized: HTTP/1.1, origin-form target,
+    /// `Host` first when absent, the request's end-to-end fields in their order
+    /// (hop-by-hop ones removed again, defensively), and framing set from the
+    /// body: `Content-Length` when its length is known, else `Transfer-Encoding: chunked`.
+    /// Throws when a field would corrupt the head (a control byte in a value).
+    func upstreamRequestHead(allocator: ByteBufferAllocator = ByteBufferAllocator()) throws(GatewayError) -> HTTP1RequestHead {
+        // Hop-by-hop fields were removed when the request was read: this finds none and copies nothing.
         var endToEnd = headers
         HopByHopHeaders.removeAll(from: &endToEnd)
-        let hadContentLength = headers.contains(name: "content-length")
-
-        var upstreamHeaders = HTTPHeaders()
-        upstreamHeaders.reserveCapacity(endToEnd.count + 2)
-        if !endToEnd.contains(name: "host") {
-            upstreamHeaders.add(name: "Host", value: authority)
-        }
-        for (name, value) in endToEnd {
-            if HopByHopHeaders.equalsIgnoringCase(name, "content-length") { continue }
-            upstreamHeaders.add(name: name, value: value)
-        }
-
-        switch bodyLength {
-        case .some(0):
-            // Methods that define a meaning for content get `Content-Length: 0` when empty (RFC 9110 §8.6).
-            if hadContentLength || method == .POST || method == .PUT || method == .PATCH {
-                upstreamHeaders.add(name: "Content-Length", value: "0")
+        do {
+            var head = try HTTP1RequestHead(method: method, target: target, allocator: allocator)
+            if !endToEnd.contains(name: "host") {
+                try head.add(name: "Host", value: authority)
             }
-        case .some(let length):
-            upstreamHeaders.add(name: "Content-Length", value: String(length))
-        case .none:
-            upstreamHeaders.add(name: "Transfer-Encoding", value: "chunked")
+            for (name, value) in endToEnd where !HopByHopHeaders.equalsIgnoringCase(name, "content-length") {
+                try head.add(name: name, value: value)
+            }
+            switch bodyLength {
+            case .some(0):
+                // Methods that define a meaning for content get `Content-Length: 0` when empty (RFC 9110 §8.6).
+                if headers.contains(name: "content-length") || method == .POST || method == .PUT || method == .PATCH {
+                    try head.add(name: "Content-Length", value: "0")
+                }
+            case .some(let length):
+                try head.add(name: "Content-Length", value: String(length))
+            case .none:
+                head.addChunkedFraming()
+            }
+            head.end()
+            return head
+        } catch {
+            // The value is never shown: it may be a credential.
+            let field = error.name.map { "the \($0) field" } ?? "a field name or the request target"
+            throw GatewayError(
+                .internalError,
+                "the request for the upstream was not sent: \(field) holds a byte HTTP/1.1 forbids there (a control character, CR or LF)",
+                upstream: hostPort
+            )
         }
-        return HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: upstreamHeaders)
     }
 
     /// The number of body bytes that will be sent, nil when unknown (streamed without a length).

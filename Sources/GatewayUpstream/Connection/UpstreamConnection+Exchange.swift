@@ -1,6 +1,5 @@
 import GatewayCore
 import NIOCore
-import NIOHTTP1
 
 /// One request/response exchange on an established connection.
 extension UpstreamConnection {
@@ -21,7 +20,15 @@ extension UpstreamConnection {
     /// Starts an exchange whose parts go to `delegate` (on this connection's loop).
     func start(_ request: ProxyRequest, recorder: AttemptRecorder, delegate: any UpstreamExchangeDelegate) throws {
         eventLoop.preconditionInEventLoop()
-        try handler.value.start(head: request.upstreamRequestHead(), body: Self.requestBody(of: request).0, recorder: recorder, delegate: delegate)
+        let head: HTTP1RequestHead
+        do {
+            head = try request.upstreamRequestHead(allocator: channel.allocator)
+        } catch {
+            // Nothing was sent: the connection goes back as it was.
+            handler.value.releaseUnused()
+            throw error
+        }
+        try handler.value.start(head: head, body: Self.requestBody(of: request).0, recorder: recorder, delegate: delegate)
     }
 
     /// Sends the request and returns when the response head arrives. A streamed
@@ -30,7 +37,14 @@ extension UpstreamConnection {
     /// after the previous write reached the socket. Cancelling the calling task
     /// before the head arrives fails the exchange and closes the connection.
     func execute(_ request: ProxyRequest, recorder: AttemptRecorder) async throws -> ProxyResponse {
-        let head = request.upstreamRequestHead()
+        let head: HTTP1RequestHead
+        do {
+            head = try request.upstreamRequestHead(allocator: channel.allocator)
+        } catch {
+            let handler = self.handler
+            try? await eventLoop.submit { handler.value.releaseUnused() }.get()
+            throw error
+        }
         let (body, source) = Self.requestBody(of: request)
         let handler = self.handler
         let eventLoop = self.eventLoop

@@ -10,8 +10,8 @@ struct ConnectionTimings: Sendable {
     var tlsEnd: ContinuousClock.Instant?
 }
 
-/// One established upstream connection: its channel (HTTP/1.1 codec and an
-/// `UpstreamExchangeHandler` in the pipeline), its pool identity and how it was opened.
+/// One established upstream connection: its channel (TLS for https, then an
+/// `UpstreamExchangeHandler`), its pool identity and how it was opened.
 final class UpstreamConnection: Sendable {
     let id: Int
     let key: UpstreamKey

@@ -1,13 +1,12 @@
 import GatewayCore
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
 /// Opens upstream connections: DNS + TCP connect (TCP_NODELAY), for https the
-/// TLS handler from the factory and a wait for the handshake, then the HTTP/1.1
-/// request encoder and an `UpstreamExchangeHandler`, which frames responses itself. The whole of it is bounded by
+/// TLS handler from the factory and a wait for the handshake, then an
+/// `UpstreamExchangeHandler`, which writes requests and frames responses itself. The whole of it is bounded by
 /// the connect timeout. EventLoopFutures stay in here; the pool sees one future.
 struct UpstreamConnector: Sendable {
     let configuration: UpstreamPoolConfiguration
@@ -90,7 +89,7 @@ struct UpstreamConnector: Sendable {
         return promise.futureResult
     }
 
-    /// Adds TLS (for https, waiting for the handshake) and the request encoder. Runs on the channel's loop.
+    /// Adds TLS for https, and waits for the handshake. Runs on the channel's loop.
     private static func configure(
         channel: any Channel,
         key: UpstreamKey,
@@ -101,7 +100,6 @@ struct UpstreamConnector: Sendable {
         let upstream = key.upstream
         do {
             guard key.scheme == .https else {
-                try addHTTPHandlers(to: channel)
                 return channel.eventLoop.makeSucceededFuture(timings)
             }
             var started = timings
@@ -127,21 +125,11 @@ struct UpstreamConnector: Sendable {
                     var timings = tlsTimings
                     timings.tlsEnd = .now
                     channel.pipeline.syncOperations.removeHandler(observerBound.value, promise: nil)
-                    try addHTTPHandlers(to: channel)
                     return timings
                 }
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-    }
-
-    /// The request encoder. Responses are framed by the exchange handler itself
-    /// (``HTTP1ResponseFramer``), from the bytes read: no decoder, no per-part boxing.
-    static func addHTTPHandlers(to channel: any Channel) throws {
-        var encoder = HTTPRequestEncoder.Configuration()
-        // The exchange sets Content-Length or Transfer-Encoding itself.
-        encoder.automaticallySetFramingHeaders = false
-        try channel.pipeline.syncOperations.addHandler(HTTPRequestEncoder(configuration: encoder))
     }
 
     /// The address `channel` is connected to, when the `deny` rules cover it.

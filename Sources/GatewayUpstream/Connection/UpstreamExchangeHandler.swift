@@ -1,6 +1,5 @@
 import GatewayCore
 import NIOCore
-import NIOHTTP1
 
 /// The connection was found closed when an exchange was about to start on it:
 /// nothing was sent, so the pool may take another connection.
@@ -8,9 +7,11 @@ struct ConnectionClosedBeforeUse: Error {
     let upstream: String
 }
 
-/// The last handler of an upstream connection's pipeline (after the request
-/// encoder): runs one exchange at a time, frames its response from the bytes read
-/// (an ``HTTP1ResponseFramer``), and hands the response parts straight to
+/// The last handler of an upstream connection's pipeline (after TLS, if any):
+/// runs one exchange at a time, writes its request as bytes (an
+/// ``HTTP1RequestHead``, then the body, chunked when its length is unknown),
+/// frames its response from the bytes read (an ``HTTP1ResponseFramer``), and
+/// hands the response parts straight to
 /// the exchange's ``UpstreamExchangeDelegate`` (the client connection's handler,
 /// or the bridge to an async consumer), holding `read()` while the delegate
 /// cannot take more. It applies the request timeout and tells the pool when an
@@ -25,8 +26,8 @@ struct ConnectionClosedBeforeUse: Error {
 /// All its methods run on the channel's event loop.
 final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
-    typealias OutboundIn = HTTPClientRequestPart
-    typealias OutboundOut = HTTPClientRequestPart
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// The request body as far as the handler writes it itself.
     enum RequestBody: Sendable {
@@ -40,6 +41,8 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     struct ActiveExchange {
         let recorder: AttemptRecorder
         let delegate: any UpstreamExchangeDelegate
+        /// The request body goes in chunks (its length was not known).
+        let chunkedBody: Bool
     }
 
     let upstream: String
@@ -88,14 +91,15 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// delegate, which writes a streamed body through the writer it gets.
     /// Throws ``ConnectionClosedBeforeUse`` when the connection closed while idle.
     func start(
-        head: HTTPRequestHead,
+        head: HTTP1RequestHead,
         body: RequestBody,
         recorder: AttemptRecorder,
         delegate: any UpstreamExchangeDelegate
     ) throws {
         let endQueued: Bool
         if case .streamed = body { endQueued = false } else { endQueued = true }
-        switch machine.startExchange(isHEAD: head.method == .HEAD, keepAlive: head.isKeepAlive, endQueued: endQueued, now: eventLoop.now) {
+        // The head never asks to close: hop-by-hop fields are not forwarded.
+        switch machine.startExchange(isHEAD: head.isHEAD, keepAlive: true, endQueued: endQueued, now: eventLoop.now) {
         case .refuseBusy:
             throw GatewayError(.internalError, "upstream connection leased twice", upstream: upstream)
         case .refuseClosed:
@@ -103,20 +107,20 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             onRelease(false)
             throw ConnectionClosedBeforeUse(upstream: upstream)
         case .start(let exchangeID):
-            active = ActiveExchange(recorder: recorder, delegate: delegate)
-            framer.expectResponse(isHEAD: head.method == .HEAD)
+            active = ActiveExchange(recorder: recorder, delegate: delegate, chunkedBody: head.isChunked)
+            framer.expectResponse(isHEAD: head.isHEAD)
             guard let context = liveContext() else { return }
             // Only the last write of a batch is observed: writes complete in order, and
             // a failed write fails every write queued after it.
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
             switch body {
             case .none:
-                writeObserved(.end(nil), isEnd: true, exchangeID: exchangeID, context: context)
+                writeObserved(head.bytes, isEnd: true, exchangeID: exchangeID, context: context)
             case .bytes(let buffer):
-                context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-                writeObserved(.end(nil), isEnd: true, exchangeID: exchangeID, context: context)
+                // A buffered body has a length: never chunked.
+                context.write(wrapOutboundOut(head.bytes), promise: nil)
+                writeObserved(buffer, isEnd: true, exchangeID: exchangeID, context: context)
             case .streamed:
-                break
+                context.write(wrapOutboundOut(head.bytes), promise: nil)
             }
             context.flush()
             scheduleTimerIfArmed()
@@ -133,11 +137,16 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .write:
             guard let context = liveContext() else { return failedWrite(beforeHead: true) }
             let future: EventLoopFuture<Void>
-            if isLast {
-                context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
-                future = writeObserved(.end(nil), isEnd: true, exchangeID: exchangeID, context: context)
+            if active?.chunkedBody == true {
+                // A chunk of size 0 would end the body: an empty part writes no chunk.
+                if chunk.readableBytes > 0 {
+                    context.write(wrapOutboundOut(HTTP1RequestHead.chunkSizeLine(chunk.readableBytes, allocator: context.channel.allocator)), promise: nil)
+                    context.write(wrapOutboundOut(chunk), promise: nil)
+                }
+                let after = HTTP1RequestHead.chunkEnd(afterData: chunk.readableBytes > 0, isLast: isLast)
+                future = writeObserved(after, isEnd: isLast, exchangeID: exchangeID, context: context)
             } else {
-                future = writeObserved(.body(.byteBuffer(chunk)), isEnd: false, exchangeID: exchangeID, context: context)
+                future = writeObserved(chunk, isEnd: isLast, exchangeID: exchangeID, context: context)
             }
             context.flush()
             scheduleTimerIfArmed()
@@ -152,7 +161,9 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             return failedWrite(beforeHead: beforeHead)
         case .write:
             guard let context = liveContext() else { return failedWrite(beforeHead: true) }
-            let future = writeObserved(.end(nil), isEnd: true, exchangeID: exchangeID, context: context)
+            // A body with a length was all written already: the empty write marks its end.
+            let end = HTTP1RequestHead.chunkEnd(afterData: false, isLast: active?.chunkedBody == true)
+            let future = writeObserved(end, isEnd: true, exchangeID: exchangeID, context: context)
             context.flush()
             scheduleTimerIfArmed()
             return future
@@ -165,11 +176,11 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         run(machine.abort(exchangeID: exchangeID, error: error))
     }
 
-    /// Writes `part` with a promise whose completion goes to the machine.
+    /// Writes `bytes` with a promise whose completion goes to the machine.
     @discardableResult
-    private func writeObserved(_ part: HTTPClientRequestPart, isEnd: Bool, exchangeID: Int, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+    private func writeObserved(_ bytes: ByteBuffer, isEnd: Bool, exchangeID: Int, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         let promise = context.eventLoop.makePromise(of: Void.self)
-        context.write(wrapOutboundOut(part), promise: promise)
+        context.write(wrapOutboundOut(bytes), promise: promise)
         promise.futureResult.assumeIsolated().whenComplete { result in
             switch result {
             case .success:

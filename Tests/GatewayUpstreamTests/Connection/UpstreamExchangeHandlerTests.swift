@@ -103,6 +103,31 @@ struct UpstreamExchangeHandlerTests {
         #expect(harness.releases == [true])
     }
 
+    /// A body of unknown length goes chunked: each part framed, empty parts
+    /// writing no chunk (a chunk of size 0 would end the body), the end as the last chunk.
+    @Test func aStreamedBodyOfUnknownLengthIsChunked() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        let record = try harness.start(.POST, headers: ["Host": "upstream.test", "Transfer-Encoding": "chunked"], body: .streamed, delegate: delegate)
+        #expect(try harness.sent() == "POST / HTTP/1.1\r\nHost: upstream.test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let writer = try #require(delegate.writer)
+        try writer.writeBodyPart(ByteBuffer(string: "hello world, "), isLast: false).wait()
+        try writer.writeBodyPart(ByteBuffer(), isLast: false).wait()
+        #expect(try harness.sent() == "d\r\nhello world, \r\n")
+        try writer.writeBodyPart(ByteBuffer(string: "bye"), isLast: false).wait()
+        #expect(record.attempts.first?.requestSent == nil)
+        try writer.endRequest().wait()
+        #expect(try harness.sent() == "3\r\nbye\r\n0\r\n\r\n")
+        #expect(record.attempts.first?.requestSent != nil)
+
+        let second = RecordingDelegate()
+        try harness.respond("HTTP/1.1 204 No Content\r\n\r\n")
+        try harness.start(.POST, headers: ["Host": "upstream.test", "Transfer-Encoding": "chunked"], body: .streamed, delegate: second)
+        _ = try harness.sent()
+        try #require(second.writer).writeBodyPart(ByteBuffer(string: "last"), isLast: true).wait()
+        #expect(try harness.sent() == "4\r\nlast\r\n0\r\n\r\n")
+    }
+
     @Test func aResponseBeforeTheRequestBodyEndedClosesTheConnection() throws {
         let harness = try UpstreamExchangeHarness()
         let delegate = RecordingDelegate()

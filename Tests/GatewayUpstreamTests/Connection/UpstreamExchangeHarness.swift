@@ -7,10 +7,9 @@ import Testing
 
 @testable import GatewayUpstream
 
-/// An upstream connection's pipeline on an `EmbeddedChannel`: a read counter,
-/// the request encoder as the connector sets it up, and the
-/// ``UpstreamExchangeHandler`` under test. The test plays the upstream with raw
-/// bytes; time is the embedded loop's.
+/// An upstream connection's pipeline on an `EmbeddedChannel`, as the connector
+/// sets up a plain one: a read counter, then the ``UpstreamExchangeHandler``
+/// under test. The test plays the upstream with raw bytes; time is the embedded loop's.
 final class UpstreamExchangeHarness {
     let channel: EmbeddedChannel
     let handler: UpstreamExchangeHandler
@@ -29,7 +28,6 @@ final class UpstreamExchangeHarness {
             onRelease: { reusable in box.withLockedValue { $0.append(reusable) } }
         )
         try channel.pipeline.syncOperations.addHandler(reads)
-        try UpstreamConnector.addHTTPHandlers(to: channel)
         try channel.pipeline.syncOperations.addHandler(handler)
     }
 
@@ -46,7 +44,11 @@ final class UpstreamExchangeHarness {
     ) throws -> ExchangeRecord {
         let record = ExchangeRecord()
         let index = record.beginAttempt(AttemptTimings(started: .now))
-        let head = HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)
+        var head = try HTTP1RequestHead(method: method, target: uri)
+        for (name, value) in headers {
+            if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") { head.addChunkedFraming() } else { try head.add(name: name, value: value) }
+        }
+        head.end()
         try handler.start(head: head, body: body, recorder: AttemptRecorder(record: record, index: index), delegate: delegate)
         return record
     }

@@ -1,0 +1,104 @@
+import NIOCore
+import NIOHTTP1
+
+/// A request head for the upstream, serialized as it is built: the gateway's own
+/// HTTP/1.1 request writing (issue 14's follow-up), in place of NIOHTTP1's
+/// `HTTPRequestEncoder` and its headers validator, with no `HTTPHeaders` copy in
+/// between and no `NIOAny` per part.
+///
+/// Every field is checked as it is written, as NIOHTTP1's outbound validator did:
+/// a name must be a token and a value must hold no control byte but HTAB (RFC 9110
+/// §5.5), so that no value (an injected credential, a token from a token endpoint)
+/// can split the head. A request body whose length is not known goes chunked, and
+/// ``isChunked`` tells the exchange to frame its parts.
+struct HTTP1RequestHead {
+    /// A field that would corrupt the head; the message names the field, never its value.
+    struct InvalidField: Error, Equatable {
+        /// The field's name when it is a token (safe to print), else nil.
+        let name: String?
+    }
+
+    /// The head's bytes: request line and fields, ended by ``end()``.
+    private(set) var bytes: ByteBuffer
+    let isHEAD: Bool
+    /// The body goes with `Transfer-Encoding: chunked`: each part needs its chunk framing.
+    private(set) var isChunked = false
+
+    /// Starts a head with its request line. `target` must be origin-form (or
+    /// absolute-form); a control byte or a space in it is refused.
+    init(method: HTTPMethod, target: String, allocator: ByteBufferAllocator = ByteBufferAllocator()) throws(InvalidField) {
+        isHEAD = method == .HEAD
+        bytes = allocator.buffer(capacity: 512)
+        bytes.writeString(method.rawValue)
+        bytes.writeInteger(UInt8(ascii: " "))
+        let targetStart = bytes.writerIndex
+        bytes.writeString(target)
+        guard targetStart < bytes.writerIndex, Self.all(in: bytes, from: targetStart, satisfy: Self.isTargetByte) else {
+            throw InvalidField(name: nil)
+        }
+        bytes.writeStaticString(" HTTP/1.1\r\n")
+    }
+
+    /// Appends a field, checking its name and value.
+    mutating func add(name: String, value: String) throws(InvalidField) {
+        let nameStart = bytes.writerIndex
+        bytes.writeString(name)
+        guard nameStart < bytes.writerIndex, Self.all(in: bytes, from: nameStart, satisfy: HTTP1ResponseHeadParser.isTokenByte) else {
+            bytes.moveWriterIndex(to: nameStart)
+            throw InvalidField(name: nil)
+        }
+        bytes.writeStaticString(": ")
+        let valueStart = bytes.writerIndex
+        bytes.writeString(value)
+        guard Self.all(in: bytes, from: valueStart, satisfy: HTTP1ResponseHeadParser.isFieldValueByte) else {
+            bytes.moveWriterIndex(to: nameStart)
+            throw InvalidField(name: name)
+        }
+        bytes.writeStaticString("\r\n")
+    }
+
+    /// Appends `Transfer-Encoding: chunked`: the body's length is not known.
+    mutating func addChunkedFraming() {
+        bytes.writeStaticString("Transfer-Encoding: chunked\r\n")
+        isChunked = true
+    }
+
+    /// Ends the field section.
+    mutating func end() {
+        bytes.writeStaticString("\r\n")
+    }
+
+    /// Whether every byte written from `start` on satisfies `isValid`.
+    private static func all(in bytes: ByteBuffer, from start: Int, satisfy isValid: (UInt8) -> Bool) -> Bool {
+        bytes.withUnsafeReadableBytes { raw in
+            raw[(start - bytes.readerIndex)...].allSatisfy(isValid)
+        }
+    }
+
+    /// A request-target byte: VCHAR or obs-text, no space, no control.
+    private static func isTargetByte(_ byte: UInt8) -> Bool {
+        byte > 32 && byte != 127
+    }
+}
+
+extension HTTP1RequestHead {
+    /// The size line before one part of a chunked body.
+    static func chunkSizeLine(_ size: Int, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var line = allocator.buffer(capacity: 18)
+        line.writeString(String(size, radix: 16))
+        line.writeStaticString("\r\n")
+        return line
+    }
+
+    /// What follows a part of a chunked body: the CRLF closing its data (if it
+    /// had any), then with `isLast` the last chunk and the empty trailer section.
+    /// Nothing at all is an empty buffer, still written so its completion is observed.
+    static func chunkEnd(afterData: Bool, isLast: Bool) -> ByteBuffer {
+        switch (afterData, isLast) {
+        case (true, true): ByteBuffer(staticString: "\r\n0\r\n\r\n")
+        case (true, false): ByteBuffer(staticString: "\r\n")
+        case (false, true): ByteBuffer(staticString: "0\r\n\r\n")
+        case (false, false): ByteBuffer()
+        }
+    }
+}
