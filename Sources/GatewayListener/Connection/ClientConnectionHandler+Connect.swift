@@ -59,8 +59,7 @@ extension ClientConnectionHandler {
     /// `200 Connection Established`, the answer to an accepted `CONNECT`.
     private func writeConnectionEstablished(version: HTTPVersion) {
         guard let context else { return }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .custom(code: 200, reasonPhrase: "Connection Established")))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(ResponseFraming.bareHead(version: version, code: 200, reason: "Connection Established")), promise: nil)
     }
 
     /// Answers 200, replaces the HTTP handlers with a tunnel to `peer`, logs when both close.
@@ -86,7 +85,6 @@ extension ClientConnectionHandler {
         let client = context.channel
         sync.removeHandler(self)
             .flatMap { sync.removeHandler(handlers.decoder) }
-            .flatMap { sync.removeHandler(handlers.encoder) }
             .flatMap { sync.removeHandler(handlers.timeouts) }
             .flatMap {
                 // Bytes the client sent right after CONNECT were forwarded by the

@@ -2,31 +2,49 @@ import GatewayCore
 import NIOCore
 import NIOHTTP1
 
-/// Writing responses: streamed ones for exchanges, whole ones the gateway makes itself.
+/// Writing responses as bytes (``ResponseFraming`` serializes heads, chunks are
+/// framed here): streamed ones for exchanges, whole ones the gateway makes itself.
 extension ClientConnectionHandler {
     /// Writes the response head of the exchange in flight; returns its framing.
     func sendResponseHead(status: HTTPResponseStatus, headers: HTTPHeaders, declaredLength: Int?, info: ExchangeInfo) -> ResponseFraming {
-        var headers = headers
-        HopByHopHeaders.addVia(to: &headers, version: .http1_1, pseudonym: RequestRouter.viaPseudonym)
         let framing = ResponseFraming(
             status: status, headers: headers, declaredLength: declaredLength,
             requestMethod: info.method, requestVersion: info.version,
-            keepAlive: machine.keepAliveWanted && !environment.tracker.isDraining
+            keepAlive: machine.keepAliveWanted && !environment.tracker.isDraining,
+            via: RequestRouter.responseVia, allocator: context?.channel.allocator ?? ByteBufferAllocator()
         )
         _ = machine.responseHead(keepAlive: framing.keepAlive)
-        info.observeResponseHead(status: status, headers: headers)
-        context?.write(wrapOutboundOut(.head(framing.head)), promise: nil)
+        info.observeResponseHead(status: status, headers: headers, via: RequestRouter.responseVia)
+        responseChunked = framing.chunked
+        context?.write(wrapOutboundOut(framing.head), promise: nil)
         return framing
     }
 
     /// A part of the response body, written unflushed: the exchange flushes
     /// (``flushResponse()``) once the parts of one upstream read are written.
     func sendResponseBodyPart(_ buffer: ByteBuffer) {
-        context?.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        guard let context else { return }
+        guard responseChunked else {
+            context.write(wrapOutboundOut(buffer), promise: nil)
+            return
+        }
+        // A chunk of size 0 would end the body: an empty part writes nothing.
+        guard buffer.readableBytes > 0 else { return }
+        context.write(wrapOutboundOut(ChunkedFraming.sizeLine(buffer.readableBytes, allocator: context.channel.allocator)), promise: nil)
+        context.write(wrapOutboundOut(buffer), promise: nil)
+        context.write(wrapOutboundOut(ChunkedFraming.after(data: true, isLast: false)), promise: nil)
     }
 
     func flushResponse() {
         context?.flush()
+    }
+
+    /// The end of the response's body: the last chunk, or nothing (an empty write
+    /// whose completion says the response went out).
+    private func writeResponseEnd(_ context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        let end = ChunkedFraming.after(data: false, isLast: responseChunked)
+        responseChunked = false
+        return context.writeAndFlush(wrapOutboundOut(end))
     }
 
     /// Ends the response of the exchange in flight.
@@ -34,24 +52,20 @@ extension ClientConnectionHandler {
         guard let context else { return }
         switch machine.responseEnd() {
         case .exchangeDone(let keepAlive):
+            let written = writeResponseEnd(context)
             if keepAlive {
-                if environment.tracker.isDraining {
-                    lastWrite = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-                } else {
-                    lastWrite = nil
-                    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                }
+                lastWrite = environment.tracker.isDraining ? written : nil
             } else {
-                closeWhenWritten(context.writeAndFlush(wrapOutboundOut(.end(nil))))
+                closeWhenWritten(written)
             }
             exchangeDone(keepAlive: keepAlive)
         case .awaitRequestEnd(let keepAlive):
             // The rest of the request body is read and dropped (up to a limit), or the connection closes.
+            let written = writeResponseEnd(context)
             if keepAlive {
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
                 resumeReading()
             } else {
-                closeWhenWritten(context.writeAndFlush(wrapOutboundOut(.end(nil))))
+                closeWhenWritten(written)
             }
         case .forward, .queue, .ignore:
             break
@@ -62,15 +76,14 @@ extension ClientConnectionHandler {
     /// (a refusal, a 407, an error before the upstream answered). Returns the body bytes written.
     @discardableResult
     func respond(_ response: ProxyResponse, info: ExchangeInfo, addVia: Bool = false, keepAlive: Bool = true) -> Int {
-        var headers = response.headers
-        if addVia { HopByHopHeaders.addVia(to: &headers, version: .http1_1, pseudonym: RequestRouter.viaPseudonym) }
+        let via = addVia ? RequestRouter.responseVia : nil
         let framing = ResponseFraming(
-            status: response.status, headers: headers, declaredLength: response.body.declaredLength,
+            status: response.status, headers: response.headers, declaredLength: response.body.declaredLength,
             requestMethod: info.method, requestVersion: info.version,
-            keepAlive: keepAlive && machine.keepAliveWanted && !environment.tracker.isDraining
+            keepAlive: keepAlive && machine.keepAliveWanted && !environment.tracker.isDraining, via: via
         )
         _ = machine.responseHead(keepAlive: framing.keepAlive)
-        info.observeResponseHead(status: response.status, headers: headers)
+        info.observeResponseHead(status: response.status, headers: response.headers, via: via)
         let written = writeWhole(framing, body: response.body)
         sendResponseEnd()
         return written
@@ -84,15 +97,16 @@ extension ClientConnectionHandler {
             requestMethod: method, requestVersion: version, keepAlive: false
         )
         _ = writeWhole(framing, body: response.body)
-        closeWhenWritten(context.writeAndFlush(wrapOutboundOut(.end(nil))))
+        closeWhenWritten(writeResponseEnd(context))
     }
 
     /// Head and buffered body of a whole response (the end is written by the caller).
     private func writeWhole(_ framing: ResponseFraming, body: ProxyBody) -> Int {
+        responseChunked = framing.chunked
         guard let context else { return 0 }
-        context.write(wrapOutboundOut(.head(framing.head)), promise: nil)
+        context.write(wrapOutboundOut(framing.head), promise: nil)
         guard !framing.bodyless, case .bytes(let buffer) = body.storage, buffer.readableBytes > 0 else { return 0 }
-        context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        sendResponseBodyPart(buffer)
         return buffer.readableBytes
     }
 

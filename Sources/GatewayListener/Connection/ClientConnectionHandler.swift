@@ -13,7 +13,7 @@ struct ClientConnectionEnvironment: Sendable {
     let maxHeadBytes: Int
 }
 
-/// The proxy side of a client connection, after the HTTP codec: reads requests
+/// The proxy side of a client connection, after the request decoder: reads requests
 /// in order (keep-alive, pipelining), refuses what must be refused, and runs
 /// each exchange on the event loop: the direct path hands parts between this
 /// channel and a pooled upstream channel, with back-pressure by holding
@@ -21,8 +21,8 @@ struct ClientConnectionEnvironment: Sendable {
 /// interception. Its protocol state is ``ClientConnectionStateMachine``.
 final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// Largest leftover request body read and discarded to keep a connection alive.
     static let drainLimit = 64 * 1024
@@ -40,6 +40,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var pipelined = CircularBuffer<HTTPServerRequestPart>()
     private var heldRead = false
     private var discardedBytes = 0
+    /// The response being written goes in chunks.
+    var responseChunked = false
     /// The last write of a response, kept only when the connection may close after it.
     var lastWrite: EventLoopFuture<Void>?
     var trackingID: Int?

@@ -76,6 +76,6 @@ extension DirectExchange {
     func sendContinueIfAwaited() {
         guard !continueSent, info.expectsContinue, info.version.minor >= 1, !handler.machine.responseStarted else { return }
         continueSent = true
-        handler.context?.writeAndFlush(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
+        handler.context?.writeAndFlush(NIOAny(ResponseFraming.bareHead(version: .http1_1, code: 100, reason: "Continue")), promise: nil)
     }
 }

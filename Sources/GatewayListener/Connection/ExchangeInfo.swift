@@ -20,7 +20,12 @@ struct ExchangeInfo {
         for observation in observations { observation.requestBodyPart(buffer) }
     }
 
-    func observeResponseHead(status: HTTPResponseStatus, headers: HTTPHeaders) {
+    /// Observers see the fields as the client gets them, with `via` when the gateway adds it
+    /// (built only when someone observes).
+    func observeResponseHead(status: HTTPResponseStatus, headers: HTTPHeaders, via: String?) {
+        guard !observations.isEmpty else { return }
+        var headers = headers
+        if let via { headers.add(name: "Via", value: via) }
         for observation in observations { observation.responseHead(status: Int(status.code), headers: headers) }
     }
 

@@ -10,6 +10,8 @@ import NIOHTTP1
 struct RequestRouter {
     let config: GatewayConfig
     static let viaPseudonym = "gateway"
+    /// The `Via` value the gateway adds to the responses it forwards (always HTTP/1.1 upstream).
+    static let responseVia = "1.1 \(viaPseudonym)"
 
     func route(
         head: HTTPRequestHead,

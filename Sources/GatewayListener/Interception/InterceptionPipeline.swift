@@ -5,8 +5,8 @@ import NIOSSL
 /// Turns a client connection that just got `200 Connection Established` into an
 /// HTTPS one the gateway terminates:
 ///
-///     before:  timeouts → encoder → decoder (CONNECT, stopped) → client handler
-///     after:   TLS server → handshake watch → timeouts → encoder → new decoder → client handler
+///     before:  timeouts → decoder (CONNECT, stopped) → client handler
+///     after:   TLS server → handshake watch → timeouts → new decoder → client handler
 ///
 /// The same ``ClientConnectionHandler`` then reads the requests sent inside the tunnel.
 /// Bytes the client sent right after its `CONNECT` (a pipelined ClientHello) are
@@ -33,7 +33,7 @@ enum InterceptionPipeline {
             let tls = NIOSSLServerHandler(context: context)
             try sync.addHandler(tls, position: .first)
             try sync.addHandler(InterceptionHandshakeHandler(onFailure: onHandshakeFailure), position: .after(tls))
-            try sync.addHandler(decoder, position: .after(handlers.encoder))
+            try sync.addHandler(decoder, position: .after(handlers.timeouts))
         }.flatMap {
             sync.removeHandler(catcher)
         }.map {

@@ -4,11 +4,12 @@ package import NIOHTTP1
 
 /// Builds the per-connection pipeline of the proxy listener:
 ///
-///     ClientTimeoutHandler → HTTPResponseEncoder → HTTP decoder (limits, leftover
-///     bytes forwarded for CONNECT) → ClientConnectionHandler
+///     ClientTimeoutHandler → HTTP request decoder (limits, leftover bytes
+///     forwarded for CONNECT) → ClientConnectionHandler
 ///
-/// The encoder does not set framing headers: the handler decides them per
-/// response (it knows about HEAD, 204/304 and HTTP/1.0 clients).
+/// There is no response encoder: the handler writes responses as bytes
+/// (``ResponseFraming``), framed per response (it knows about HEAD, 204/304
+/// and HTTP/1.0 clients).
 package struct ProxyChannelSetup: Sendable {
     var maxHeadBytes: Int
     var timeouts: ClientTimeoutStateMachine.Limits
@@ -16,15 +17,11 @@ package struct ProxyChannelSetup: Sendable {
 
     func configure(_ channel: any Channel) throws {
         channel.eventLoop.assertInEventLoop()
-        var encoderConfiguration = HTTPResponseEncoder.Configuration()
-        encoderConfiguration.automaticallySetFramingHeaders = false
         let timeouts = ClientTimeoutHandler(limits: self.timeouts)
-        let encoder = HTTPResponseEncoder(configuration: encoderConfiguration)
         let decoder = Self.makeDecoder(maxHeadBytes: maxHeadBytes)
-        let handlers = ClientPipeline(timeouts: timeouts, encoder: encoder, decoder: decoder)
+        let handlers = ClientPipeline(timeouts: timeouts, decoder: decoder)
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(timeouts)
-        try sync.addHandler(encoder)
         try sync.addHandler(decoder)
         try sync.addHandler(ClientConnectionHandler(environment: environment, pipeline: handlers))
     }
@@ -42,10 +39,9 @@ package struct ProxyChannelSetup: Sendable {
     }
 }
 
-/// The HTTP handlers in front of a ``ClientConnectionHandler``: a tunnel removes
+/// The handlers in front of a ``ClientConnectionHandler``: a tunnel removes
 /// them, interception replaces the decoder.
 struct ClientPipeline {
     let timeouts: ClientTimeoutHandler
-    let encoder: HTTPResponseEncoder
     var decoder: ByteToMessageHandler<HTTPRequestDecoder>
 }

@@ -140,10 +140,10 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             if active?.chunkedBody == true {
                 // A chunk of size 0 would end the body: an empty part writes no chunk.
                 if chunk.readableBytes > 0 {
-                    context.write(wrapOutboundOut(HTTP1RequestHead.chunkSizeLine(chunk.readableBytes, allocator: context.channel.allocator)), promise: nil)
+                    context.write(wrapOutboundOut(ChunkedFraming.sizeLine(chunk.readableBytes, allocator: context.channel.allocator)), promise: nil)
                     context.write(wrapOutboundOut(chunk), promise: nil)
                 }
-                let after = HTTP1RequestHead.chunkEnd(afterData: chunk.readableBytes > 0, isLast: isLast)
+                let after = ChunkedFraming.after(data: chunk.readableBytes > 0, isLast: isLast)
                 future = writeObserved(after, isEnd: isLast, exchangeID: exchangeID, context: context)
             } else {
                 future = writeObserved(chunk, isEnd: isLast, exchangeID: exchangeID, context: context)
@@ -162,7 +162,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .write:
             guard let context = liveContext() else { return failedWrite(beforeHead: true) }
             // A body with a length was all written already: the empty write marks its end.
-            let end = HTTP1RequestHead.chunkEnd(afterData: false, isLast: active?.chunkedBody == true)
+            let end = ChunkedFraming.after(data: false, isLast: active?.chunkedBody == true)
             let future = writeObserved(end, isEnd: true, exchangeID: exchangeID, context: context)
             context.flush()
             scheduleTimerIfArmed()

@@ -80,25 +80,3 @@ struct HTTP1RequestHead {
         byte > 32 && byte != 127
     }
 }
-
-extension HTTP1RequestHead {
-    /// The size line before one part of a chunked body.
-    static func chunkSizeLine(_ size: Int, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var line = allocator.buffer(capacity: 18)
-        line.writeString(String(size, radix: 16))
-        line.writeStaticString("\r\n")
-        return line
-    }
-
-    /// What follows a part of a chunked body: the CRLF closing its data (if it
-    /// had any), then with `isLast` the last chunk and the empty trailer section.
-    /// Nothing at all is an empty buffer, still written so its completion is observed.
-    static func chunkEnd(afterData: Bool, isLast: Bool) -> ByteBuffer {
-        switch (afterData, isLast) {
-        case (true, true): ByteBuffer(staticString: "\r\n0\r\n\r\n")
-        case (true, false): ByteBuffer(staticString: "\r\n")
-        case (false, true): ByteBuffer(staticString: "0\r\n\r\n")
-        case (false, false): ByteBuffer()
-        }
-    }
-}

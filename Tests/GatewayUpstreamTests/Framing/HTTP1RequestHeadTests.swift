@@ -56,11 +56,11 @@ struct HTTP1RequestHeadTests {
 
     @Test func chunkFraming() {
         let allocator = ByteBufferAllocator()
-        #expect(String(buffer: HTTP1RequestHead.chunkSizeLine(255, allocator: allocator)) == "ff\r\n")
-        #expect(String(buffer: HTTP1RequestHead.chunkEnd(afterData: true, isLast: false)) == "\r\n")
-        #expect(String(buffer: HTTP1RequestHead.chunkEnd(afterData: true, isLast: true)) == "\r\n0\r\n\r\n")
-        #expect(String(buffer: HTTP1RequestHead.chunkEnd(afterData: false, isLast: true)) == "0\r\n\r\n")
-        #expect(HTTP1RequestHead.chunkEnd(afterData: false, isLast: false).readableBytes == 0)
+        #expect(String(buffer: ChunkedFraming.sizeLine(255, allocator: allocator)) == "ff\r\n")
+        #expect(String(buffer: ChunkedFraming.after(data: true, isLast: false)) == "\r\n")
+        #expect(String(buffer: ChunkedFraming.after(data: true, isLast: true)) == "\r\n0\r\n\r\n")
+        #expect(String(buffer: ChunkedFraming.after(data: false, isLast: true)) == "0\r\n\r\n")
+        #expect(ChunkedFraming.after(data: false, isLast: false).readableBytes == 0)
     }
 
     /// The head a proxied request becomes: `Host` first when absent, hop-by-hop
