@@ -19,19 +19,26 @@ public enum HopByHopHeaders {
         for (name, value) in headers where isAlwaysHopByHop(name) {
             if let index = names.firstIndex(where: { equalsIgnoringCase(name, $0) }) { present |= 1 << index }
             guard equalsIgnoringCase(name, "connection") else { continue }
-            // The listed tokens, without `split`'s array: `keep-alive` is removed anyway, `close` names no field.
-            var rest = value[...]
-            while !rest.isEmpty {
-                let comma = rest.firstIndex(of: ",") ?? rest.endIndex
-                let token = rest[..<comma].trimmingASCIISpaces()
-                rest = comma == rest.endIndex ? rest[comma...] : rest[rest.index(after: comma)...]
-                if !token.isEmpty, !equalsIgnoringCase("keep-alive", token), !equalsIgnoringCase("close", token) {
-                    named.append(token)
-                }
+            // `keep-alive` is removed anyway, `close` names no field.
+            forEachToken(in: value) { token in
+                if !equalsIgnoringCase("keep-alive", token), !equalsIgnoringCase("close", token) { named.append(token) }
             }
         }
         for (index, name) in names.enumerated() where present & (1 << index) != 0 { headers.remove(name: name) }
         for name in named { headers.remove(name: String(name)) }
+    }
+
+    /// Calls `body` with each non-empty token of a comma-separated field value,
+    /// trimmed of spaces and tabs (without `split`'s array).
+    @inlinable
+    public static func forEachToken(in value: String, _ body: (Substring) -> Void) {
+        var rest = value[...]
+        while !rest.isEmpty {
+            let comma = rest.firstIndex(of: ",") ?? rest.endIndex
+            let token = rest[..<comma].trimmingASCIISpaces()
+            rest = comma == rest.endIndex ? rest[comma...] : rest[rest.index(after: comma)...]
+            if !token.isEmpty { body(token) }
+        }
     }
 
     /// Appends this gateway to `Via` (RFC 9110 §7.6.3), e.g. `1.1 gateway`.
@@ -78,7 +85,9 @@ public enum HopByHopHeaders {
 }
 
 extension Substring {
-    fileprivate func trimmingASCIISpaces() -> Substring {
+    /// Without leading and trailing spaces and tabs (OWS, RFC 9110 §5.6.3).
+    @inlinable
+    public func trimmingASCIISpaces() -> Substring {
         var s = self
         while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
         while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }

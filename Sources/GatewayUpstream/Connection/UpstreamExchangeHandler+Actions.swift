@@ -36,14 +36,9 @@ extension UpstreamExchangeHandler {
     private func forwardHead(_ head: HTTPResponseHead, declaredLength: Int?, hasBody: Bool) {
         guard let active else { return }
         active.recorder.responseHead(status: Int(head.status.code))
-        var headers = head.headers
-        // `remove` copies the shared fields even when it finds nothing: only called when there is something to remove.
-        if headers.contains(name: "transfer-encoding"), headers.contains(name: "content-length") {
-            headers.remove(name: "content-length")
-        }
-        HopByHopHeaders.removeAll(from: &headers)
+        // The framer kept end-to-end fields only (and refused Content-Length with Transfer-Encoding).
         active.delegate.upstreamResponseHead(
-            UpstreamResponseHead(status: head.status, headers: headers, declaredLength: declaredLength, hasBody: hasBody)
+            UpstreamResponseHead(status: head.status, headers: head.headers, declaredLength: declaredLength, hasBody: hasBody)
         )
     }
 

@@ -15,8 +15,8 @@ extension UpstreamExchangeHandler {
         do {
             while !machine.isClosed, let event = try framer.next() {
                 switch event {
-                case .head(let head, let untilClose):
-                    run(machine.responseHead(head, untilClose: untilClose, now: eventLoop.now))
+                case .head(let head):
+                    run(machine.responseHead(head.head, declaredLength: head.declaredLength, keepAlive: head.keepAlive, now: eventLoop.now))
                 case .body(let chunk):
                     run(machine.responseBodyPart(chunk, now: eventLoop.now))
                 case .end:

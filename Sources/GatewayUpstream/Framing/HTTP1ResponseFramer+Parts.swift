@@ -17,20 +17,20 @@ extension HTTP1ResponseFramer {
                 try HTTP1ResponseHeadParser.parse(UnsafeRawBufferPointer(rebasing: raw[..<length]))
             }
         }
-        guard case .success(let (head, framing)) = parsed else {
+        guard case .success(let head) = parsed else {
             if case .failure(let error) = parsed { return try fail(error) }
             return nil
         }
         bytes.moveReaderIndex(forwardBy: length)
-        switch head.status.code {
+        switch head.head.status.code {
         case 101:
             state = .idle
-            return .head(head, untilClose: true)
+            return .head(Head(head: head.head, declaredLength: nil, keepAlive: false, untilClose: true))
         case 100..<200:
             state = .head(scanFrom: 0)
             return try nextHead(&bytes, scanFrom: 0)
         default:
-            return startBody(of: head, framing: framing)
+            return startBody(of: head)
         }
     }
 

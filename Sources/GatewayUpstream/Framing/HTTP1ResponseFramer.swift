@@ -14,11 +14,22 @@ import NIOHTTP1
 /// obs-fold, whitespace before a colon and bare LF line ends are refused.
 struct HTTP1ResponseFramer {
     enum Event: Equatable {
-        /// A final response head; `untilClose`: its body ends when the connection
-        /// does, so the connection is never reused after it.
-        case head(HTTPResponseHead, untilClose: Bool)
+        case head(Head)
         case body(ByteBuffer)
         case end
+    }
+
+    /// A final response head (or a 101), and what the exchange needs of it.
+    struct Head: Equatable {
+        /// With its end-to-end fields only.
+        let head: HTTPResponseHead
+        /// `Content-Length`, when the body is not chunked.
+        let declaredLength: Int?
+        /// The connection may carry another exchange after this response:
+        /// keep-alive by version and `Connection`, and a body not read until close.
+        let keepAlive: Bool
+        /// The body ends when the connection does.
+        let untilClose: Bool
     }
 
     /// The longest head (status line and fields) taken by default.
@@ -121,24 +132,22 @@ struct HTTP1ResponseFramer {
         throw error
     }
 
-    /// Where the body of a final response with `head` starts, by RFC 9112 §6.3.
-    mutating func startBody(of head: HTTPResponseHead, framing: HTTP1ResponseHeadParser.BodyFraming) -> Event {
-        let code = head.status.code
+    /// Where the body of a final response starts, by RFC 9112 §6.3.
+    mutating func startBody(of parsed: HTTP1ResponseHeadParser.Parsed) -> Event {
+        let code = parsed.head.status.code
+        var untilClose = false
         if isHEAD || code == 204 || code == 304 {
             state = .length(remaining: 0)
-            return .head(head, untilClose: false)
+        } else {
+            switch parsed.framing {
+            case .chunked: state = .chunkLine
+            case .length(let length): state = .length(remaining: length)
+            case .untilClose:
+                state = .untilClose
+                untilClose = true
+            }
         }
-        switch framing {
-        case .chunked:
-            state = .chunkLine
-            return .head(head, untilClose: false)
-        case .length(let length):
-            state = .length(remaining: length)
-            return .head(head, untilClose: false)
-        case .untilClose:
-            state = .untilClose
-            return .head(head, untilClose: true)
-        }
+        return .head(Head(head: parsed.head, declaredLength: parsed.declaredLength, keepAlive: parsed.keepAlive && !untilClose, untilClose: untilClose))
     }
 }
 

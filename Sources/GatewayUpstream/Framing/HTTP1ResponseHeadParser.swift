@@ -12,8 +12,21 @@ enum HTTP1ResponseHeadParser {
         case untilClose
     }
 
+    /// A parsed head and what the connection needs to know of it, found in the
+    /// one scan of its fields, so that nobody scans them again.
+    struct Parsed {
+        /// The end-to-end fields only: hop-by-hop ones (RFC 9110 §7.6.1) and
+        /// those `Connection` names are not kept, as a proxy must not forward them.
+        var head: HTTPResponseHead
+        var framing: BodyFraming
+        /// `Content-Length`, when there is no `Transfer-Encoding`.
+        var declaredLength: Int?
+        /// HTTP/1.1 without `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`.
+        var keepAlive: Bool
+    }
+
     /// `raw` is the whole head, ending in CRLFCRLF.
-    static func parse(_ raw: UnsafeRawBufferPointer) throws(HTTP1FramingError) -> (HTTPResponseHead, BodyFraming) {
+    static func parse(_ raw: UnsafeRawBufferPointer) throws(HTTP1FramingError) -> Parsed {
         guard let statusEnd = lineEnd(in: raw, from: 0) else { throw .malformedStatusLine }
         let (version, status, reason) = try statusLine(raw, upTo: statusEnd)
         var lineStart = statusEnd + 2
@@ -22,6 +35,7 @@ enum HTTP1ResponseHeadParser {
         var contentLength: Int?
         var transferEncoding: Substring?  // the last field's value; its last coding decides
         var hasTransferEncoding = false
+        var connection = ConnectionOptions()
         while true {
             // The head ends in CRLFCRLF: no line end here is a bare LF or CR.
             guard let end = lineEnd(in: raw, from: lineStart) else { throw .malformedHeaderLine }
@@ -29,20 +43,49 @@ enum HTTP1ResponseHeadParser {
             let (name, value) = try field(raw, from: lineStart, to: end)
             lineStart = end + 2
             if HopByHopHeaders.equalsIgnoringCase(name, "content-length") {
-                guard HTTPResponseHead.mergeContentLength(value, into: &contentLength) else { throw .invalidContentLength }
-            } else if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") {
-                hasTransferEncoding = true
-                transferEncoding = value[...]
+                guard mergeContentLength(value, into: &contentLength) else { throw .invalidContentLength }
+            } else if HopByHopHeaders.isAlwaysHopByHop(name) {
+                if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") {
+                    hasTransferEncoding = true
+                    transferEncoding = value[...]
+                } else if HopByHopHeaders.equalsIgnoringCase(name, "connection") {
+                    connection.add(value)
+                }
+                continue
             }
             headers.add(name: name, value: value)
         }
+        for name in connection.named { headers.remove(name: name) }
         let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status, reasonPhrase: reason), headers: headers)
+        let keepAlive = version.minor >= 1 ? !connection.close : connection.keepAlive && !connection.close
         if hasTransferEncoding {
             guard contentLength == nil else { throw .contentLengthWithTransferEncoding }
-            return (head, lastCodingIsChunked(transferEncoding ?? "") ? .chunked : .untilClose)
+            let framing: BodyFraming = lastCodingIsChunked(transferEncoding ?? "") ? .chunked : .untilClose
+            return Parsed(head: head, framing: framing, declaredLength: nil, keepAlive: keepAlive)
         }
-        if let contentLength { return (head, .length(contentLength)) }
-        return (head, .untilClose)
+        if let contentLength { return Parsed(head: head, framing: .length(contentLength), declaredLength: contentLength, keepAlive: keepAlive) }
+        return Parsed(head: head, framing: .untilClose, declaredLength: nil, keepAlive: keepAlive)
+    }
+
+    /// The options of the `Connection` fields: `close`, `keep-alive`, and the
+    /// names of other hop-by-hop fields (rare: kept in an array only then).
+    struct ConnectionOptions {
+        var close = false
+        var keepAlive = false
+        var named: [String] = []
+
+        /// Adds one field's comma-separated tokens.
+        mutating func add(_ value: String) {
+            HopByHopHeaders.forEachToken(in: value) { token in
+                if HopByHopHeaders.equalsIgnoringCase("close", token) {
+                    close = true
+                } else if HopByHopHeaders.equalsIgnoringCase("keep-alive", token) {
+                    keepAlive = true
+                } else {
+                    named.append(String(token))
+                }
+            }
+        }
     }
 
     /// The offset of the CR of the next CRLF at or after `start`.

@@ -77,6 +77,15 @@ extension NIODeadline {
     }
 }
 
+extension UpstreamExchangeStateMachine {
+    /// A head as the framer would report it: its `Content-Length` and keep-alive
+    /// read from its fields, a body until close never keep-alive.
+    mutating func responseHead(_ head: HTTPResponseHead, untilClose: Bool, now: NIODeadline) -> Action {
+        let length = head.headers.first(name: "content-length").flatMap { Int($0) }
+        return responseHead(head, declaredLength: length, keepAlive: head.isKeepAlive && !untilClose, now: now)
+    }
+}
+
 extension HTTPResponseHead {
     static func ok(length: Int) -> HTTPResponseHead {
         HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(length)"])

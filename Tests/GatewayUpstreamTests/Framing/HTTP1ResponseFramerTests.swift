@@ -12,6 +12,7 @@ import Testing
     struct Framed: Equatable {
         var heads: [HTTPResponseHead] = []
         var untilClose: [Bool] = []
+        var keepAlive: [Bool] = []
         var body = ""
         var ended = false
     }
@@ -36,9 +37,10 @@ import Testing
 
     static func record(_ event: HTTP1ResponseFramer.Event, into framed: inout Framed) {
         switch event {
-        case .head(let head, let untilClose):
-            framed.heads.append(head)
-            framed.untilClose.append(untilClose)
+        case .head(let head):
+            framed.heads.append(head.head)
+            framed.untilClose.append(head.untilClose)
+            framed.keepAlive.append(head.keepAlive)
         case .body(let slice):
             framed.body += String(buffer: slice)
         case .end:
@@ -173,10 +175,13 @@ import Testing
 
     @Test func keepAliveFollowsTheVersionAndConnectionField() throws {
         let old = try Self.frame("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
-        #expect(old.heads.first?.isKeepAlive == false)
+        #expect(old.keepAlive == [false])
         let kept = try Self.frame("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n")
-        #expect(kept.heads.first?.isKeepAlive == true)
+        #expect(kept.keepAlive == [true])
         let closed = try Self.frame("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
-        #expect(closed.heads.first?.isKeepAlive == false)
+        #expect(closed.keepAlive == [false])
+        // A body read until close never leaves the connection reusable.
+        let untilClose = try Self.frame("HTTP/1.1 200 OK\r\n\r\nabc", close: true)
+        #expect(untilClose.keepAlive == [false] && untilClose.untilClose == [true])
     }
 }

@@ -1,20 +1,5 @@
-import GatewayCore
-import NIOHTTP1
 
-extension HTTPResponseHead {
-    /// The `Content-Length` of the response, nil when absent, invalid, ambiguous
-    /// (several that disagree), or overridden by `Transfer-Encoding`.
-    /// One scan of the fields, no allocation (on every response).
-    var upstreamContentLength: Int? {
-        var length: Int?
-        for field in headers {
-            if HopByHopHeaders.equalsIgnoringCase(field.name, "transfer-encoding") { return nil }
-            guard HopByHopHeaders.equalsIgnoringCase(field.name, "content-length") else { continue }
-            guard Self.mergeContentLength(field.value, into: &length) else { return nil }
-        }
-        return length
-    }
-
+extension HTTP1ResponseHeadParser {
     /// Adds one `Content-Length` field's value to `length`: false when it is not
     /// decimal or disagrees. A list of identical values (`5, 5`) is one length, as
     /// RFC 9110 §8.6 allows.

@@ -1,0 +1,53 @@
+import NIOHTTP1
+import Testing
+
+@testable import GatewayUpstream
+
+/// What the one scan of a response head finds: the declared length (identical
+/// values as fields or as a list are one length; disagreeing or malformed ones
+/// are refused), keep-alive by version and `Connection`, and only end-to-end
+/// fields kept for forwarding.
+struct HTTP1ResponseHeadParserTests {
+    static func parse(_ fields: [String], version: String = "HTTP/1.1") throws(HTTP1FramingError) -> HTTP1ResponseHeadParser.Parsed {
+        let text = "\(version) 200 OK\r\n" + fields.map { $0 + "\r\n" }.joined() + "\r\n"
+        let bytes = Array(text.utf8)
+        let result = bytes.withUnsafeBytes { raw in Result { () throws(HTTP1FramingError) in try HTTP1ResponseHeadParser.parse(raw) } }
+        return try result.get()
+    }
+
+    @Test func identicalValuesAreOneLength() throws {
+        #expect(try Self.parse(["Content-Length: 5"]).declaredLength == 5)
+        #expect(try Self.parse(["content-length:  12 "]).declaredLength == 12)
+        #expect(try Self.parse(["Content-Length: 5", "CONTENT-LENGTH: 5"]).declaredLength == 5)
+        #expect(try Self.parse(["Content-Length: 5, 5"]).declaredLength == 5)
+        #expect(try Self.parse(["Content-Length: 0"]).declaredLength == 0)
+        #expect(try Self.parse([]).declaredLength == nil)
+        #expect(try Self.parse(["Transfer-Encoding: chunked"]).declaredLength == nil)
+    }
+
+    @Test(arguments: [["Content-Length: 5", "Content-Length: 6"], ["Content-Length: 5, 6"], ["Content-Length: -1"], ["Content-Length: 5x"],
+                      ["Content-Length: "], ["Content-Length: 1234567890123456789"]])
+    func disagreeingOrMalformedLengthsAreRefused(_ fields: [String]) {
+        #expect(throws: HTTP1FramingError.invalidContentLength) { try Self.parse(fields) }
+    }
+
+    @Test func keepAliveFollowsTheVersionAndConnection() throws {
+        #expect(try Self.parse([]).keepAlive)
+        #expect(try !Self.parse(["Connection: close"]).keepAlive)
+        #expect(try !Self.parse(["Connection: Keep-Alive, CLOSE"]).keepAlive)
+        #expect(try !Self.parse([], version: "HTTP/1.0").keepAlive)
+        #expect(try Self.parse(["Connection: keep-alive"], version: "HTTP/1.0").keepAlive)
+        #expect(try !Self.parse(["Connection: keep-alive", "Connection: close"], version: "HTTP/1.0").keepAlive)
+    }
+
+    /// Hop-by-hop fields, and those `Connection` names, are not kept; the rest keep their order and case.
+    @Test func onlyEndToEndFieldsAreKept() throws {
+        let parsed = try Self.parse([
+            "Server: origin", "Connection: keep-alive, X-Hop", "Keep-Alive: timeout=5", "X-Hop: 1",
+            "Transfer-Encoding: chunked", "Upgrade: h2c", "x-a: 1", "Proxy-Authenticate: Basic", "Trailer: X-T", "X-A: 2",
+        ])
+        #expect(parsed.head.headers.map { "\($0.name): \($0.value)" } == ["Server: origin", "x-a: 1", "X-A: 2"])
+        #expect(parsed.framing == .chunked)
+        #expect(parsed.keepAlive)
+    }
+}
