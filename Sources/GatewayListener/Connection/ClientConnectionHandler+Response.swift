@@ -39,12 +39,17 @@ extension ClientConnectionHandler {
         context?.flush()
     }
 
-    /// The end of the response's body: the last chunk, or nothing (an empty write
-    /// whose completion says the response went out).
-    private func writeResponseEnd(_ context: ChannelHandlerContext) -> EventLoopFuture<Void> {
-        let end = ChunkedFraming.after(data: false, isLast: responseChunked)
+    /// The end of the response's body, flushed: the last chunk, or no bytes at
+    /// all. `observed`: the caller needs to know when the response went out (an
+    /// empty write then carries the promise); else nil.
+    private func writeResponseEnd(_ context: ChannelHandlerContext, observed: Bool) -> EventLoopFuture<Void>? {
+        let chunked = responseChunked
         responseChunked = false
-        return context.writeAndFlush(wrapOutboundOut(end))
+        guard chunked || observed else {
+            context.flush()
+            return nil
+        }
+        return context.writeAndFlush(wrapOutboundOut(ChunkedFraming.after(data: false, isLast: chunked)))
     }
 
     /// Ends the response of the exchange in flight.
@@ -52,20 +57,19 @@ extension ClientConnectionHandler {
         guard let context else { return }
         switch machine.responseEnd() {
         case .exchangeDone(let keepAlive):
-            let written = writeResponseEnd(context)
             if keepAlive {
-                lastWrite = environment.tracker.isDraining ? written : nil
+                lastWrite = writeResponseEnd(context, observed: environment.tracker.isDraining)
             } else {
-                closeWhenWritten(written)
+                closeWhenWritten(writeResponseEnd(context, observed: true))
             }
             exchangeDone(keepAlive: keepAlive)
         case .awaitRequestEnd(let keepAlive):
             // The rest of the request body is read and dropped (up to a limit), or the connection closes.
-            let written = writeResponseEnd(context)
             if keepAlive {
+                _ = writeResponseEnd(context, observed: false)
                 resumeReading()
             } else {
-                closeWhenWritten(written)
+                closeWhenWritten(writeResponseEnd(context, observed: true))
             }
         case .forward, .queue, .ignore:
             break
@@ -97,7 +101,7 @@ extension ClientConnectionHandler {
             requestMethod: method, requestVersion: version, keepAlive: false
         )
         _ = writeWhole(framing, body: response.body)
-        closeWhenWritten(writeResponseEnd(context))
+        closeWhenWritten(writeResponseEnd(context, observed: true))
     }
 
     /// Head and buffered body of a whole response (the end is written by the caller).
