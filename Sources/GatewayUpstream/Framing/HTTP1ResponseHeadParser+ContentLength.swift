@@ -1,4 +1,3 @@
-
 extension HTTP1ResponseHeadParser {
     /// Adds one `Content-Length` field's value to `length`: false when it is not
     /// decimal or disagrees. A list of identical values (`5, 5`) is one length, as

@@ -33,7 +33,7 @@ enum HTTP1ResponseHeadParser {
 
         var headers = HTTPHeaders()
         var contentLength: Int?
-        var transferEncoding: Substring?  // the last field's value; its last coding decides
+        var transferEncoding: String?  // the last field's value; its last coding decides
         var hasTransferEncoding = false
         var connection = ConnectionOptions()
         while true {
@@ -47,7 +47,7 @@ enum HTTP1ResponseHeadParser {
             } else if HopByHopHeaders.isAlwaysHopByHop(name) {
                 if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") {
                     hasTransferEncoding = true
-                    transferEncoding = value[...]
+                    transferEncoding = value
                 } else if HopByHopHeaders.equalsIgnoringCase(name, "connection") {
                     connection.add(value)
                 }
@@ -101,8 +101,10 @@ enum HTTP1ResponseHeadParser {
 
     /// `HTTP/1.x SSS[ reason]`.
     private static func statusLine(_ raw: UnsafeRawBufferPointer, upTo end: Int) throws(HTTP1FramingError) -> (HTTPVersion, Int, String) {
-        let prefix: [UInt8] = Array("HTTP/1.".utf8)
-        guard end >= 12, raw[0..<7].elementsEqual(prefix), raw[7] == UInt8(ascii: "0") || raw[7] == UInt8(ascii: "1"),
+        // "HTTP/1." compared in place: no array per response.
+        guard end >= 12, raw[0] == UInt8(ascii: "H"), raw[1] == UInt8(ascii: "T"), raw[2] == UInt8(ascii: "T"), raw[3] == UInt8(ascii: "P"),
+              raw[4] == UInt8(ascii: "/"), raw[5] == UInt8(ascii: "1"), raw[6] == UInt8(ascii: "."),
+              raw[7] == UInt8(ascii: "0") || raw[7] == UInt8(ascii: "1"),
               raw[8] == UInt8(ascii: " ") else { throw .malformedStatusLine }
         var code = 0
         for i in 9..<12 {
@@ -133,11 +135,10 @@ enum HTTP1ResponseHeadParser {
         return (name, value)
     }
 
-    private static func lastCodingIsChunked(_ value: Substring) -> Bool {
-        var coding = value.split(separator: ",").last ?? ""
-        while coding.first == " " || coding.first == "\t" { coding = coding.dropFirst() }
-        while coding.last == " " || coding.last == "\t" { coding = coding.dropLast() }
-        return HopByHopHeaders.equalsIgnoringCase(String(coding), "chunked")
+    private static func lastCodingIsChunked(_ value: String) -> Bool {
+        var last: Substring = ""
+        HopByHopHeaders.forEachToken(in: value) { last = $0 }
+        return HopByHopHeaders.equalsIgnoringCase("chunked", last)
     }
 
     /// tchar (RFC 9110 §5.6.2).
