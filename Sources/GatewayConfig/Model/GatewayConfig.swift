@@ -76,7 +76,14 @@ public struct GatewayConfig: Sendable, Equatable {
 
     /// First upstream whose hosts match `host` (case-insensitive), nil if none.
     public func upstream(forHost host: String) -> UpstreamConfig? {
-        upstreams.first { $0.matches(host: host) }
+        upstreamIndex(forHost: host).map { upstreams[$0] }
+    }
+
+    /// Where in ``upstreams`` the one serving `host` is: the request path reads
+    /// the few fields it needs in place (a whole `UpstreamConfig` copy is a
+    /// retain and a release per field, per request).
+    public func upstreamIndex(forHost host: String) -> Int? {
+        upstreams.firstIndex { $0.matches(host: host) }
     }
 
     /// The upstream called `name`, if any.

@@ -11,7 +11,6 @@ import NIOHTTP1
 extension ClientConnectionHandler {
     func startExchange(_ head: HTTPRequestHead) {
         let active = environment.liveConfig.current
-        let config = active.config
         let requestID = environment.requestIDs.next()
         let started = ContinuousClock.now
         // Lines of this request carry `request=<id>`; the tagged logger is only built where one is logged.
@@ -69,7 +68,7 @@ extension ClientConnectionHandler {
             case .length(let length): length
             case .chunked: nil
             }
-            let request = RequestRouter(config: config).route(head: head, scheme: scheme, host: host, port: port, target: path, declaredLength: declaredLength)
+            let request = RequestRouter(active: active).route(head: head, scheme: scheme, host: host, port: port, target: path, declaredLength: declaredLength)
             context.record.upstreamName = request.upstreamName
             let route = active.routes.route(forUpstream: request.upstreamName)
             if !route.observers.isEmpty {

@@ -8,7 +8,8 @@ import NIOHTTP1
 /// drops hop-by-hop headers and `Expect` (the gateway answers 100-continue
 /// itself), and adds `Via`.
 struct RequestRouter {
-    let config: GatewayConfig
+    /// Read in place (a `GatewayConfig` copy per request costs a retain and a release per field).
+    let active: ActiveConfig
     static let viaPseudonym = "gateway"
     /// The `Via` value the gateway adds to the responses it forwards (always HTTP/1.1 upstream).
     static let responseVia = "1.1 \(viaPseudonym)"
@@ -25,8 +26,8 @@ struct RequestRouter {
         var host = host
         var port = port
         var clientOrigin: String?
-        let upstream = config.upstream(forHost: host)
-        if let origin = upstream?.origin {
+        let index = active.config.upstreamIndex(forHost: host)
+        if let index, let origin = active.config.upstreams[index].origin {
             // A byte test: `contains(":")` resolves to Foundation's, which bridges to NSString.
             let clientHost = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
             clientOrigin = "\(scheme.rawValue)://\(port == scheme.defaultPort ? clientHost : "\(clientHost):\(port)")"
@@ -43,8 +44,8 @@ struct RequestRouter {
             version: .http1_1,
             headers: [:],
             body: .passedThrough(declaredLength: declaredLength),
-            upstreamName: upstream?.name,
-            tls: upstream?.tls ?? .standard
+            upstreamName: index.map { active.config.upstreams[$0].name },
+            tls: index.map { active.config.upstreams[$0].tls } ?? .standard
         )
         request.clientOrigin = clientOrigin
         var headers = head.headers

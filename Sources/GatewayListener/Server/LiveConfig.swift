@@ -4,7 +4,11 @@ import NIOConcurrencyHelpers
 
 /// A config snapshot and the routes (one per upstream) built for it. Swapped
 /// as one on reload, so each exchange runs start to end on the config it started with.
-public struct ActiveConfig: Sendable {
+///
+/// A class: every request reads the current one, and a struct copy of the
+/// config (its strings, arrays, upstreams) cost a retain and a release per
+/// field, per request; a reference costs one.
+public final class ActiveConfig: Sendable {
     public let config: GatewayConfig
     public let routes: RouteTable
     /// Where the direct path sends requests (the upstream pool).
