@@ -18,6 +18,10 @@ public protocol ExchangeObservation: AnyObject {
     /// The response head as written to the client (`Via` included). Not called
     /// for an error answer written after ``finish(_:)``.
     func responseHead(status: Int, headers: HTTPHeaders)
+    /// Whether ``responseHead(status:headers:)`` looks at the headers: when no
+    /// observation of an exchange does, the listener does not build the
+    /// client's copy of them (the upstream's fields with its `Via` appended).
+    var readsResponseHeaders: Bool { get }
     /// The exchange ended. `status` is what the client got (nil when it got no
     /// response head), `error` why the exchange failed (nil when it did not, or
     /// when the client went away: `cancelled`).
@@ -27,6 +31,7 @@ public protocol ExchangeObservation: AnyObject {
 extension ExchangeObservation {
     /// Observers that do not look at response heads (metrics) need not implement it.
     public func responseHead(status: Int, headers: HTTPHeaders) {}
+    public var readsResponseHeaders: Bool { true }
 }
 
 /// How an exchange ended, for metrics and traces.

@@ -24,6 +24,10 @@ struct ExchangeInfo {
     /// (built only when someone observes).
     func observeResponseHead(status: HTTPResponseStatus, headers: HTTPHeaders, via: String?) {
         guard !observations.isEmpty else { return }
+        guard observations.contains(where: { $0.readsResponseHeaders }) else {
+            for observation in observations { observation.responseHead(status: Int(status.code), headers: [:]) }
+            return
+        }
         var headers = headers
         if let via { headers.add(name: "Via", value: via) }
         for observation in observations { observation.responseHead(status: Int(status.code), headers: headers) }

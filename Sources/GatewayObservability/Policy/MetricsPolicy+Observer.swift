@@ -20,6 +20,9 @@ final class MetricsObservation: ExchangeObservation {
 
     func requestBodyPart(_ buffer: ByteBuffer) {}
 
+    /// Only the status (at ``finish(_:)``) counts: no copy of the response's fields.
+    var readsResponseHeaders: Bool { false }
+
     func finish(_ outcome: ExchangeOutcome) {
         var pending = self.pending
         pending.statusClass = outcome.status.map(StatusClass.init(status:)) ?? .error

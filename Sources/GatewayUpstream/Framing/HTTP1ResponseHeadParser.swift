@@ -32,6 +32,9 @@ enum HTTP1ResponseHeadParser {
         var lineStart = statusEnd + 2
 
         var headers = HTTPHeaders()
+        // One array sized for every line (and the `Via` the listener adds): grown
+        // one field at a time it was reallocated three or four times per response.
+        headers.reserveCapacity(lineCount(in: raw, from: lineStart) + 1)
         var contentLength: Int?
         var transferEncoding: String?  // the last field's value; its last coding decides
         var hasTransferEncoding = false
@@ -86,6 +89,13 @@ enum HTTP1ResponseHeadParser {
                 }
             }
         }
+    }
+
+    /// How many LFs follow `start`: one more than the field lines (the head's last empty line).
+    static func lineCount(in raw: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var count = 0
+        for i in start..<raw.count where raw[i] == 10 { count += 1 }
+        return count
     }
 
     /// The offset of the CR of the next CRLF at or after `start`.

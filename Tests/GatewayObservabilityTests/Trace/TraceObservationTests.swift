@@ -52,6 +52,7 @@ struct TraceObservationTests {
         defer { try? FileManager.default.removeItem(atPath: rig.dir) }
         let context = RequestContext(id: "obs-1", clientAddress: "127.0.0.1:5000", logger: rig.logger, tagsLinesWithID: true)
         let observation = rig.policy.begin(rig.request(body: .passedThrough(declaredLength: nil)), context: context)
+        #expect(observation.readsResponseHeaders, "the record shows the response's fields: the listener must pass them")
         observation.requestBodyPart(ByteBuffer(string: "hello "))
         observation.requestBodyPart(ByteBuffer(string: "world"))
         observation.responseHead(status: 201, headers: ["Content-Length": "2", "Via": "1.1 gateway"])

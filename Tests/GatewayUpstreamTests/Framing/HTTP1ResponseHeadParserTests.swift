@@ -50,4 +50,14 @@ struct HTTP1ResponseHeadParserTests {
         #expect(parsed.framing == .chunked)
         #expect(parsed.keepAlive)
     }
+
+    @Test func everyFieldIsKeptInOrderInOneArraySizedForTheHead() throws {
+        let fields = (1...20).map { "X-Field-\($0): value \($0)" }
+        let parsed = try Self.parse(fields + ["Connection: keep-alive"])
+        #expect(parsed.head.headers.map(\.name) == (1...20).map { "X-Field-\($0)" })
+        #expect(parsed.head.headers["X-Field-20"] == ["value 20"])
+        let head = Array("HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\n\r\n".utf8)
+        // Field lines plus the empty last line: the array has room for them and the `Via` added later.
+        #expect(head.withUnsafeBytes { HTTP1ResponseHeadParser.lineCount(in: $0, from: 17) } == 3)
+    }
 }
