@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-public import Logging
+import Logging
 import NIOConcurrencyHelpers
 
 /// Log lines on their way to a file descriptor (standard error): the event

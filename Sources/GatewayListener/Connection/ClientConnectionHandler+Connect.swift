@@ -19,13 +19,16 @@ extension ClientConnectionHandler {
         guard let context else { return }
         if let interceptor = active.interceptor, let upstreamConfig = config.upstream(forHost: host), upstreamConfig.intercept {
             // After the decoder has delivered the CONNECT's end (it stops parsing then).
-            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            // The handler and the exchange's info (its observers) stay on this loop.
+            let bound = NIOLoopBound((handler: self, info: info), eventLoop: context.eventLoop)
             return context.eventLoop.execute {
-                bound.value.intercept(head: head, host: host, port: port, upstream: upstreamConfig.name, interceptor: interceptor, info: info)
+                bound.value.handler.intercept(
+                    head: head, host: host, port: port, upstream: upstreamConfig.name, interceptor: interceptor, info: bound.value.info
+                )
             }
         }
         let timeout = TimeAmount.nanoseconds(Int64(config.pool.connectTimeout.seconds * 1e9))
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let bound = NIOLoopBound((handler: self, info: info), eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(timeout)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
@@ -39,11 +42,11 @@ extension ClientConnectionHandler {
                     if let address = peer.remoteAddress?.ipAddress, !config.access.isAllowed(address: address) {
                         peer.close(promise: nil)
                         let error = GatewayError(.hostNotAllowed, "\(host) resolved to \(address), which the gateway's access rules deny", upstream: upstream)
-                        return bound.value.connectFailed(error, info: info)
+                        return bound.value.handler.connectFailed(error, info: bound.value.info)
                     }
-                    bound.value.splice(head: head, peer: peer, upstream: upstream, info: info)
+                    bound.value.handler.splice(head: head, peer: peer, upstream: upstream, info: bound.value.info)
                 case .failure(let error):
-                    bound.value.connectFailed(ConnectErrorMapping.gatewayError(for: error, host: host, port: port), info: info)
+                    bound.value.handler.connectFailed(ConnectErrorMapping.gatewayError(for: error, host: host, port: port), info: bound.value.info)
                 }
             }
     }
@@ -83,9 +86,11 @@ extension ClientConnectionHandler {
             return
         }
         let client = context.channel
+        // Completed on this loop: the synchronous pipeline and the handlers stay on it.
+        let removal = NIOLoopBound((sync: sync, handlers: handlers), eventLoop: context.eventLoop)
         sync.removeHandler(self)
-            .flatMap { sync.removeHandler(handlers.decoder) }
-            .flatMap { sync.removeHandler(handlers.timeouts) }
+            .flatMap { removal.value.sync.removeHandler(removal.value.handlers.decoder) }
+            .flatMap { removal.value.sync.removeHandler(removal.value.handlers.timeouts) }
             .flatMap {
                 // Bytes the client sent right after CONNECT were forwarded by the
                 // decoder without a read-complete; flush them now.
@@ -132,6 +137,8 @@ extension ClientConnectionHandler {
         }
         writeConnectionEstablished(version: head.version)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        // Only its logger leaves the loop (a `Logger` is Sendable; the info's observers are not).
+        let logger = info.logger
         let decoder = ProxyChannelSetup.makeDecoder(maxHeadBytes: environment.maxHeadBytes)
         let boundDecoder = NIOLoopBound(decoder, eventLoop: context.eventLoop)
         InterceptionPipeline.install(
@@ -149,11 +156,11 @@ extension ClientConnectionHandler {
                 handler.machine = ClientConnectionStateMachine()
                 handler.current = nil
                 handler.timeouts.exchangeFinished()
-                info.logger.debug("CONNECT \(host):\(port) intercepted", metadata: ["upstream": "\(upstream)"])
+                logger.debug("CONNECT \(host):\(port) intercepted", metadata: ["upstream": "\(upstream)"])
                 handler.resumeReading()
                 handler.context?.read()
             case .failure(let error):
-                info.logger.debug("could not start intercepting", metadata: ["host": "\(host)", "error": "\(error)"])
+                logger.debug("could not start intercepting", metadata: ["host": "\(host)", "error": "\(error)"])
                 bound.value.context?.close(promise: nil)
             }
         }

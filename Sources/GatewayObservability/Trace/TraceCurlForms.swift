@@ -1,7 +1,7 @@
 import Foundation
 public import GatewayConfig
 public import GatewayCore
-public import NIOHTTP1
+import NIOHTTP1
 
 /// Builds the two curl forms of a traced request: through the gateway (the
 /// client's request, `-x`) and direct (as sent upstream, with the configured

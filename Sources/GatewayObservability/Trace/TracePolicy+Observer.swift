@@ -1,7 +1,7 @@
 public import GatewayCore
 import Foundation
 import NIOCore
-public import NIOHTTP1
+import NIOHTTP1
 
 /// Traces on the event loop: the request as routed (before credentials), its
 /// body copied as it passes (up to ``TracePolicy/teeLimit``), one record when

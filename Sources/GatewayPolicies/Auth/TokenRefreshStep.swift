@@ -1,6 +1,6 @@
 import GatewayConfig
 public import GatewayCore
-public import NIOCore
+import NIOCore
 import NIOHTTP1
 
 /// OAuth2 on the direct path, for one upstream: the rules of

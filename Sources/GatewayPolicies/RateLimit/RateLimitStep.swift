@@ -1,6 +1,6 @@
-public import GatewayConfig
+import GatewayConfig
 public import GatewayCore
-public import NIOCore
+import NIOCore
 import NIOHTTP1
 
 /// The rate-limit policy on the direct path, for one upstream: the same rules

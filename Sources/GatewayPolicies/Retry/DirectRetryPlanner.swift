@@ -1,5 +1,5 @@
-public import GatewayCore
-public import NIOHTTP1
+import GatewayCore
+import NIOHTTP1
 
 /// The retry policy on the direct path, for one upstream: the same rules as
 /// ``RetryPolicy`` (safe methods, `retry.on`, full-jitter backoff or the

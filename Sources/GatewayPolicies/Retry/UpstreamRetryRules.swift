@@ -1,5 +1,5 @@
-public import GatewayConfig
-public import GatewayCore
+import GatewayConfig
+import GatewayCore
 import Logging
 
 /// One upstream's retry settings and the decision both paths share (the async

@@ -1,5 +1,5 @@
 public import GatewayCore
-public import NIOConcurrencyHelpers
+import NIOConcurrencyHelpers
 public import NIOSSL
 
 /// Makes the TLS handler for a new upstream connection. The pool calls it on the
