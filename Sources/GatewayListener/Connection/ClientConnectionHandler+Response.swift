@@ -45,8 +45,13 @@ extension ClientConnectionHandler {
     private func writeResponseEnd(_ context: ChannelHandlerContext, observed: Bool) -> EventLoopFuture<Void>? {
         let chunked = responseChunked
         responseChunked = false
-        guard chunked || observed else {
-            context.flush()
+        guard observed else {
+            // Nobody waits on it: no promise (the last chunk, if any, goes out with the flush).
+            if chunked {
+                context.writeAndFlush(wrapOutboundOut(ChunkedFraming.after(data: false, isLast: true)), promise: nil)
+            } else {
+                context.flush()
+            }
             return nil
         }
         return context.writeAndFlush(wrapOutboundOut(ChunkedFraming.after(data: false, isLast: chunked)))

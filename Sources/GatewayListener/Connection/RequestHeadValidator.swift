@@ -27,7 +27,7 @@ package enum RequestHeadValidator {
                 throw GatewayError(.requestSmuggling, "Transfer-Encoding is not allowed in an HTTP/1.0 request")
             }
             // NIO hands over each comma-separated coding of every field as one value.
-            let codings = encodings.flatMap { $0.split(separator: ",") }.map { Self.trimmed($0).lowercased() }
+            let codings = encodings.flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIISpaces().lowercased() }
             guard codings.last == "chunked", codings.dropLast().allSatisfy({ $0 != "chunked" }) else {
                 throw GatewayError(.requestSmuggling, "unsupported Transfer-Encoding: chunked must be the final coding, once")
             }
@@ -61,10 +61,10 @@ package enum RequestHeadValidator {
     package static func checkHeaders(of head: HTTPRequestHead) throws(GatewayError) {
         var hosts = 0
         for (name, value) in head.headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPFieldBytes.isTokenByte) else {
                 throw GatewayError(.badRequest, "invalid character in a header name")
             }
-            guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+            guard value.utf8.allSatisfy(HTTPFieldBytes.isFieldValueByte) else {
                 throw GatewayError(.badRequest, "invalid character in the value of header \(name)")
             }
             if name.utf8.count == 4, HopByHopHeaders.equalsIgnoringCase(name, "host") { hosts += 1 }
@@ -74,22 +74,6 @@ package enum RequestHeadValidator {
         }
         if hosts == 0, head.version == .http1_1, head.method != .CONNECT {
             throw GatewayError(.badRequest, "an HTTP/1.1 request needs a Host header")
-        }
-    }
-
-    private static func trimmed(_ text: Substring) -> Substring {
-        var text = text
-        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
-        return text
-    }
-
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
     }
 }

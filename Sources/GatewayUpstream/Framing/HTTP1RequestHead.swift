@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOHTTP1
 
@@ -43,14 +44,14 @@ struct HTTP1RequestHead {
     mutating func add(name: String, value: String) throws(InvalidField) {
         let nameStart = bytes.writerIndex
         bytes.writeString(name)
-        guard nameStart < bytes.writerIndex, Self.all(in: bytes, from: nameStart, satisfy: HTTP1ResponseHeadParser.isTokenByte) else {
+        guard nameStart < bytes.writerIndex, Self.all(in: bytes, from: nameStart, satisfy: HTTPFieldBytes.isTokenByte) else {
             bytes.moveWriterIndex(to: nameStart)
             throw InvalidField(name: nil)
         }
         bytes.writeStaticString(": ")
         let valueStart = bytes.writerIndex
         bytes.writeString(value)
-        guard Self.all(in: bytes, from: valueStart, satisfy: HTTP1ResponseHeadParser.isFieldValueByte) else {
+        guard Self.all(in: bytes, from: valueStart, satisfy: HTTPFieldBytes.isFieldValueByte) else {
             bytes.moveWriterIndex(to: nameStart)
             throw InvalidField(name: name)
         }

@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOHTTP1
 
@@ -100,7 +101,7 @@ extension HTTP1ResponseFramer {
                 case UInt8(ascii: "A")...UInt8(ascii: "F"): value = Int(byte - UInt8(ascii: "A")) + 10
                 case UInt8(ascii: ";"), 32, 9:
                     // Extensions (and whitespace before them) are ignored, but must be field-value bytes.
-                    guard digits > 0, raw[digits...].allSatisfy(HTTP1ResponseHeadParser.isFieldValueByte) else { return nil }
+                    guard digits > 0, raw[digits...].allSatisfy(HTTPFieldBytes.isFieldValueByte) else { return nil }
                     return size
                 default: return nil
                 }

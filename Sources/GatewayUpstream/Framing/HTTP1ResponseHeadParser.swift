@@ -122,7 +122,7 @@ enum HTTP1ResponseHeadParser {
             code = code * 10 + Int(raw[i] - UInt8(ascii: "0"))
         }
         guard code >= 100, code <= 599, end == 12 || raw[12] == UInt8(ascii: " ") else { throw .malformedStatusLine }
-        for i in 12..<end where !isFieldValueByte(raw[i]) { throw .malformedStatusLine }
+        for i in 12..<end where !HTTPFieldBytes.isFieldValueByte(raw[i]) { throw .malformedStatusLine }
         let reason = end > 13 ? String(decoding: UnsafeRawBufferPointer(rebasing: raw[13..<end]), as: UTF8.self) : ""
         return (HTTPVersion(major: 1, minor: raw[7] == UInt8(ascii: "1") ? 1 : 0), code, reason)
     }
@@ -131,7 +131,7 @@ enum HTTP1ResponseHeadParser {
     private static func field(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) throws(HTTP1FramingError) -> (String, String) {
         var colon = start
         while colon < end, raw[colon] != UInt8(ascii: ":") {
-            guard isTokenByte(raw[colon]) else { throw .malformedHeaderLine }  // obs-fold, space before the colon
+            guard HTTPFieldBytes.isTokenByte(raw[colon]) else { throw .malformedHeaderLine }  // obs-fold, space before the colon
             colon += 1
         }
         guard colon > start, colon < end else { throw .malformedHeaderLine }
@@ -139,7 +139,7 @@ enum HTTP1ResponseHeadParser {
         var valueEnd = end
         while valueStart < valueEnd, raw[valueStart] == 32 || raw[valueStart] == 9 { valueStart += 1 }
         while valueEnd > valueStart, raw[valueEnd - 1] == 32 || raw[valueEnd - 1] == 9 { valueEnd -= 1 }
-        for i in valueStart..<valueEnd where !isFieldValueByte(raw[i]) { throw .malformedHeaderLine }
+        for i in valueStart..<valueEnd where !HTTPFieldBytes.isFieldValueByte(raw[i]) { throw .malformedHeaderLine }
         let name = String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<colon]), as: UTF8.self)
         let value = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
         return (name, value)
@@ -149,24 +149,5 @@ enum HTTP1ResponseHeadParser {
         var last: Substring = ""
         HopByHopHeaders.forEachToken(in: value) { last = $0 }
         return HopByHopHeaders.equalsIgnoringCase("chunked", last)
-    }
-
-    /// tchar (RFC 9110 §5.6.2).
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
-
-    /// HTAB, SP, VCHAR or obs-text: no CR, LF, NUL or other control.
-    static func isFieldValueByte(_ byte: UInt8) -> Bool {
-        byte == 9 || (byte >= 32 && byte != 127)
     }
 }

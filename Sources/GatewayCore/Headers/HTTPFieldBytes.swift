@@ -1,0 +1,26 @@
+/// The bytes HTTP/1.1 allows in a field name and a field value (RFC 9110 §5.1,
+/// §5.5), checked wherever the gateway reads or writes a head: client requests
+/// (``RequestHeadValidator`` in the listener), upstream responses and the
+/// request heads it writes upstream (the framing in GatewayUpstream).
+public enum HTTPFieldBytes {
+    /// tchar (RFC 9110 §5.6.2): what a field name is made of.
+    @inlinable
+    public static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// HTAB, SP, VCHAR or obs-text: no CR, LF, NUL, DEL or other control.
+    @inlinable
+    public static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte == 9 || (byte >= 32 && byte != 127)
+    }
+}
