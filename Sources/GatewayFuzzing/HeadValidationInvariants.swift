@@ -4,11 +4,11 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 
-/// Raw bytes go through the listener's own HTTP decoder; every head it lets
-/// through is judged by `RequestHeadValidator` and by ``HeadValidationOracle``
-/// (RFC 9112 written out plainly): both must agree, and an accepted framing
-/// must be the one the decoder actually used for the body, or a request could
-/// be smuggled past the gateway.
+/// Raw bytes go through the listener's own HTTP decoder; every head it parses
+/// is judged by `RequestHeadValidator` and by ``HeadValidationOracle`` (RFC 9112
+/// written out plainly): both must agree, the decoder's verdict must be the
+/// validator's, and an accepted framing must be the one the decoder actually
+/// used for the body, or a request could be smuggled past the gateway.
 enum HeadValidationInvariants {
     static func check(_ input: [UInt8]) throws(InvariantViolation) {
         for message in decode(input) {
@@ -19,6 +19,8 @@ enum HeadValidationInvariants {
     /// One request as the decoder delivered it.
     struct DecodedMessage {
         var head: HTTPRequestHead
+        /// What the decoder made of the head's framing (nil: refused).
+        var framing: RequestHeadValidator.BodyFraming?
         var bodyBytes = 0
         var ended = false
     }
@@ -31,10 +33,10 @@ enum HeadValidationInvariants {
         }
         _ = try? channel.writeInbound(ByteBuffer(bytes: input))
         var messages: [DecodedMessage] = []
-        while let part = try? channel.readInbound(as: HTTPServerRequestPart.self) {
+        while let part = try? channel.readInbound(as: ClientRequestPart.self) {
             switch part {
-            case .head(let head):
-                messages.append(DecodedMessage(head: head))
+            case .head(let head, let framing):
+                messages.append(DecodedMessage(head: head, framing: try? framing.get()))
             case .body(let buffer):
                 messages[messages.count - 1].bodyBytes += buffer.readableBytes
             case .end:
@@ -56,6 +58,8 @@ enum HeadValidationInvariants {
         let framing = try? RequestHeadValidator.framing(of: head)
         let expected = HeadValidationOracle.framing(head)
         try require(framing == expected, "framing \(framing.map { "\($0)" } ?? "refused"), expected \(expected.map { "\($0)" } ?? "refused")")
+        let verdict = headersAccepted ? framing : nil
+        try require(message.framing == verdict, "the decoder's verdict \(message.framing.map { "\($0)" } ?? "refused") is not the validator's")
 
         // The body the decoder read must be the one the validator announces.
         if let framing, message.ended, head.method != .CONNECT {

@@ -9,7 +9,7 @@ import NIOHTTP1
 /// where to (a tunnel, an upstream); then the exchange on the route its
 /// upstream was built with.
 extension ClientConnectionHandler {
-    func startExchange(_ head: HTTPRequestHead) {
+    func startExchange(_ head: HTTPRequestHead, framing verdict: Result<RequestHeadValidator.BodyFraming, GatewayError>) {
         let active = environment.liveConfig.current
         let requestID = environment.requestIDs.next()
         let started = ContinuousClock.now
@@ -21,12 +21,11 @@ extension ClientConnectionHandler {
         )
         current = info
 
-        // 1. Framing and headers: refuse anything ambiguous before reading a body byte.
+        // 1. Framing and headers (judged by the decoder): refuse anything ambiguous before reading a body byte.
         let framing: RequestHeadValidator.BodyFraming
         let target: ClientTarget
         do {
-            try RequestHeadValidator.checkHeaders(of: head)
-            framing = try RequestHeadValidator.framing(of: head)
+            framing = try verdict.get()
             guard let parsed = ClientTarget.parse(head.uri, isConnect: head.method == .CONNECT) else {
                 throw GatewayError(.badRequest, "malformed request target")
             }
@@ -91,22 +90,5 @@ extension ClientConnectionHandler {
             info.context, method: info.method, url: info.uri, status: Int(gatewayError.status.code), started: info.started,
             bytesIn: 0, bytesOut: 0, upstream: gatewayError.upstream, error: gatewayError.code
         )
-    }
-
-    static func gatewayError(for error: HTTPParserError) -> GatewayError {
-        switch error {
-        case .headerOverflow:
-            return GatewayError(.headTooLarge, "the request line and headers exceed the limit")
-        case .unexpectedContentLength:
-            return GatewayError(.requestSmuggling, "ambiguous request framing (Content-Length with Transfer-Encoding, or conflicting lengths)")
-        case .invalidContentLength, .invalidMethod, .invalidHeaderToken:
-            return GatewayError(.badRequest, GatewayError.describe(error))
-        case .unknown:
-            // llhttp reports an invalid Transfer-Encoding (including one next to a
-            // Content-Length) as "unknown".
-            return GatewayError(.requestSmuggling, "invalid Transfer-Encoding or ambiguous request framing")
-        default:
-            return GatewayError(.badRequest, "malformed request: \(GatewayError.describe(error))")
-        }
     }
 }

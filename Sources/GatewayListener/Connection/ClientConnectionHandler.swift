@@ -13,14 +13,14 @@ struct ClientConnectionEnvironment: Sendable {
     let maxHeadBytes: Int
 }
 
-/// The proxy side of a client connection, after the request decoder: reads requests
+/// The proxy side of a client connection, after the request decoder (``HTTP1RequestDecoder``): reads requests
 /// in order (keep-alive, pipelining), refuses what must be refused, and runs
 /// each exchange on the event loop: the direct path hands parts between this
 /// channel and a pooled upstream channel, with back-pressure by holding
 /// `read()` on either side. `CONNECT` hands the connection to a tunnel or to
 /// interception. Its protocol state is ``ClientConnectionStateMachine``.
 final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundIn = ClientRequestPart
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -37,7 +37,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var exchange: DirectExchange?
     /// The request in flight, for answers the handler writes itself.
     var current: ExchangeInfo?
-    private var pipelined = CircularBuffer<HTTPServerRequestPart>()
+    private var pipelined = CircularBuffer<ClientRequestPart>()
     private var heldRead = false
     private var discardedBytes = 0
     /// The response being written goes in chunks.
@@ -100,14 +100,14 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         handle(unwrapInboundIn(data))
     }
 
-    private func handle(_ part: HTTPServerRequestPart) {
+    private func handle(_ part: ClientRequestPart) {
         switch part {
-        case .head(let head):
+        case .head(let head, let framing):
             switch machine.requestHead(keepAlive: head.isKeepAlive && !head.isUpgradeLike) {
             case .start:
-                timeouts.headReceived(bodyFollows: head.announcesBody)
+                timeouts.headReceived(bodyFollows: (try? framing.get()).map { $0 != .none } ?? false)
                 discardedBytes = 0
-                startExchange(head)
+                startExchange(head, framing: framing)
             case .queue:
                 pipelined.append(part)
             case .forward, .discard, .ignore:
@@ -144,8 +144,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let gatewayError: GatewayError
         if let error = error as? GatewayError {
             gatewayError = error
-        } else if let error = error as? HTTPParserError {
-            gatewayError = Self.gatewayError(for: error)
         } else {
             environment.logger.debug("client connection error", metadata: ["error": "\(error)"])
             context.close(promise: nil)
@@ -259,13 +257,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 }
 
 extension HTTPRequestHead {
-    /// Whether a request body follows the head (a non-zero `Content-Length`, or
-    /// `Transfer-Encoding`); the framing itself is validated later.
-    var announcesBody: Bool {
-        if let length = headers.first(name: "content-length") { return length != "0" }
-        return headers.contains(name: "transfer-encoding")
-    }
-
     /// A request after which the HTTP decoder stops parsing (an upgrade it
     /// expects us to perform): the connection cannot carry another request.
     var isUpgradeLike: Bool {

@@ -17,7 +17,7 @@ enum InterceptionPipeline {
     static func install(
         on channel: any Channel,
         pipeline handlers: ClientPipeline,
-        decoder: ByteToMessageHandler<HTTPRequestDecoder>,
+        decoder: HTTP1RequestDecoder,
         context: NIOSSLContext,
         onHandshakeFailure: @escaping @Sendable (any Error) -> Void
     ) -> EventLoopFuture<Void> {

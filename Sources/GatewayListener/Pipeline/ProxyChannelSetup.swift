@@ -1,11 +1,10 @@
 import GatewayCore
 package import NIOCore
-package import NIOHTTP1
 
 /// Builds the per-connection pipeline of the proxy listener:
 ///
-///     ClientTimeoutHandler → HTTP request decoder (limits, leftover bytes
-///     forwarded for CONNECT) → ClientConnectionHandler
+///     ClientTimeoutHandler → HTTP1RequestDecoder (head limit, framing checks,
+///     leftover bytes forwarded for CONNECT) → ClientConnectionHandler
 ///
 /// There is no response encoder: the handler writes responses as bytes
 /// (``ResponseFraming``), framed per response (it knows about HEAD, 204/304
@@ -26,16 +25,10 @@ package struct ProxyChannelSetup: Sendable {
         try sync.addHandler(ClientConnectionHandler(environment: environment, pipeline: handlers))
     }
 
-    /// The request decoder with the head limits; bytes after a `CONNECT` are kept
+    /// The request decoder with the head limit; bytes after a `CONNECT` are kept
     /// for whoever takes the connection over (a tunnel, or interception's TLS).
-    package static func makeDecoder(maxHeadBytes: Int) -> ByteToMessageHandler<HTTPRequestDecoder> {
-        var limits = NIOHTTPDecoderLimitConfiguration()
-        limits.maxHeaderListSize = maxHeadBytes
-        limits.maxHeaderFieldSize = maxHeadBytes
-        limits.maxHeaderFieldCount = 256
-        return ByteToMessageHandler(
-            HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .drop, limitConfiguration: limits)
-        )
+    package static func makeDecoder(maxHeadBytes: Int) -> HTTP1RequestDecoder {
+        HTTP1RequestDecoder(maxHeadBytes: maxHeadBytes)
     }
 }
 
@@ -43,5 +36,5 @@ package struct ProxyChannelSetup: Sendable {
 /// them, interception replaces the decoder.
 struct ClientPipeline {
     let timeouts: ClientTimeoutHandler
-    var decoder: ByteToMessageHandler<HTTPRequestDecoder>
+    var decoder: HTTP1RequestDecoder
 }

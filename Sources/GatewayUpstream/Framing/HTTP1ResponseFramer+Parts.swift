@@ -37,79 +37,28 @@ extension HTTP1ResponseFramer {
 
     /// The offset just past the head's CRLFCRLF, if it is in.
     static func headLength(in bytes: ByteBuffer, scanFrom: Int) -> Int? {
-        bytes.withUnsafeReadableBytes { raw -> Int? in
-            var i = max(scanFrom, 3)
-            while i < raw.count {
-                if raw[i] == 10, raw[i - 1] == 13, raw[i - 2] == 10, raw[i - 3] == 13 { return i + 1 }
-                i += 1
-            }
+        bytes.withUnsafeReadableBytes { raw in HTTP1HeadLines.headLength(in: raw, scanFrom: scanFrom) }
+    }
+
+    /// The chunked body (``ChunkedBodyDecoder``): chunk data as slices, the
+    /// trailer section read and dropped.
+    mutating func nextChunked(_ bytes: inout ByteBuffer, _ decoder: ChunkedBodyDecoder) throws(HTTP1FramingError) -> Event? {
+        var decoder = decoder
+        let event: ChunkedBodyDecoder.Event?
+        do {
+            event = try decoder.next(&bytes)
+        } catch {
+            return try fail(.malformedChunk)
+        }
+        switch event {
+        case .data(let slice):
+            state = .chunked(decoder)
+            return .body(slice)
+        case .end:
+            return finish()
+        case nil:
+            state = .chunked(decoder)
             return nil
-        }
-    }
-
-    /// Chunk lines, chunk data (as slices), the CRLF after each, and the trailer
-    /// section, which is read and dropped (as NIOHTTP1's parts never carried it on).
-    mutating func nextChunked(_ bytes: inout ByteBuffer) throws(HTTP1FramingError) -> Event? {
-        while bytes.readableBytes > 0 {
-            switch state {
-            case .chunkData(let remaining):
-                let slice = bytes.readSlice(length: min(remaining, bytes.readableBytes))!
-                state = remaining == slice.readableBytes ? .chunkDataEnd : .chunkData(remaining: remaining - slice.readableBytes)
-                return .body(slice)
-            case .chunkDataEnd:
-                guard bytes.readableBytes >= 2 else { return nil }
-                guard bytes.readInteger(as: UInt16.self) == 0x0D0A else { return try fail(.malformedChunk) }
-                state = .chunkLine
-            case .chunkLine:
-                guard let line = try readLine(&bytes) else { return nil }
-                guard let size = Self.chunkSize(line) else { return try fail(.malformedChunk) }
-                state = size == 0 ? .trailers : .chunkData(remaining: size)
-            case .trailers:
-                guard let line = try readLine(&bytes) else { return nil }
-                if line.readableBytes == 0 { return finish() }
-            default:
-                return nil
-            }
-        }
-        return nil
-    }
-
-    /// A line without its CRLF, or nil until it is all in.
-    private mutating func readLine(_ bytes: inout ByteBuffer) throws(HTTP1FramingError) -> ByteBuffer? {
-        let end = bytes.withUnsafeReadableBytes { raw in HTTP1ResponseHeadParser.lineEnd(in: raw, from: 0) }
-        guard let end else {
-            let bareLF = bytes.withUnsafeReadableBytes { $0.firstIndex(of: 10) != nil }
-            if bareLF || bytes.readableBytes > Self.maxChunkLineBytes { _ = try fail(.malformedChunk) }
-            return nil
-        }
-        guard end <= Self.maxChunkLineBytes else { _ = try fail(.malformedChunk); return nil }
-        let line = bytes.readSlice(length: end)!
-        bytes.moveReaderIndex(forwardBy: 2)
-        return line
-    }
-
-    /// `hex[;extensions]`; at most 15 hex digits.
-    static func chunkSize(_ line: ByteBuffer) -> Int? {
-        line.withUnsafeReadableBytes { raw -> Int? in
-            var size = 0
-            var digits = 0
-            for byte in raw {
-                let value: Int
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = Int(byte - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = Int(byte - UInt8(ascii: "a")) + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): value = Int(byte - UInt8(ascii: "A")) + 10
-                case UInt8(ascii: ";"), 32, 9:
-                    // Extensions (and whitespace before them) are ignored, but must be field-value bytes.
-                    guard digits > 0, raw[digits...].allSatisfy(HTTPFieldBytes.isFieldValueByte) else { return nil }
-                    return size
-                default: return nil
-                }
-                digits += 1
-                guard digits <= 15 else { return nil }
-                size = size * 16 + value
-            }
-            return digits > 0 ? size : nil
         }
     }
 }

@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOHTTP1
 
@@ -34,8 +35,6 @@ struct HTTP1ResponseFramer {
 
     /// The longest head (status line and fields) taken by default.
     static let defaultMaxHeadBytes = 80 * 1024
-    /// The longest chunk-size line (with its extensions).
-    static let maxChunkLineBytes = 4 * 1024
 
     enum State: Equatable {
         /// No response expected: bytes now are a protocol error.
@@ -43,10 +42,7 @@ struct HTTP1ResponseFramer {
         /// Waiting for a head; CRLFCRLF is searched from `scanFrom` on.
         case head(scanFrom: Int)
         case length(remaining: Int)
-        case chunkLine
-        case chunkData(remaining: Int)
-        case chunkDataEnd
-        case trailers
+        case chunked(ChunkedBodyDecoder)
         case untilClose
         /// A failure was thrown: nothing more is framed on this connection.
         case failed
@@ -107,8 +103,8 @@ struct HTTP1ResponseFramer {
             return .body(slice)
         case .untilClose:
             return .body(bytes.readSlice(length: bytes.readableBytes)!)
-        case .chunkLine, .chunkData, .chunkDataEnd, .trailers:
-            return try nextChunked(&bytes)
+        case .chunked(let decoder):
+            return try nextChunked(&bytes, decoder)
         }
     }
 
@@ -140,7 +136,7 @@ struct HTTP1ResponseFramer {
             state = .length(remaining: 0)
         } else {
             switch parsed.framing {
-            case .chunked: state = .chunkLine
+            case .chunked: state = .chunked(ChunkedBodyDecoder())
             case .length(let length): state = .length(remaining: length)
             case .untilClose:
                 state = .untilClose

@@ -27,23 +27,23 @@ enum HTTP1ResponseHeadParser {
 
     /// `raw` is the whole head, ending in CRLFCRLF.
     static func parse(_ raw: UnsafeRawBufferPointer) throws(HTTP1FramingError) -> Parsed {
-        guard let statusEnd = lineEnd(in: raw, from: 0) else { throw .malformedStatusLine }
+        guard let statusEnd = HTTP1HeadLines.lineEnd(in: raw, from: 0) else { throw .malformedStatusLine }
         let (version, status, reason) = try statusLine(raw, upTo: statusEnd)
         var lineStart = statusEnd + 2
 
         var headers = HTTPHeaders()
         // One array sized for every line (and the `Via` the listener adds): grown
         // one field at a time it was reallocated three or four times per response.
-        headers.reserveCapacity(lineCount(in: raw, from: lineStart) + 1)
+        headers.reserveCapacity(HTTP1HeadLines.lineCount(in: raw, from: lineStart) + 1)
         var contentLength: Int?
         var transferEncoding: String?  // the last field's value; its last coding decides
         var hasTransferEncoding = false
         var connection = ConnectionOptions()
         while true {
             // The head ends in CRLFCRLF: no line end here is a bare LF or CR.
-            guard let end = lineEnd(in: raw, from: lineStart) else { throw .malformedHeaderLine }
+            guard let end = HTTP1HeadLines.lineEnd(in: raw, from: lineStart) else { throw .malformedHeaderLine }
             if end == lineStart { break }
-            let (name, value) = try field(raw, from: lineStart, to: end)
+            guard let (name, value) = HTTP1HeadLines.field(raw, from: lineStart, to: end) else { throw .malformedHeaderLine }
             lineStart = end + 2
             if HopByHopHeaders.equalsIgnoringCase(name, "content-length") {
                 guard mergeContentLength(value, into: &contentLength) else { throw .invalidContentLength }
@@ -91,24 +91,6 @@ enum HTTP1ResponseHeadParser {
         }
     }
 
-    /// How many LFs follow `start`: one more than the field lines (the head's last empty line).
-    static func lineCount(in raw: UnsafeRawBufferPointer, from start: Int) -> Int {
-        var count = 0
-        for i in start..<raw.count where raw[i] == 10 { count += 1 }
-        return count
-    }
-
-    /// The offset of the CR of the next CRLF at or after `start`.
-    static func lineEnd(in raw: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        var i = start
-        while i + 1 < raw.count {
-            if raw[i] == 13 { return raw[i + 1] == 10 ? i : nil }
-            if raw[i] == 10 { return nil }  // bare LF
-            i += 1
-        }
-        return nil
-    }
-
     /// `HTTP/1.x SSS[ reason]`.
     private static func statusLine(_ raw: UnsafeRawBufferPointer, upTo end: Int) throws(HTTP1FramingError) -> (HTTPVersion, Int, String) {
         // "HTTP/1." compared in place: no array per response.
@@ -125,24 +107,6 @@ enum HTTP1ResponseHeadParser {
         for i in 12..<end where !HTTPFieldBytes.isFieldValueByte(raw[i]) { throw .malformedStatusLine }
         let reason = end > 13 ? String(decoding: UnsafeRawBufferPointer(rebasing: raw[13..<end]), as: UTF8.self) : ""
         return (HTTPVersion(major: 1, minor: raw[7] == UInt8(ascii: "1") ? 1 : 0), code, reason)
-    }
-
-    /// `name: value` with optional whitespace around the value and none before the colon.
-    private static func field(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) throws(HTTP1FramingError) -> (String, String) {
-        var colon = start
-        while colon < end, raw[colon] != UInt8(ascii: ":") {
-            guard HTTPFieldBytes.isTokenByte(raw[colon]) else { throw .malformedHeaderLine }  // obs-fold, space before the colon
-            colon += 1
-        }
-        guard colon > start, colon < end else { throw .malformedHeaderLine }
-        var valueStart = colon + 1
-        var valueEnd = end
-        while valueStart < valueEnd, raw[valueStart] == 32 || raw[valueStart] == 9 { valueStart += 1 }
-        while valueEnd > valueStart, raw[valueEnd - 1] == 32 || raw[valueEnd - 1] == 9 { valueEnd -= 1 }
-        for i in valueStart..<valueEnd where !HTTPFieldBytes.isFieldValueByte(raw[i]) { throw .malformedHeaderLine }
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<colon]), as: UTF8.self)
-        let value = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
-        return (name, value)
     }
 
     private static func lastCodingIsChunked(_ value: String) -> Bool {

@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOHTTP1
 import Testing
 
@@ -58,6 +59,6 @@ struct HTTP1ResponseHeadParserTests {
         #expect(parsed.head.headers["X-Field-20"] == ["value 20"])
         let head = Array("HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\n\r\n".utf8)
         // Field lines plus the empty last line: the array has room for them and the `Via` added later.
-        #expect(head.withUnsafeBytes { HTTP1ResponseHeadParser.lineCount(in: $0, from: 17) } == 3)
+        #expect(head.withUnsafeBytes { HTTP1HeadLines.lineCount(in: $0, from: 17) } == 3)
     }
 }

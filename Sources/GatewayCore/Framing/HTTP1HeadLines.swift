@@ -1,0 +1,56 @@
+/// The line-level syntax of an HTTP/1.1 head (RFC 9112 §2.2, §5), shared by the
+/// gateway's two parsers: client request heads (the listener) and upstream
+/// response heads (GatewayUpstream). Strict where a lenient parser would let a
+/// head be read two ways: bare LF or CR line ends, obs-fold and whitespace
+/// before a field's colon are refused.
+public enum HTTP1HeadLines {
+    /// The offset just past a head's CRLFCRLF, if it is in `raw`; the search
+    /// starts at `scanFrom` (what an earlier search already looked at).
+    public static func headLength(in raw: UnsafeRawBufferPointer, scanFrom: Int) -> Int? {
+        var i = max(scanFrom, 3)
+        while i < raw.count {
+            if raw[i] == 10, raw[i - 1] == 13, raw[i - 2] == 10, raw[i - 3] == 13 { return i + 1 }
+            i += 1
+        }
+        return nil
+    }
+
+    /// How many LFs follow `start`: one more than the field lines (the head's last empty line).
+    public static func lineCount(in raw: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var count = 0
+        for i in start..<raw.count where raw[i] == 10 { count += 1 }
+        return count
+    }
+
+    /// The offset of the CR of the next CRLF at or after `start`; nil when a
+    /// bare CR or LF comes first, or no line end is in.
+    public static func lineEnd(in raw: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var i = start
+        while i + 1 < raw.count {
+            if raw[i] == 13 { return raw[i + 1] == 10 ? i : nil }
+            if raw[i] == 10 { return nil }  // bare LF
+            i += 1
+        }
+        return nil
+    }
+
+    /// `name: value` between `start` and the line's CR at `end`, with optional
+    /// whitespace around the value and none before the colon; nil if malformed
+    /// (a name that is no token, a line without a colon, a control byte in the value).
+    public static func field(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> (name: String, value: String)? {
+        var colon = start
+        while colon < end, raw[colon] != UInt8(ascii: ":") {
+            guard HTTPFieldBytes.isTokenByte(raw[colon]) else { return nil }  // obs-fold, space before the colon
+            colon += 1
+        }
+        guard colon > start, colon < end else { return nil }
+        var valueStart = colon + 1
+        var valueEnd = end
+        while valueStart < valueEnd, raw[valueStart] == 32 || raw[valueStart] == 9 { valueStart += 1 }
+        while valueEnd > valueStart, raw[valueEnd - 1] == 32 || raw[valueEnd - 1] == 9 { valueEnd -= 1 }
+        for i in valueStart..<valueEnd where !HTTPFieldBytes.isFieldValueByte(raw[i]) { return nil }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<colon]), as: UTF8.self)
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
+        return (name, value)
+    }
+}
