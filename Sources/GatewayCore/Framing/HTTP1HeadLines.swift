@@ -2,10 +2,12 @@
 /// gateway's two parsers: client request heads (the listener) and upstream
 /// response heads (GatewayUpstream). Strict where a lenient parser would let a
 /// head be read two ways: bare LF or CR line ends, obs-fold and whitespace
-/// before a field's colon are refused.
+/// before a field's colon are refused. Inlinable: both parsers call these
+/// for every line of every head.
 public enum HTTP1HeadLines {
     /// The offset just past a head's CRLFCRLF, if it is in `raw`; the search
     /// starts at `scanFrom` (what an earlier search already looked at).
+    @inlinable
     public static func headLength(in raw: UnsafeRawBufferPointer, scanFrom: Int) -> Int? {
         var i = max(scanFrom, 3)
         while i < raw.count {
@@ -16,6 +18,7 @@ public enum HTTP1HeadLines {
     }
 
     /// How many LFs follow `start`: one more than the field lines (the head's last empty line).
+    @inlinable
     public static func lineCount(in raw: UnsafeRawBufferPointer, from start: Int) -> Int {
         var count = 0
         for i in start..<raw.count where raw[i] == 10 { count += 1 }
@@ -24,6 +27,7 @@ public enum HTTP1HeadLines {
 
     /// The offset of the CR of the next CRLF at or after `start`; nil when a
     /// bare CR or LF comes first, or no line end is in.
+    @inlinable
     public static func lineEnd(in raw: UnsafeRawBufferPointer, from start: Int) -> Int? {
         var i = start
         while i + 1 < raw.count {
@@ -37,6 +41,7 @@ public enum HTTP1HeadLines {
     /// `name: value` between `start` and the line's CR at `end`, with optional
     /// whitespace around the value and none before the colon; nil if malformed
     /// (a name that is no token, a line without a colon, a control byte in the value).
+    @inlinable
     public static func field(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> (name: String, value: String)? {
         var colon = start
         while colon < end, raw[colon] != UInt8(ascii: ":") {

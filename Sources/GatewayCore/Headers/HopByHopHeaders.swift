@@ -29,15 +29,17 @@ public enum HopByHopHeaders {
     }
 
     /// Calls `body` with each non-empty token of a comma-separated field value,
-    /// trimmed of spaces and tabs (without `split`'s array).
+    /// trimmed of spaces and tabs (without `split`'s array). By UTF-8 byte: a
+    /// search by `Character` would pay for grapheme breaking.
     @inlinable
     public static func forEachToken(in value: String, _ body: (Substring) -> Void) {
-        var rest = value[...]
-        while !rest.isEmpty {
-            let comma = rest.firstIndex(of: ",") ?? rest.endIndex
-            let token = rest[..<comma].trimmingASCIISpaces()
-            rest = comma == rest.endIndex ? rest[comma...] : rest[rest.index(after: comma)...]
+        let bytes = value.utf8
+        var start = bytes.startIndex
+        while start != bytes.endIndex {
+            let comma = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
+            let token = value[start..<comma].trimmingASCIISpaces()
             if !token.isEmpty { body(token) }
+            start = comma == bytes.endIndex ? comma : bytes.index(after: comma)
         }
     }
 
@@ -86,11 +88,19 @@ public enum HopByHopHeaders {
 
 extension Substring {
     /// Without leading and trailing spaces and tabs (OWS, RFC 9110 §5.6.3).
+    /// By UTF-8 byte, not `Character` (no grapheme breaking); the bounds stay
+    /// on scalar boundaries since only ASCII bytes are skipped.
     @inlinable
     public func trimmingASCIISpaces() -> Substring {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return s
+        let bytes = utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start != end, bytes[start] == 32 || bytes[start] == 9 { start = bytes.index(after: start) }
+        while start != end {
+            let last = bytes.index(before: end)
+            guard bytes[last] == 32 || bytes[last] == 9 else { break }
+            end = last
+        }
+        return self[start..<end]
     }
 }

@@ -31,10 +31,11 @@ enum HTTP1ResponseHeadParser {
         let (version, status, reason) = try statusLine(raw, upTo: statusEnd)
         var lineStart = statusEnd + 2
 
-        var headers = HTTPHeaders()
         // One array sized for every line (and the `Via` the listener adds): grown
         // one field at a time it was reallocated three or four times per response.
-        headers.reserveCapacity(HTTP1HeadLines.lineCount(in: raw, from: lineStart) + 1)
+        // Made `HTTPHeaders` once complete: its `add` checks every name again.
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(HTTP1HeadLines.lineCount(in: raw, from: lineStart) + 1)
         var contentLength: Int?
         var transferEncoding: String?  // the last field's value; its last coding decides
         var hasTransferEncoding = false
@@ -56,8 +57,9 @@ enum HTTP1ResponseHeadParser {
                 }
                 continue
             }
-            headers.add(name: name, value: value)
+            fields.append((name, value))
         }
+        var headers = HTTPHeaders(fields)
         for name in connection.named { headers.remove(name: name) }
         let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status, reasonPhrase: reason), headers: headers)
         let keepAlive = version.minor >= 1 ? !connection.close : connection.keepAlive && !connection.close
