@@ -32,7 +32,7 @@ struct ExchangeInfoObservationTests {
     @Test func anObserverThatReadsFieldsGetsThemWithTheGatewaysVia() {
         let reader = Recording(readsHeaders: true)
         let counter = Recording(readsHeaders: false)
-        info([counter, reader]).observeResponseHead(status: .ok, headers: upstreamFields, via: "1.1 gateway")
+        info([counter, reader]).observeResponseHead(status: .ok, fields: ResponseFields(upstreamFields), via: "1.1 gateway")
         #expect(reader.heads.count == 1)
         #expect(reader.heads.first?.status == 200)
         #expect(reader.heads.first?.headers["Content-Type"] == ["text/plain"])
@@ -43,7 +43,7 @@ struct ExchangeInfoObservationTests {
 
     @Test func observersThatReadNoFieldsGetTheStatusAndNoCopy() {
         let counter = Recording(readsHeaders: false)
-        info([counter]).observeResponseHead(status: .notFound, headers: upstreamFields, via: "1.1 gateway")
+        info([counter]).observeResponseHead(status: .notFound, fields: ResponseFields(upstreamFields), via: "1.1 gateway")
         #expect(counter.heads.count == 1)
         #expect(counter.heads.first?.status == 404)
         #expect(counter.heads.first?.headers.isEmpty == true)

@@ -5,17 +5,28 @@ public import NIOHTTP1
 /// (hop-by-hop ones removed), the announced length, and whether a body follows.
 public struct UpstreamResponseHead: Sendable {
     public var status: HTTPResponseStatus
-    public var headers: HTTPHeaders
+    /// As the upstream sent them until read (``ResponseFields``).
+    public var fields: ResponseFields
     /// `Content-Length` when valid and not overridden by `Transfer-Encoding`.
     public var declaredLength: Int?
     /// False for HEAD, 1xx/204/304 and `Content-Length: 0`: `upstreamResponseEnd` follows at once.
     public var hasBody: Bool
 
-    public init(status: HTTPResponseStatus, headers: HTTPHeaders, declaredLength: Int?, hasBody: Bool) {
+    public init(status: HTTPResponseStatus, fields: ResponseFields, declaredLength: Int?, hasBody: Bool) {
         self.status = status
-        self.headers = headers
+        self.fields = fields
         self.declaredLength = declaredLength
         self.hasBody = hasBody
+    }
+
+    public init(status: HTTPResponseStatus, headers: HTTPHeaders, declaredLength: Int?, hasBody: Bool) {
+        self.init(status: status, fields: ResponseFields(headers), declaredLength: declaredLength, hasBody: hasBody)
+    }
+
+    /// The fields as `HTTPHeaders`: made from the upstream's bytes on every read.
+    public var headers: HTTPHeaders {
+        get { fields.headers }
+        set { fields.headers = newValue }
     }
 }
 

@@ -43,6 +43,16 @@ public enum HTTP1HeadLines {
     /// (a name that is no token, a line without a colon, a control byte in the value).
     @inlinable
     public static func field(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> (name: String, value: String)? {
+        guard let (colon, valueStart, valueEnd) = fieldBounds(raw, from: start, to: end) else { return nil }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<colon]), as: UTF8.self)
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
+        return (name, value)
+    }
+
+    /// Where a field line's colon is, and its value without the whitespace
+    /// around it; nil if the line is malformed (as ``field(_:from:to:)``).
+    @inlinable
+    public static func fieldBounds(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> (colon: Int, valueStart: Int, valueEnd: Int)? {
         var colon = start
         while colon < end, raw[colon] != UInt8(ascii: ":") {
             guard HTTPFieldBytes.isTokenByte(raw[colon]) else { return nil }  // obs-fold, space before the colon
@@ -54,8 +64,20 @@ public enum HTTP1HeadLines {
         while valueStart < valueEnd, raw[valueStart] == 32 || raw[valueStart] == 9 { valueStart += 1 }
         while valueEnd > valueStart, raw[valueEnd - 1] == 32 || raw[valueEnd - 1] == 9 { valueEnd -= 1 }
         for i in valueStart..<valueEnd where !HTTPFieldBytes.isFieldValueByte(raw[i]) { return nil }
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<colon]), as: UTF8.self)
-        let value = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
-        return (name, value)
+        return (colon, valueStart, valueEnd)
+    }
+
+    /// Whether the bytes from `start` to `end` spell `lowercase`, ignoring ASCII case.
+    @inlinable
+    public static func equalsIgnoringCase(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int, _ lowercase: String) -> Bool {
+        let expected = lowercase.utf8
+        guard end - start == expected.count else { return false }
+        var i = start
+        for byte in expected {
+            let x = raw[i]
+            guard ((x >= 65 && x <= 90) ? x | 0x20 : x) == byte else { return false }
+            i += 1
+        }
+        return true
     }
 }

@@ -65,6 +65,21 @@ public enum HopByHopHeaders {
         return false
     }
 
+    /// ``isAlwaysHopByHop(_:)`` on a name's bytes (from `start` to `end`), as the framer reads it.
+    @inlinable
+    public static func isAlwaysHopByHop(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Bool {
+        switch end - start {
+        case 2, 7, 10, 16, 17, 18, 19: break
+        default: return false
+        }
+        switch raw[start] | 0x20 {
+        case UInt8(ascii: "c"), UInt8(ascii: "p"), UInt8(ascii: "k"), UInt8(ascii: "t"), UInt8(ascii: "u"): break
+        default: return false
+        }
+        for candidate in names where HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: end, candidate) { return true }
+        return false
+    }
+
     /// ASCII case-insensitive comparison; `lowercase` must be lowercase.
     @inlinable
     public static func equalsIgnoringCase<S: StringProtocol>(_ name: String, _ lowercase: S) -> Bool {

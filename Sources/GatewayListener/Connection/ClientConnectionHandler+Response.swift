@@ -6,15 +6,15 @@ import NIOHTTP1
 /// framed here): streamed ones for exchanges, whole ones the gateway makes itself.
 extension ClientConnectionHandler {
     /// Writes the response head of the exchange in flight; returns its framing.
-    func sendResponseHead(status: HTTPResponseStatus, headers: HTTPHeaders, declaredLength: Int?, info: ExchangeInfo) -> ResponseFraming {
+    func sendResponseHead(status: HTTPResponseStatus, fields: ResponseFields, declaredLength: Int?, info: ExchangeInfo) -> ResponseFraming {
         let framing = ResponseFraming(
-            status: status, headers: headers, declaredLength: declaredLength,
+            status: status, fields: fields, declaredLength: declaredLength,
             requestMethod: info.method, requestVersion: info.version,
             keepAlive: machine.keepAliveWanted && !environment.tracker.isDraining,
             via: RequestRouter.responseVia, allocator: context?.channel.allocator ?? ByteBufferAllocator()
         )
         _ = machine.responseHead(keepAlive: framing.keepAlive)
-        info.observeResponseHead(status: status, headers: headers, via: RequestRouter.responseVia)
+        info.observeResponseHead(status: status, fields: fields, via: RequestRouter.responseVia)
         responseChunked = framing.chunked
         context?.write(wrapOutboundOut(framing.head), promise: nil)
         return framing
@@ -92,7 +92,7 @@ extension ClientConnectionHandler {
             keepAlive: keepAlive && machine.keepAliveWanted && !environment.tracker.isDraining, via: via
         )
         _ = machine.responseHead(keepAlive: framing.keepAlive)
-        info.observeResponseHead(status: response.status, headers: response.headers, via: via)
+        info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: via)
         let written = writeWhole(framing, body: response.body)
         sendResponseEnd()
         return written

@@ -197,7 +197,7 @@ final class DirectExchange: UpstreamExchangeDelegate {
         phase = .responding
         replayBuffer = nil  // sent once more no more
         status = Int(head.status.code)
-        let framing = handler.sendResponseHead(status: head.status, headers: head.headers, declaredLength: head.declaredLength, info: info)
+        let framing = handler.sendResponseHead(status: head.status, fields: head.fields, declaredLength: head.declaredLength, info: info)
         bodyless = framing.bodyless
         // Out at the end of the read that carried it: a slow first body part does not hold the status back.
         unflushed = true

@@ -23,7 +23,7 @@ struct ResponseFraming {
 
     init(
         status: HTTPResponseStatus,
-        headers: HTTPHeaders,
+        fields: ResponseFields,
         declaredLength: Int?,
         requestMethod: HTTPMethod,
         requestVersion: HTTPVersion,
@@ -48,25 +48,45 @@ struct ResponseFraming {
             keepAlive = false
         }
 
-        var head = allocator.buffer(capacity: 256 + headers.count * 32)
+        var head: ByteBuffer
+        switch fields.storage {
+        case .headers(let headers): head = allocator.buffer(capacity: 256 + headers.count * 32)
+        case .lines(let lines, _): head = allocator.buffer(capacity: 256 + lines.readableBytes)
+        }
         head.writeStaticString(requestVersion.minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
         head.writeString(String(code))
         head.writeInteger(UInt8(ascii: " "))
         head.writeString(status.reasonPhrase)
         head.writeStaticString("\r\n")
-        for (name, value) in headers {
-            if HopByHopHeaders.equalsIgnoringCase(name, "content-length") {
-                // Ours in the place of the first one, the others dropped.
-                if dropLength { continue }
-                if let length = ownLength {
-                    Self.writeField(&head, name: "Content-Length", value: String(length))
-                    dropLength = true
+        /// Whether an upstream field goes out as it is: a `Content-Length` of
+        /// ours takes the place of the first one, the others are dropped.
+        func passesOn(isContentLength: Bool) -> Bool {
+            guard isContentLength, !dropLength else { return !isContentLength }
+            guard let length = ownLength else { return true }
+            Self.writeField(&head, name: "Content-Length", value: String(length))
+            dropLength = true
+            return false
+        }
+        switch fields.storage {
+        case .headers(let headers):
+            for (name, value) in headers {
+                if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") || HopByHopHeaders.equalsIgnoringCase(name, "connection") {
                     continue
                 }
-            } else if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") || HopByHopHeaders.equalsIgnoringCase(name, "connection") {
-                continue
+                if passesOn(isContentLength: HopByHopHeaders.equalsIgnoringCase(name, "content-length")) {
+                    Self.writeField(&head, name: name, value: value)
+                }
             }
-            Self.writeField(&head, name: name, value: value)
+        case .lines(let lines, let dropped):
+            // The upstream's lines as they came (the framer checked them and
+            // marked the hop-by-hop ones): no string per field.
+            ResponseFields.forEachLine(of: lines, dropped: dropped) { raw, start, end in
+                var colon = start
+                while raw[colon] != UInt8(ascii: ":") { colon += 1 }
+                if passesOn(isContentLength: HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: colon, "content-length")) {
+                    head.writeBytes(UnsafeRawBufferPointer(rebasing: raw[start..<(end + 2)]))
+                }
+            }
         }
         if let via { Self.writeField(&head, name: "Via", value: via) }
         if let length = ownLength, !dropLength { Self.writeField(&head, name: "Content-Length", value: String(length)) }
@@ -81,6 +101,23 @@ struct ResponseFraming {
         self.bodyless = bodyless
         self.keepAlive = keepAlive
         self.chunked = chunked
+    }
+
+    /// A head whose fields are `HTTPHeaders` (the gateway's own responses).
+    init(
+        status: HTTPResponseStatus,
+        headers: HTTPHeaders,
+        declaredLength: Int?,
+        requestMethod: HTTPMethod,
+        requestVersion: HTTPVersion,
+        keepAlive: Bool,
+        via: String? = nil,
+        allocator: ByteBufferAllocator = ByteBufferAllocator()
+    ) {
+        self.init(
+            status: status, fields: ResponseFields(headers), declaredLength: declaredLength, requestMethod: requestMethod,
+            requestVersion: requestVersion, keepAlive: keepAlive, via: via, allocator: allocator
+        )
     }
 
     private static func writeField(_ head: inout ByteBuffer, name: String, value: String) {

@@ -12,8 +12,8 @@ extension UpstreamExchangeHandler {
             break
         case .read:
             context?.read()
-        case .forwardHead(let head, let declaredLength, let hasBody):
-            forwardHead(head, declaredLength: declaredLength, hasBody: hasBody)
+        case .forwardHead(let head):
+            forwardHead(head)
         case .forwardBody(let buffer):
             active?.delegate.upstreamResponseBodyPart(buffer)
         case .forwardEnd(let release):
@@ -33,13 +33,11 @@ extension UpstreamExchangeHandler {
         scheduleTimerIfArmed()
     }
 
-    private func forwardHead(_ head: HTTPResponseHead, declaredLength: Int?, hasBody: Bool) {
+    private func forwardHead(_ head: UpstreamResponseHead) {
         guard let active else { return }
         active.recorder.responseHead(status: Int(head.status.code))
         // The framer kept end-to-end fields only (and refused Content-Length with Transfer-Encoding).
-        active.delegate.upstreamResponseHead(
-            UpstreamResponseHead(status: head.status, headers: head.headers, declaredLength: declaredLength, hasBody: hasBody)
-        )
+        active.delegate.upstreamResponseHead(head)
     }
 
     /// Back to the pool before the delegate sees the end, so that its next

@@ -16,7 +16,9 @@ extension UpstreamExchangeHandler {
             while !machine.isClosed, let event = try framer.next() {
                 switch event {
                 case .head(let head):
-                    run(machine.responseHead(head.head, declaredLength: head.declaredLength, keepAlive: head.keepAlive, now: eventLoop.now))
+                    run(machine.responseHead(
+                        status: head.status, fields: head.fields, declaredLength: head.declaredLength, keepAlive: head.keepAlive, now: eventLoop.now
+                    ))
                 case .body(let chunk):
                     run(machine.responseBodyPart(chunk, now: eventLoop.now))
                 case .end:
@@ -41,7 +43,7 @@ extension UpstreamExchangeHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         // A body read until close ends here; any other response cut short fails below.
-        if framer.inputClosed() == .end { run(machine.responseEnd(bytesFollow: false)) }
+        if case .end = framer.inputClosed() { run(machine.responseEnd(bytesFollow: false)) }
         markClosed()
         context.fireChannelInactive()
     }

@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOHTTP1
 
@@ -10,7 +11,7 @@ extension UpstreamExchangeStateMachine {
         /// Let the pipeline's `read()` through (or send the one that was held).
         case read
         /// Record the status and hand the head to the delegate.
-        case forwardHead(HTTPResponseHead, declaredLength: Int?, hasBody: Bool)
+        case forwardHead(UpstreamResponseHead)
         case forwardBody(ByteBuffer)
         /// The exchange is over: record its end, release the connection (as
         /// `release` says), then hand the end to the delegate, in that order so that

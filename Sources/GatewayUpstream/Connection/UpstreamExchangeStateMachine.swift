@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOHTTP1
 
@@ -143,17 +144,19 @@ struct UpstreamExchangeStateMachine {
     /// A response head arrived, with its `Content-Length` and whether the
     /// connection may carry another exchange after it (the framer found both).
     /// Returns the head to forward, with whether a body follows.
-    mutating func responseHead(_ head: HTTPResponseHead, declaredLength: Int?, keepAlive: Bool, now: NIODeadline) -> Action {
+    mutating func responseHead(
+        status: HTTPResponseStatus, fields: ResponseFields, declaredLength: Int?, keepAlive: Bool, now: NIODeadline
+    ) -> Action {
         guard case .exchange(var exchange) = state else { return unexpectedResponsePart() }
         guard exchange.response == .awaitingHead else { return fail(.protocolViolation(.secondHead)) }
         // 1xx other than 101 are dropped by the framer; we never ask for an upgrade.
-        guard head.status.code >= 200 else { return fail(.protocolViolation(.informational(head.status.code))) }
+        guard status.code >= 200 else { return fail(.protocolViolation(.informational(status.code))) }
         exchange.response = .streaming(keepAlive: keepAlive)
         state = .exchange(exchange)
         timeout.progress(now: now)
         updateTimeout(now: now)
-        let hasBody = !(exchange.isHEAD || head.status == .noContent || head.status == .notModified || declaredLength == 0)
-        return .forwardHead(head, declaredLength: declaredLength, hasBody: hasBody)
+        let hasBody = !(exchange.isHEAD || status == .noContent || status == .notModified || declaredLength == 0)
+        return .forwardHead(UpstreamResponseHead(status: status, fields: fields, declaredLength: declaredLength, hasBody: hasBody))
     }
 
     mutating func responseBodyPart(_ buffer: ByteBuffer, now: NIODeadline) -> Action {

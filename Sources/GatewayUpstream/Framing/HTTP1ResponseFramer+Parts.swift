@@ -13,20 +13,16 @@ extension HTTP1ResponseFramer {
             return nil
         }
         guard length <= maxHeadBytes else { return try fail(.headTooLarge) }
-        let parsed = bytes.withUnsafeReadableBytes { raw in
-            Result { () throws(HTTP1FramingError) in
-                try HTTP1ResponseHeadParser.parse(UnsafeRawBufferPointer(rebasing: raw[..<length]))
-            }
+        let head: HTTP1ResponseHeadParser.Parsed
+        do {
+            head = try HTTP1ResponseHeadParser.parse(bytes.readSlice(length: length)!)
+        } catch {
+            return try fail(error)
         }
-        guard case .success(let head) = parsed else {
-            if case .failure(let error) = parsed { return try fail(error) }
-            return nil
-        }
-        bytes.moveReaderIndex(forwardBy: length)
-        switch head.head.status.code {
+        switch head.status.code {
         case 101:
             state = .idle
-            return .head(Head(head: head.head, declaredLength: nil, keepAlive: false, untilClose: true))
+            return .head(Head(status: head.status, fields: head.fields, declaredLength: nil, keepAlive: false, untilClose: true))
         case 100..<200:
             state = .head(scanFrom: 0)
             return try nextHead(&bytes, scanFrom: 0)

@@ -14,16 +14,17 @@ import NIOHTTP1
 /// default: `Content-Length` with `Transfer-Encoding`, lengths that disagree,
 /// obs-fold, whitespace before a colon and bare LF line ends are refused.
 struct HTTP1ResponseFramer {
-    enum Event: Equatable {
+    enum Event {
         case head(Head)
         case body(ByteBuffer)
         case end
     }
 
     /// A final response head (or a 101), and what the exchange needs of it.
-    struct Head: Equatable {
-        /// With its end-to-end fields only.
-        let head: HTTPResponseHead
+    struct Head {
+        let status: HTTPResponseStatus
+        /// Its end-to-end fields only, as the upstream's bytes.
+        let fields: ResponseFields
         /// `Content-Length`, when the body is not chunked.
         let declaredLength: Int?
         /// The connection may carry another exchange after this response:
@@ -130,7 +131,7 @@ struct HTTP1ResponseFramer {
 
     /// Where the body of a final response starts, by RFC 9112 §6.3.
     mutating func startBody(of parsed: HTTP1ResponseHeadParser.Parsed) -> Event {
-        let code = parsed.head.status.code
+        let code = parsed.status.code
         var untilClose = false
         if isHEAD || code == 204 || code == 304 {
             state = .length(remaining: 0)
@@ -143,7 +144,7 @@ struct HTTP1ResponseFramer {
                 untilClose = true
             }
         }
-        return .head(Head(head: parsed.head, declaredLength: parsed.declaredLength, keepAlive: parsed.keepAlive && !untilClose, untilClose: untilClose))
+        return .head(Head(status: parsed.status, fields: parsed.fields, declaredLength: parsed.declaredLength, keepAlive: parsed.keepAlive && !untilClose, untilClose: untilClose))
     }
 }
 

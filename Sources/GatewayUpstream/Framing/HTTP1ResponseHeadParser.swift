@@ -15,9 +15,11 @@ enum HTTP1ResponseHeadParser {
     /// A parsed head and what the connection needs to know of it, found in the
     /// one scan of its fields, so that nobody scans them again.
     struct Parsed {
+        var status: HTTPResponseStatus
         /// The end-to-end fields only: hop-by-hop ones (RFC 9110 §7.6.1) and
-        /// those `Connection` names are not kept, as a proxy must not forward them.
-        var head: HTTPResponseHead
+        /// those `Connection` names are not passed on, as a proxy must not
+        /// forward them. Kept as the upstream's bytes (``ResponseFields``).
+        var fields: ResponseFields
         var framing: BodyFraming
         /// `Content-Length`, when there is no `Transfer-Encoding`.
         var declaredLength: Int?
@@ -25,51 +27,96 @@ enum HTTP1ResponseHeadParser {
         var keepAlive: Bool
     }
 
-    /// `raw` is the whole head, ending in CRLFCRLF.
-    static func parse(_ raw: UnsafeRawBufferPointer) throws(HTTP1FramingError) -> Parsed {
-        guard let statusEnd = HTTP1HeadLines.lineEnd(in: raw, from: 0) else { throw .malformedStatusLine }
-        let (version, status, reason) = try statusLine(raw, upTo: statusEnd)
-        var lineStart = statusEnd + 2
+    /// `head` is the whole head, ending in CRLFCRLF.
+    static func parse(_ head: ByteBuffer) throws(HTTP1FramingError) -> Parsed {
+        let result = head.withUnsafeReadableBytes { raw in Result { () throws(HTTP1FramingError) in try Self.scan(raw) } }
+        let scan: Scan = try result.get()
+        var fields: ResponseFields
+        if let dropped = scan.dropped {
+            let lines = head.getSlice(at: head.readerIndex + scan.lines.lowerBound, length: scan.lines.count)!
+            fields = ResponseFields(lines: lines, dropped: dropped)
+        } else {
+            fields = ResponseFields(scan.headers)
+        }
+        if !scan.connection.named.isEmpty {
+            // Rare: fields named in `Connection` are removed by name, as `HTTPHeaders`.
+            var headers = fields.headers
+            for name in scan.connection.named { headers.remove(name: name) }
+            fields = ResponseFields(headers)
+        }
+        let status = HTTPResponseStatus(statusCode: scan.status, reasonPhrase: scan.reason)
+        let connection = scan.connection
+        let keepAlive = scan.minor >= 1 ? !connection.close : connection.keepAlive && !connection.close
+        if let transferEncoding = scan.transferEncoding {
+            guard scan.contentLength == nil else { throw .contentLengthWithTransferEncoding }
+            let framing: BodyFraming = lastCodingIsChunked(transferEncoding) ? .chunked : .untilClose
+            return Parsed(status: status, fields: fields, framing: framing, declaredLength: nil, keepAlive: keepAlive)
+        }
+        if let length = scan.contentLength {
+            return Parsed(status: status, fields: fields, framing: .length(length), declaredLength: length, keepAlive: keepAlive)
+        }
+        return Parsed(status: status, fields: fields, framing: .untilClose, declaredLength: nil, keepAlive: keepAlive)
+    }
 
-        // One array sized for every line (and the `Via` the listener adds): grown
-        // one field at a time it was reallocated three or four times per response.
-        // Made `HTTPHeaders` once complete: its `add` checks every name again.
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(HTTP1HeadLines.lineCount(in: raw, from: lineStart) + 1)
+    /// What the one scan of a head finds.
+    private struct Scan {
+        var minor = 1
+        var status = 0
+        var reason = ""
+        /// The field lines' offsets (each with its CRLF; not the head's empty last line).
+        var lines = 0..<0
+        /// Bit `i`: line `i` is hop-by-hop. Nil for a head of more than
+        /// ``ResponseFields/maxLines`` lines: its fields are `headers` then.
+        var dropped: UInt64? = 0
+        var headers = HTTPHeaders()
         var contentLength: Int?
-        var transferEncoding: String?  // the last field's value; its last coding decides
-        var hasTransferEncoding = false
+        /// The last `Transfer-Encoding` field's value; its last coding decides.
+        var transferEncoding: String?
         var connection = ConnectionOptions()
+    }
+
+    private static func scan(_ raw: UnsafeRawBufferPointer) throws(HTTP1FramingError) -> Scan {
+        guard let statusEnd = HTTP1HeadLines.lineEnd(in: raw, from: 0) else { throw .malformedStatusLine }
+        var scan = Scan()
+        (scan.minor, scan.status, scan.reason) = try statusLine(raw, upTo: statusEnd)
+        var lineStart = statusEnd + 2
+        let fieldLines = HTTP1HeadLines.lineCount(in: raw, from: lineStart) - 1
+        // A long head is made `HTTPHeaders` as it is read, in one array sized
+        // for every line (and the `Via` the listener adds).
+        var fields: [(String, String)] = []
+        if fieldLines > ResponseFields.maxLines {
+            scan.dropped = nil
+            fields.reserveCapacity(fieldLines + 1)
+        }
+        var index: UInt64 = 0
         while true {
             // The head ends in CRLFCRLF: no line end here is a bare LF or CR.
             guard let end = HTTP1HeadLines.lineEnd(in: raw, from: lineStart) else { throw .malformedHeaderLine }
             if end == lineStart { break }
-            guard let (name, value) = HTTP1HeadLines.field(raw, from: lineStart, to: end) else { throw .malformedHeaderLine }
-            lineStart = end + 2
-            if HopByHopHeaders.equalsIgnoringCase(name, "content-length") {
-                guard mergeContentLength(value, into: &contentLength) else { throw .invalidContentLength }
-            } else if HopByHopHeaders.isAlwaysHopByHop(name) {
-                if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") {
-                    hasTransferEncoding = true
-                    transferEncoding = value
-                } else if HopByHopHeaders.equalsIgnoringCase(name, "connection") {
-                    connection.add(value)
+            guard let (colon, valueStart, valueEnd) = HTTP1HeadLines.fieldBounds(raw, from: lineStart, to: end) else { throw .malformedHeaderLine }
+            var hopByHop = false
+            if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "content-length") {
+                let value = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
+                guard mergeContentLength(value, into: &scan.contentLength) else { throw .invalidContentLength }
+            } else if HopByHopHeaders.isAlwaysHopByHop(raw, from: lineStart, to: colon) {
+                hopByHop = true
+                if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "transfer-encoding") {
+                    scan.transferEncoding = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
+                } else if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "connection") {
+                    scan.connection.add(String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self))
                 }
-                continue
             }
-            fields.append((name, value))
+            if let dropped = scan.dropped {
+                if hopByHop { scan.dropped = dropped | (1 << index) }
+            } else if !hopByHop, let field = HTTP1HeadLines.field(raw, from: lineStart, to: end) {
+                fields.append(field)
+            }
+            index += 1
+            lineStart = end + 2
         }
-        var headers = HTTPHeaders(fields)
-        for name in connection.named { headers.remove(name: name) }
-        let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status, reasonPhrase: reason), headers: headers)
-        let keepAlive = version.minor >= 1 ? !connection.close : connection.keepAlive && !connection.close
-        if hasTransferEncoding {
-            guard contentLength == nil else { throw .contentLengthWithTransferEncoding }
-            let framing: BodyFraming = lastCodingIsChunked(transferEncoding ?? "") ? .chunked : .untilClose
-            return Parsed(head: head, framing: framing, declaredLength: nil, keepAlive: keepAlive)
-        }
-        if let contentLength { return Parsed(head: head, framing: .length(contentLength), declaredLength: contentLength, keepAlive: keepAlive) }
-        return Parsed(head: head, framing: .untilClose, declaredLength: nil, keepAlive: keepAlive)
+        scan.lines = (statusEnd + 2)..<lineStart
+        if scan.dropped == nil { scan.headers = HTTPHeaders(fields) }
+        return scan
     }
 
     /// The options of the `Connection` fields: `close`, `keep-alive`, and the
@@ -94,7 +141,7 @@ enum HTTP1ResponseHeadParser {
     }
 
     /// `HTTP/1.x SSS[ reason]`.
-    private static func statusLine(_ raw: UnsafeRawBufferPointer, upTo end: Int) throws(HTTP1FramingError) -> (HTTPVersion, Int, String) {
+    private static func statusLine(_ raw: UnsafeRawBufferPointer, upTo end: Int) throws(HTTP1FramingError) -> (minor: Int, status: Int, reason: String) {
         // "HTTP/1." compared in place: no array per response.
         guard end >= 12, raw[0] == UInt8(ascii: "H"), raw[1] == UInt8(ascii: "T"), raw[2] == UInt8(ascii: "T"), raw[3] == UInt8(ascii: "P"),
               raw[4] == UInt8(ascii: "/"), raw[5] == UInt8(ascii: "1"), raw[6] == UInt8(ascii: "."),
@@ -108,7 +155,7 @@ enum HTTP1ResponseHeadParser {
         guard code >= 100, code <= 599, end == 12 || raw[12] == UInt8(ascii: " ") else { throw .malformedStatusLine }
         for i in 12..<end where !HTTPFieldBytes.isFieldValueByte(raw[i]) { throw .malformedStatusLine }
         let reason = end > 13 ? String(decoding: UnsafeRawBufferPointer(rebasing: raw[13..<end]), as: UTF8.self) : ""
-        return (HTTPVersion(major: 1, minor: raw[7] == UInt8(ascii: "1") ? 1 : 0), code, reason)
+        return (raw[7] == UInt8(ascii: "1") ? 1 : 0, code, reason)
     }
 
     private static func lastCodingIsChunked(_ value: String) -> Bool {

@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -31,7 +32,7 @@ extension UpstreamExchangeStateMachine.Action {
         switch self {
         case .none: .none
         case .read: .read
-        case .forwardHead(let head, let length, let hasBody): .head(status: head.status.code, length: length, hasBody: hasBody)
+        case .forwardHead(let head): .head(status: head.status.code, length: head.declaredLength, hasBody: head.hasBody)
         case .forwardBody(let buffer): .body(buffer.readableBytes)
         case .forwardEnd(let release): .end(release)
         case .requestSent: .requestSent
@@ -82,7 +83,9 @@ extension UpstreamExchangeStateMachine {
     /// read from its fields, a body until close never keep-alive.
     mutating func responseHead(_ head: HTTPResponseHead, untilClose: Bool, now: NIODeadline) -> Action {
         let length = head.headers.first(name: "content-length").flatMap { Int($0) }
-        return responseHead(head, declaredLength: length, keepAlive: head.isKeepAlive && !untilClose, now: now)
+        return responseHead(
+            status: head.status, fields: ResponseFields(head.headers), declaredLength: length, keepAlive: head.isKeepAlive && !untilClose, now: now
+        )
     }
 }
 

@@ -1,0 +1,64 @@
+public import NIOCore
+public import NIOHTTP1
+
+/// The end-to-end fields of an upstream response, kept as the bytes the
+/// upstream sent (its field lines, the hop-by-hop ones marked as dropped) until
+/// something reads them as `HTTPHeaders`. The direct path copies those lines to
+/// the client as they are, with no string made per field (issue 14); a policy
+/// or an observer that reads the fields pays for the strings then. Responses
+/// the gateway makes, and fields a policy changed, are `HTTPHeaders`.
+public struct ResponseFields: Sendable {
+    public enum Storage: Sendable {
+        /// The field section as read, each line `name: value` CRLF (checked by
+        /// the framer); bit `i` of `dropped` set: line `i` is not passed on.
+        case lines(ByteBuffer, dropped: UInt64)
+        case headers(HTTPHeaders)
+    }
+
+    public private(set) var storage: Storage
+
+    /// The most lines kept as bytes: one bit each in `dropped`.
+    public static let maxLines = 64
+
+    public init(_ headers: HTTPHeaders = HTTPHeaders()) {
+        storage = .headers(headers)
+    }
+
+    /// `lines` holds at most ``maxLines`` lines, without the head's empty last line.
+    public init(lines: ByteBuffer, dropped: UInt64) {
+        storage = .lines(lines, dropped: dropped)
+    }
+
+    /// The fields passed on, in order; made from the lines on every read (set: kept as they are given).
+    public var headers: HTTPHeaders {
+        get {
+            switch storage {
+            case .headers(let headers):
+                return headers
+            case .lines(let lines, let dropped):
+                var fields: [(String, String)] = []
+                Self.forEachLine(of: lines, dropped: dropped) { raw, start, end in
+                    if let field = HTTP1HeadLines.field(raw, from: start, to: end) { fields.append(field) }
+                }
+                return HTTPHeaders(fields)
+            }
+        }
+        set {
+            storage = .headers(newValue)
+        }
+    }
+
+    /// Calls `body` with each line passed on: the lines' bytes, the offset the
+    /// line starts at and that of its CR.
+    public static func forEachLine(of lines: ByteBuffer, dropped: UInt64, _ body: (UnsafeRawBufferPointer, Int, Int) -> Void) {
+        lines.withUnsafeReadableBytes { raw in
+            var start = 0
+            var index: UInt64 = 0
+            while let end = HTTP1HeadLines.lineEnd(in: raw, from: start) {
+                if dropped & (1 << index) == 0 { body(raw, start, end) }
+                start = end + 2
+                index += 1
+            }
+        }
+    }
+}
