@@ -60,4 +60,32 @@ struct HTTP1ResponseHeadParserTests {
         // Field lines plus the empty last line: the array has room for them and the `Via` added later.
         #expect(head.withUnsafeBytes { HTTP1HeadLines.lineCount(in: $0, from: 17) } == 3)
     }
+
+    /// A usual head is kept as its bytes with the hop-by-hop lines marked; one
+    /// too long for the mask, or with fields named in `Connection`, as `HTTPHeaders`.
+    @Test func fieldsStayBytesUnlessTheHeadIsLongOrNamesHopByHopFields() throws {
+        let usual = try Self.parse(["Server: origin", "Connection: keep-alive", "Content-Length: 2"])
+        guard case .lines(let lines, let dropped) = usual.fields.storage else {
+            Issue.record("a usual head keeps its lines")
+            return
+        }
+        #expect(String(buffer: lines) == "Server: origin\r\nConnection: keep-alive\r\nContent-Length: 2\r\n")
+        #expect(dropped == 0b10)
+        #expect(usual.fields.headers.map(\.name) == ["Server", "Content-Length"])
+
+        let long = try Self.parse((1...70).map { "X-\($0): v" } + ["Keep-Alive: timeout=5"])
+        guard case .headers(let headers) = long.fields.storage else {
+            Issue.record("a head of more than 64 lines is HTTPHeaders")
+            return
+        }
+        #expect(headers.count == 70)
+        #expect(!headers.contains(name: "keep-alive"))
+
+        let named = try Self.parse(["X-Hop: 1", "Connection: X-Hop", "X-End: 2"])
+        guard case .headers(let remaining) = named.fields.storage else {
+            Issue.record("fields named in Connection are removed as HTTPHeaders")
+            return
+        }
+        #expect(remaining.map(\.name) == ["X-End"])
+    }
 }

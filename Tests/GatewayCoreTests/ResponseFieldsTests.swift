@@ -1,0 +1,33 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// Fields kept as the upstream's lines read as the `HTTPHeaders` they stand
+/// for, dropped lines left out; a write makes them `HTTPHeaders` for good.
+@Suite struct ResponseFieldsTests {
+    static let lines = ByteBuffer(string: "A: 1\r\nConnection: x\r\nB:  two words \r\nA: 3\r\n")
+
+    @Test func linesReadAsHeadersWithoutTheDroppedOnes() {
+        let fields = ResponseFields(lines: Self.lines, dropped: 0b10)
+        #expect(fields.headers.map { "\($0.name)=\($0.value)" } == ["A=1", "B=two words", "A=3"])
+        var seen: [String] = []
+        ResponseFields.forEachLine(of: Self.lines, dropped: 0b1001) { raw, start, end in
+            seen.append(String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<end]), as: UTF8.self))
+        }
+        #expect(seen == ["Connection: x", "B:  two words "])
+    }
+
+    @Test func writingTheHeadersReplacesTheLines() {
+        var fields = ResponseFields(lines: Self.lines, dropped: 0)
+        var headers = fields.headers
+        headers.replaceOrAdd(name: "A", value: "9")
+        fields.headers = headers
+        guard case .headers(let stored) = fields.storage else {
+            Issue.record("written fields are kept as HTTPHeaders")
+            return
+        }
+        #expect(stored["A"] == ["9"])
+        #expect(stored["B"] == ["two words"])
+    }
+}
