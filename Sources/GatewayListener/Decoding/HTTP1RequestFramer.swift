@@ -45,14 +45,8 @@ struct HTTP1RequestFramer {
     }
 
     mutating func append(_ bytes: ByteBuffer) {
-        guard bytes.readableBytes > 0, state != .stopped else { return }
-        guard var pending = input, pending.readableBytes > 0 else {
-            input = bytes
-            return
-        }
-        var bytes = bytes
-        pending.writeBuffer(&bytes)
-        input = pending
+        guard state != .stopped else { return }
+        input.appendUnframed(bytes)
     }
 
     /// The next part the bytes appended so far make, or nil until more are read.

@@ -69,14 +69,7 @@ struct HTTP1ResponseFramer {
 
     /// Bytes read from the connection.
     mutating func append(_ bytes: ByteBuffer) {
-        guard bytes.readableBytes > 0 else { return }
-        guard var pending = input, pending.readableBytes > 0 else {
-            input = bytes
-            return
-        }
-        var bytes = bytes
-        pending.writeBuffer(&bytes)
-        input = pending
+        input.appendUnframed(bytes)
     }
 
     /// Whether bytes are buffered that no event has taken yet.
