@@ -35,8 +35,9 @@ enum HeadValidationInvariants {
         var messages: [DecodedMessage] = []
         while let part = try? channel.readInbound(as: ClientRequestPart.self) {
             switch part {
-            case .head(let head, let framing):
-                messages.append(DecodedMessage(head: head, framing: try? framing.get()))
+            case .head, .headWithBody, .refused:
+                guard let head = part.requestHead else { break }
+                messages.append(DecodedMessage(head: head, framing: try? part.verdict?.get()))
             case .body(let buffer):
                 messages[messages.count - 1].bodyBytes += buffer.readableBytes
             case .end:

@@ -30,4 +30,14 @@ import Testing
         #expect(stored["A"] == ["9"])
         #expect(stored["B"] == ["two words"])
     }
+
+    @Test func materializedFieldsAreHeadersForGood() {
+        var fields = ResponseFields(lines: Self.lines, dropped: 0b10)
+        fields.materialize()
+        guard case .headers(let stored) = fields.storage else {
+            Issue.record("materialized fields are kept as HTTPHeaders")
+            return
+        }
+        #expect(stored.map(\.name) == ["A", "B", "A"])
+    }
 }

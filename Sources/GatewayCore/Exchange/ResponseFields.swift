@@ -37,6 +37,8 @@ public struct ResponseFields: Sendable {
                 return headers
             case .lines(let lines, let dropped):
                 var fields: [(String, String)] = []
+                // Sized once, with room for the `Via` an observer's copy gets.
+                fields.reserveCapacity(lines.withUnsafeReadableBytes { HTTP1HeadLines.lineCount(in: $0, from: 0) } + 1)
                 Self.forEachLine(of: lines, dropped: dropped) { raw, start, end in
                     if let field = HTTP1HeadLines.field(raw, from: start, to: end) { fields.append(field) }
                 }
@@ -46,6 +48,11 @@ public struct ResponseFields: Sendable {
         set {
             storage = .headers(newValue)
         }
+    }
+
+    /// Makes the fields `HTTPHeaders` for good, for a reader that reads them several times.
+    public mutating func materialize() {
+        if case .lines = storage { storage = .headers(headers) }
     }
 
     /// Calls `body` with each line passed on: the lines' bytes, the offset the

@@ -102,12 +102,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func handle(_ part: ClientRequestPart) {
         switch part {
-        case .head(let head, let framing):
+        case .head(let head), .headWithBody(let head, _), .refused(let head, _):
             switch machine.requestHead(keepAlive: head.isKeepAlive && !head.isUpgradeLike) {
             case .start:
-                timeouts.headReceived(bodyFollows: (try? framing.get()).map { $0 != .none } ?? false)
+                guard let verdict = part.verdict else { return }
+                timeouts.headReceived(bodyFollows: (try? verdict.get()).map { $0 != .none } ?? false)
                 discardedBytes = 0
-                startExchange(head, framing: framing)
+                startExchange(head, framing: verdict)
             case .queue:
                 pipelined.append(part)
             case .forward, .discard, .ignore:

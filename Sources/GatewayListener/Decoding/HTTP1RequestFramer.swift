@@ -2,13 +2,38 @@ package import GatewayCore
 package import NIOCore
 package import NIOHTTP1
 
-/// A client request as the listener's decoder hands it on.
+/// A client request as the listener's decoder hands it on. No bigger than
+/// three words, so that `NIOAny` carries the parts of a request without a body
+/// (most of them) with no box of their own: the heads of requests with a body,
+/// and refused ones, are the cases stored indirectly.
 package enum ClientRequestPart {
-    /// A head, with the body framing ``RequestHeadValidator`` found in it, or why
-    /// the request is refused (nothing of it follows then: the connection ends).
-    case head(HTTPRequestHead, framing: Result<RequestHeadValidator.BodyFraming, GatewayError>)
+    /// A head without a body (``RequestHeadValidator`` found no framing).
+    case head(HTTPRequestHead)
+    /// A head with the body framing ``RequestHeadValidator`` found in it.
+    indirect case headWithBody(HTTPRequestHead, framing: RequestHeadValidator.BodyFraming)
+    /// A head ``RequestHeadValidator`` refuses, and why: nothing of its request
+    /// follows (the connection ends after the answer).
+    indirect case refused(HTTPRequestHead, GatewayError)
     case body(ByteBuffer)
     case end
+
+    /// The head of a head part; nil for body and end parts.
+    package var requestHead: HTTPRequestHead? {
+        switch self {
+        case .head(let head), .headWithBody(let head, _), .refused(let head, _): head
+        case .body, .end: nil
+        }
+    }
+
+    /// The validator's verdict on a head part; nil for body and end parts.
+    package var verdict: Result<RequestHeadValidator.BodyFraming, GatewayError>? {
+        switch self {
+        case .head: .success(.none)
+        case .headWithBody(_, let framing): .success(framing)
+        case .refused(_, let error): .failure(error)
+        case .body, .end: nil
+        }
+    }
 }
 
 /// Frames the requests of one client connection from its bytes: heads parsed
@@ -129,18 +154,23 @@ struct HTTP1RequestFramer {
                 throw error
             }
             bytes.moveReaderIndex(forwardBy: length)
-            let framing = Result { () throws(GatewayError) in
+            upgradeAfterEnd = head.method == .CONNECT || head.headers.contains(name: "upgrade")
+            let framing: RequestHeadValidator.BodyFraming
+            do {
                 try RequestHeadValidator.checkHeaders(of: head)
-                return try RequestHeadValidator.framing(of: head)
+                framing = try RequestHeadValidator.framing(of: head)
+            } catch {
+                state = .stopped
+                return .refused(head, error)
             }
             switch framing {
-            case .success(RequestHeadValidator.BodyFraming.none): state = .length(remaining: 0)
-            case .success(.length(let length)): state = .length(remaining: length)
-            case .success(.chunked): state = .chunked(ChunkedBodyDecoder())
-            case .failure: state = .stopped
+            case .none:
+                state = .length(remaining: 0)
+                return .head(head)
+            case .length(let length): state = .length(remaining: length)
+            case .chunked: state = .chunked(ChunkedBodyDecoder())
             }
-            upgradeAfterEnd = head.method == .CONNECT || head.headers.contains(name: "upgrade")
-            return .head(head, framing: framing)
+            return .headWithBody(head, framing: framing)
         }
     }
 
