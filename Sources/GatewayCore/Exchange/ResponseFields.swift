@@ -57,6 +57,7 @@ public struct ResponseFields: Sendable {
 
     /// Calls `body` with each line passed on: the lines' bytes, the offset the
     /// line starts at and that of its CR.
+    @inlinable
     public static func forEachLine(of lines: ByteBuffer, dropped: UInt64, _ body: (UnsafeRawBufferPointer, Int, Int) -> Void) {
         lines.withUnsafeReadableBytes { raw in
             var start = 0

@@ -35,13 +35,11 @@ struct ResponseFraming {
         let bodyless = requestMethod == .HEAD || code == 204 || code == 304 || (100..<200).contains(code)
         var keepAlive = keepAlive
         var chunked = false
-        // What becomes of the upstream's `Content-Length`: kept as it is (HEAD, 304), dropped (204, 1xx), or ours.
-        var ownLength: Int?
-        var dropLength = false
+        var length = LengthPlacement()
         if bodyless {
-            dropLength = code == 204 || (100..<200).contains(code)
-        } else if let length = declaredLength {
-            ownLength = length
+            length.dropped = code == 204 || (100..<200).contains(code)
+        } else if let declared = declaredLength {
+            length.own = declared
         } else if requestVersion.major == 1 && requestVersion.minor >= 1 {
             chunked = true
         } else {
@@ -58,22 +56,13 @@ struct ResponseFraming {
         head.writeInteger(UInt8(ascii: " "))
         head.writeString(status.reasonPhrase)
         head.writeStaticString("\r\n")
-        /// Whether an upstream field goes out as it is: a `Content-Length` of
-        /// ours takes the place of the first one, the others are dropped.
-        func passesOn(isContentLength: Bool) -> Bool {
-            guard isContentLength, !dropLength else { return !isContentLength }
-            guard let length = ownLength else { return true }
-            Self.writeField(&head, name: "Content-Length", value: String(length))
-            dropLength = true
-            return false
-        }
         switch fields.storage {
         case .headers(let headers):
             for (name, value) in headers {
                 if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") || HopByHopHeaders.equalsIgnoringCase(name, "connection") {
                     continue
                 }
-                if passesOn(isContentLength: HopByHopHeaders.equalsIgnoringCase(name, "content-length")) {
+                if length.passesOn(isContentLength: HopByHopHeaders.equalsIgnoringCase(name, "content-length"), head: &head) {
                     Self.writeField(&head, name: name, value: value)
                 }
             }
@@ -83,13 +72,14 @@ struct ResponseFraming {
             ResponseFields.forEachLine(of: lines, dropped: dropped) { raw, start, end in
                 var colon = start
                 while raw[colon] != UInt8(ascii: ":") { colon += 1 }
-                if passesOn(isContentLength: HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: colon, "content-length")) {
+                let isContentLength = HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: colon, "content-length")
+                if length.passesOn(isContentLength: isContentLength, head: &head) {
                     head.writeBytes(UnsafeRawBufferPointer(rebasing: raw[start..<(end + 2)]))
                 }
             }
         }
         if let via { Self.writeField(&head, name: "Via", value: via) }
-        if let length = ownLength, !dropLength { Self.writeField(&head, name: "Content-Length", value: String(length)) }
+        if let own = length.own, !length.dropped { Self.writeField(&head, name: "Content-Length", value: String(own)) }
         if chunked { head.writeStaticString("Transfer-Encoding: chunked\r\n") }
         if !keepAlive {
             head.writeStaticString("Connection: close\r\n")
@@ -120,7 +110,24 @@ struct ResponseFraming {
         )
     }
 
-    private static func writeField(_ head: inout ByteBuffer, name: String, value: String) {
+    /// What becomes of the upstream's `Content-Length`: kept as it is (HEAD,
+    /// 304), dropped (204, 1xx), or ours in the place of the first one.
+    private struct LengthPlacement {
+        var own: Int?
+        /// No more upstream `Content-Length` goes out (ours is written, or none may be).
+        var dropped = false
+
+        /// Whether an upstream field goes out as it is; writes ours in the first one's place.
+        mutating func passesOn(isContentLength: Bool, head: inout ByteBuffer) -> Bool {
+            guard isContentLength, !dropped else { return !isContentLength }
+            guard let own else { return true }
+            ResponseFraming.writeField(&head, name: "Content-Length", value: String(own))
+            dropped = true
+            return false
+        }
+    }
+
+    fileprivate static func writeField(_ head: inout ByteBuffer, name: String, value: String) {
         head.writeString(name)
         head.writeStaticString(": ")
         head.writeString(value)
