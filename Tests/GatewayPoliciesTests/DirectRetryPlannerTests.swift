@@ -65,6 +65,9 @@ struct DirectRetryPlannerTests {
         guard case .retrying(var run) = planner.begin(.test()) else { Issue.record("expected retrying"); return }
         #expect(planner.retry(afterStatus: .ok, headers: [:], run: &run, context: .test()) == nil)
         #expect(planner.retry(afterStatus: .notFound, headers: [:], run: &run, context: .test()) == nil)
+        // The exchange asks first, so that a 200's fields are never made HTTPHeaders for the planner.
+        #expect(!planner.considers(status: .ok))
+        #expect(planner.considers(status: .serviceUnavailable))
         #expect(planner.retry(afterStatus: .serviceUnavailable, headers: ["Retry-After": "2"], run: &run, context: .test()) == .seconds(2))
         #expect(planner.retry(afterStatus: .serviceUnavailable, headers: ["X-Gateway-Error": "local_rate_limit"], run: &run, context: .test()) == nil, "the gateway's own answers are never retried")
     }

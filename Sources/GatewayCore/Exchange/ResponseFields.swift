@@ -50,9 +50,26 @@ public struct ResponseFields: Sendable {
         }
     }
 
-    /// Makes the fields `HTTPHeaders` for good, for a reader that reads them several times.
-    public mutating func materialize() {
-        if case .lines = storage { storage = .headers(headers) }
+    /// Whether a field passed on has a name `predicate` accepts (given its
+    /// bytes): reads no value and, for lines, makes no string.
+    public func containsName(where predicate: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        switch storage {
+        case .headers(let headers):
+            for (name, _) in headers {
+                var name = name
+                if name.withUTF8({ predicate(UnsafeRawBufferPointer($0)) }) { return true }
+            }
+            return false
+        case .lines(let lines, let dropped):
+            var found = false
+            Self.forEachLine(of: lines, dropped: dropped) { raw, start, _ in
+                guard !found else { return }
+                var colon = start
+                while raw[colon] != UInt8(ascii: ":") { colon += 1 }
+                found = predicate(UnsafeRawBufferPointer(rebasing: raw[start..<colon]))
+            }
+            return found
+        }
     }
 
     /// Calls `body` with each line passed on: the lines' bytes, the offset the

@@ -16,6 +16,14 @@ public protocol RetryPlanner: Sendable {
     /// After a response head: the wait before the next attempt (the response is
     /// then discarded), or nil to give it to the client.
     func retry(afterStatus status: HTTPResponseStatus, headers: HTTPHeaders, run: inout RetryRun, context: RequestContext) -> Duration?
+
+    /// Whether a response of this status may be retried at all: if not, the
+    /// exchange does not make the response's fields `HTTPHeaders` to ask.
+    func considers(status: HTTPResponseStatus) -> Bool
+}
+
+extension RetryPlanner {
+    public func considers(status: HTTPResponseStatus) -> Bool { true }
 }
 
 /// How a request's attempts go.

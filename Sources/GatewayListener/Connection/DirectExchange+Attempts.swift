@@ -118,10 +118,6 @@ extension DirectExchange {
     /// (if any) is or will surely be all in its copy: a response is never
     /// turned down for a body that might not be sent again.
     func nextAttempt(after head: UpstreamResponseHead) -> NextAttempt? {
-        var head = head
-        // The steps and the retry planner read the fields: made `HTTPHeaders`
-        // once for all of them (the client's copy still goes out as the upstream's bytes).
-        if !route.steps.isEmpty || retryRun != nil { head.fields.materialize() }
         var replay: AttemptWait?
         let bodyMayGoAgain = canResend(within: replayBuffer?.limit ?? 0, certain: true)
         for step in route.steps {
@@ -134,7 +130,8 @@ extension DirectExchange {
             replayedByStep = true
             return .replay(replay)
         }
-        if let run = retryRun, canResend(within: run.bodyLimit, certain: true),
+        // The fields are made `HTTPHeaders` only for a status the planner may retry.
+        if let run = retryRun, route.retry?.considers(status: head.status) == true, canResend(within: run.bodyLimit, certain: true),
             let delay = retryDelay(afterStatus: head.status, headers: head.headers)
         {
             return .after(delay)

@@ -56,7 +56,7 @@ struct RateLimitStep: AttemptStep {
     func responseHead(_ head: UpstreamResponseHead, of request: ProxyRequest, context: RequestContext, mayReplay: Bool, on eventLoop: any EventLoop) -> AttemptResponseVerdict {
         guard policy.config.honorUpstream else { return .accept }
         let status = head.status.code
-        guard status == 429 || status == 503 || head.headers.containsRateLimitField else { return .accept }
+        guard status == 429 || status == 503 || head.fields.containsName(where: Self.isRateLimitName) else { return .accept }
         policy.observe(status: head.status, headers: head.headers, authority: request.hostPort, logger: context.logger)
         return .accept
     }
@@ -67,17 +67,15 @@ extension RateLimitPolicy {
     public var step: any AttemptStep { RateLimitStep(policy: self) }
 }
 
-extension HTTPHeaders {
-    /// Whether a `RateLimit`, `RateLimit-*` or `X-RateLimit-*` field is present
-    /// (checked without copying names: most responses have none).
-    var containsRateLimitField: Bool {
-        contains { field in
-            var name = Substring(field.name).utf8
-            if name.count >= 2, name.first.map({ $0 | 0x20 }) == UInt8(ascii: "x"), name.dropFirst().first == UInt8(ascii: "-") {
-                name = name.dropFirst(2)
-            }
-            guard name.count >= 9 else { return false }
-            return zip(name, "ratelimit".utf8).allSatisfy { $0 | 0x20 == $1 }
+extension RateLimitStep {
+    /// Whether a field name is `RateLimit`, `RateLimit-*` or `X-RateLimit-*`
+    /// (checked on the name's bytes: most responses have none).
+    static func isRateLimitName(_ name: UnsafeRawBufferPointer) -> Bool {
+        var name = name[...]
+        if name.count >= 2, name[name.startIndex] | 0x20 == UInt8(ascii: "x"), name[name.startIndex + 1] == UInt8(ascii: "-") {
+            name = name.dropFirst(2)
         }
+        guard name.count >= 9 else { return false }
+        return zip(name, "ratelimit".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 }

@@ -29,9 +29,13 @@ struct DirectRetryPlanner: RetryPlanner {
         next(RetryDecision.evaluate(error, on: rules.retry.on), run: &run, context: context)
     }
 
+    func considers(status: HTTPResponseStatus) -> Bool {
+        rules.retry.on.contains(.status(Int(status.code)))
+    }
+
     func retry(afterStatus status: HTTPResponseStatus, headers: HTTPHeaders, run: inout RetryRun, context: RequestContext) -> Duration? {
         // Most responses are not retryable: decided before the clock is read.
-        guard rules.retry.on.contains(.status(Int(status.code))) else { return nil }
+        guard considers(status: status) else { return nil }
         let decision = RetryDecision.evaluate(
             status: status, headers: headers, on: rules.retry.on,
             honorRetryAfter: rules.honorRetryAfter, secondsSince1970: services.clock.secondsSince1970
