@@ -106,7 +106,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             switch machine.requestHead(keepAlive: head.isKeepAlive && !head.isUpgradeLike) {
             case .start:
                 guard let verdict = part.verdict else { return }
-                timeouts.headReceived(bodyFollows: (try? verdict.get()).map { $0 != .none } ?? false)
+                // Only a head with a body announces one (a refused head's request stops here).
+                if case .headWithBody = part { timeouts.headReceived(bodyFollows: true) } else { timeouts.headReceived(bodyFollows: false) }
                 discardedBytes = 0
                 startExchange(head, framing: verdict)
             case .queue:
