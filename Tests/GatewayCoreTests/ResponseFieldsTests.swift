@@ -12,10 +12,13 @@ import Testing
         let fields = ResponseFields(lines: Self.lines, dropped: 0b10)
         #expect(fields.headers.map { "\($0.name)=\($0.value)" } == ["A=1", "B=two words", "A=3"])
         var seen: [String] = []
-        ResponseFields.forEachLine(of: Self.lines, dropped: 0b1001) { raw, start, end in
-            seen.append(String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<end]), as: UTF8.self))
+        var names: [String] = []
+        ResponseFields.forEachLine(of: Self.lines, dropped: 0b1001) { raw, line in
+            seen.append(String(decoding: UnsafeRawBufferPointer(rebasing: raw[line.start..<line.end]), as: UTF8.self))
+            names.append(String(decoding: UnsafeRawBufferPointer(rebasing: raw[line.start..<line.colon]), as: UTF8.self))
         }
         #expect(seen == ["Connection: x", "B:  two words "])
+        #expect(names == ["Connection", "B"])
     }
 
     @Test func writingTheHeadersReplacesTheLines() {

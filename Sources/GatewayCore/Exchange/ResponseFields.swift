@@ -39,8 +39,8 @@ public struct ResponseFields: Sendable {
                 var fields: [(String, String)] = []
                 // Sized once, with room for the `Via` an observer's copy gets.
                 fields.reserveCapacity(lines.withUnsafeReadableBytes { HTTP1HeadLines.lineCount(in: $0, from: 0) } + 1)
-                Self.forEachLine(of: lines, dropped: dropped) { raw, start, end in
-                    if let field = HTTP1HeadLines.field(raw, from: start, to: end) { fields.append(field) }
+                Self.forEachLine(of: lines, dropped: dropped) { raw, line in
+                    if let field = HTTP1HeadLines.field(raw, from: line.start, to: line.end) { fields.append(field) }
                 }
                 return HTTPHeaders(fields)
             }
@@ -62,25 +62,40 @@ public struct ResponseFields: Sendable {
             return false
         case .lines(let lines, let dropped):
             var found = false
-            Self.forEachLine(of: lines, dropped: dropped) { raw, start, _ in
-                guard !found else { return }
-                var colon = start
-                while raw[colon] != UInt8(ascii: ":") { colon += 1 }
-                found = predicate(UnsafeRawBufferPointer(rebasing: raw[start..<colon]))
+            Self.forEachLine(of: lines, dropped: dropped) { raw, line in
+                if !found { found = predicate(UnsafeRawBufferPointer(rebasing: raw[line.start..<line.colon])) }
             }
             return found
         }
     }
 
-    /// Calls `body` with each line passed on: the lines' bytes, the offset the
-    /// line starts at and that of its CR.
+    /// One line passed on: where it starts, where its name ends (the colon), where its CR is.
+    public struct Line {
+        public let start: Int
+        public let colon: Int
+        public let end: Int
+
+        @inlinable
+        init(start: Int, colon: Int, end: Int) {
+            self.start = start
+            self.colon = colon
+            self.end = end
+        }
+    }
+
+    /// Calls `body` with each line passed on, and the lines' bytes.
     @inlinable
-    public static func forEachLine(of lines: ByteBuffer, dropped: UInt64, _ body: (UnsafeRawBufferPointer, Int, Int) -> Void) {
+    public static func forEachLine(of lines: ByteBuffer, dropped: UInt64, _ body: (UnsafeRawBufferPointer, Line) -> Void) {
         lines.withUnsafeReadableBytes { raw in
             var start = 0
             var index: UInt64 = 0
             while let end = HTTP1HeadLines.lineEnd(in: raw, from: start) {
-                if dropped & (1 << index) == 0 { body(raw, start, end) }
+                if dropped & (1 << index) == 0 {
+                    // The framer checked every line: each has its colon.
+                    var colon = start
+                    while raw[colon] != UInt8(ascii: ":") { colon += 1 }
+                    body(raw, Line(start: start, colon: colon, end: end))
+                }
                 start = end + 2
                 index += 1
             }

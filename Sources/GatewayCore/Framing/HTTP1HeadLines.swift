@@ -5,16 +5,29 @@
 /// before a field's colon are refused. Inlinable: both parsers call these
 /// for every line of every head.
 public enum HTTP1HeadLines {
-    /// The offset just past a head's CRLFCRLF, if it is in `raw`; the search
-    /// starts at `scanFrom` (what an earlier search already looked at).
+    /// What a search for the end of a head found.
+    public enum HeadScan: Equatable, Sendable {
+        /// The head ends `length` bytes in (its CRLFCRLF included).
+        case complete(length: Int)
+        case incomplete
+        /// An LF without its CR: the head is malformed, whether or not it ends.
+        case bareLineFeed
+    }
+
+    /// Looks for a head's CRLFCRLF from `start` on (what an earlier search did
+    /// not look at); a bare LF on the way makes the head malformed at once,
+    /// not only when its end comes (it may never come).
     @inlinable
-    public static func headLength(in raw: UnsafeRawBufferPointer, scanFrom: Int) -> Int? {
-        var i = max(scanFrom, 3)
+    public static func scanHead(_ raw: UnsafeRawBufferPointer, from start: Int) -> HeadScan {
+        var i = start
         while i < raw.count {
-            if raw[i] == 10, raw[i - 1] == 13, raw[i - 2] == 10, raw[i - 3] == 13 { return i + 1 }
+            if raw[i] == 10 {
+                guard i > 0, raw[i - 1] == 13 else { return .bareLineFeed }
+                if i >= 3, raw[i - 2] == 10, raw[i - 3] == 13 { return .complete(length: i + 1) }
+            }
             i += 1
         }
-        return nil
+        return .incomplete
     }
 
     /// How many LFs follow `start`: one more than the field lines (the head's last empty line).
@@ -44,9 +57,13 @@ public enum HTTP1HeadLines {
     @inlinable
     public static func field(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> (name: String, value: String)? {
         guard let (colon, valueStart, valueEnd) = fieldBounds(raw, from: start, to: end) else { return nil }
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<colon]), as: UTF8.self)
-        let value = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
-        return (name, value)
+        return (text(raw, start..<colon), text(raw, valueStart..<valueEnd))
+    }
+
+    /// The bytes in `range` as a string (a head's bytes were checked: no repair is needed).
+    @inlinable
+    public static func text(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: raw[range]), as: UTF8.self)
     }
 
     /// Where a field line's colon is, and its value without the whitespace

@@ -106,8 +106,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             switch machine.requestHead(keepAlive: head.isKeepAlive && !head.isUpgradeLike) {
             case .start:
                 guard let verdict = part.verdict else { return }
-                // Only a head with a body announces one (a refused head's request stops here).
-                if case .headWithBody = part { timeouts.headReceived(bodyFollows: true) } else { timeouts.headReceived(bodyFollows: false) }
+                // A refused head's request stops here: no body follows it.
+                timeouts.headReceived(bodyFollows: part.announcesBody)
                 discardedBytes = 0
                 startExchange(head, framing: verdict)
             case .queue:

@@ -69,12 +69,10 @@ struct ResponseFraming {
         case .lines(let lines, let dropped):
             // The upstream's lines as they came (the framer checked them and
             // marked the hop-by-hop ones): no string per field.
-            ResponseFields.forEachLine(of: lines, dropped: dropped) { raw, start, end in
-                var colon = start
-                while raw[colon] != UInt8(ascii: ":") { colon += 1 }
-                let isContentLength = HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: colon, "content-length")
+            ResponseFields.forEachLine(of: lines, dropped: dropped) { raw, line in
+                let isContentLength = HTTP1HeadLines.equalsIgnoringCase(raw, from: line.start, to: line.colon, "content-length")
                 if length.passesOn(isContentLength: isContentLength, head: &head) {
-                    head.writeBytes(UnsafeRawBufferPointer(rebasing: raw[start..<(end + 2)]))
+                    head.writeBytes(UnsafeRawBufferPointer(rebasing: raw[line.start..<(line.end + 2)]))
                 }
             }
         }

@@ -25,6 +25,12 @@ package enum ClientRequestPart {
         }
     }
 
+    /// A body follows this head.
+    var announcesBody: Bool {
+        if case .headWithBody = self { return true }
+        return false
+    }
+
     /// The validator's verdict on a head part; nil for body and end parts.
     package var verdict: Result<RequestHeadValidator.BodyFraming, GatewayError>? {
         switch self {
@@ -127,7 +133,7 @@ struct HTTP1RequestFramer {
             }
             guard bytes.readableBytes > 0 else { return nil }
         }
-        switch bytes.withUnsafeReadableBytes({ Self.scanHead($0, from: scanFrom) }) {
+        switch bytes.withUnsafeReadableBytes({ HTTP1HeadLines.scanHead($0, from: scanFrom) }) {
         case .bareLineFeed:
             state = .stopped
             throw GatewayError(.badRequest, "malformed request: a line ends in LF without CR")
@@ -172,26 +178,5 @@ struct HTTP1RequestFramer {
             }
             return .headWithBody(head, framing: framing)
         }
-    }
-
-    enum HeadScan: Equatable {
-        /// The head ends `length` bytes in (its CRLFCRLF included).
-        case complete(length: Int)
-        case incomplete
-        case bareLineFeed
-    }
-
-    /// Looks for the head's CRLFCRLF from `start` on; a bare LF on the way
-    /// makes the head malformed at once (not only when its end comes).
-    static func scanHead(_ raw: UnsafeRawBufferPointer, from start: Int) -> HeadScan {
-        var i = start
-        while i < raw.count {
-            if raw[i] == 10 {
-                guard i > 0, raw[i - 1] == 13 else { return .bareLineFeed }
-                if i >= 3, raw[i - 2] == 10, raw[i - 3] == 13 { return .complete(length: i + 1) }
-            }
-            i += 1
-        }
-        return .incomplete
     }
 }

@@ -54,7 +54,7 @@ enum HTTP1RequestHeadParser {
             i += 1
         }
         guard i > targetStart, i < end else { throw malformed("request line") }
-        let uri = String(decoding: UnsafeRawBufferPointer(rebasing: raw[targetStart..<i]), as: UTF8.self)
+        let uri = HTTP1HeadLines.text(raw, targetStart..<i)
         let v = i + 1
         guard end - v == 8, raw[v] == UInt8(ascii: "H"), raw[v + 1] == UInt8(ascii: "T"), raw[v + 2] == UInt8(ascii: "T"),
               raw[v + 3] == UInt8(ascii: "P"), raw[v + 4] == UInt8(ascii: "/"), raw[v + 6] == UInt8(ascii: "."),

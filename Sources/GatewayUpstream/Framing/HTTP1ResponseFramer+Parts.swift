@@ -7,7 +7,13 @@ extension HTTP1ResponseFramer {
     /// A head once CRLFCRLF is in; 1xx heads are skipped (101 is passed on, for
     /// the exchange to refuse: the gateway never asks for an upgrade).
     mutating func nextHead(_ bytes: inout ByteBuffer, scanFrom: Int) throws(HTTP1FramingError) -> Event? {
-        guard let length = Self.headLength(in: bytes, scanFrom: scanFrom) else {
+        let length: Int
+        switch bytes.withUnsafeReadableBytes({ HTTP1HeadLines.scanHead($0, from: scanFrom) }) {
+        case .complete(let headLength):
+            length = headLength
+        case .bareLineFeed:
+            return try fail(.malformedHeaderLine)
+        case .incomplete:
             guard bytes.readableBytes <= maxHeadBytes else { return try fail(.headTooLarge) }
             state = .head(scanFrom: max(0, bytes.readableBytes - 3))
             return nil
@@ -29,11 +35,6 @@ extension HTTP1ResponseFramer {
         default:
             return startBody(of: head)
         }
-    }
-
-    /// The offset just past the head's CRLFCRLF, if it is in.
-    static func headLength(in bytes: ByteBuffer, scanFrom: Int) -> Int? {
-        bytes.withUnsafeReadableBytes { raw in HTTP1HeadLines.headLength(in: raw, scanFrom: scanFrom) }
     }
 
     /// The chunked body (``ChunkedBodyDecoder``): chunk data as slices, the

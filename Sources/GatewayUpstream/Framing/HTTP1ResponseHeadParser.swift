@@ -96,20 +96,23 @@ enum HTTP1ResponseHeadParser {
             guard let (colon, valueStart, valueEnd) = HTTP1HeadLines.fieldBounds(raw, from: lineStart, to: end) else { throw .malformedHeaderLine }
             var hopByHop = false
             if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "content-length") {
-                let value = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
+                let value = HTTP1HeadLines.text(raw, valueStart..<valueEnd)
                 guard mergeContentLength(value, into: &scan.contentLength) else { throw .invalidContentLength }
             } else if HopByHopHeaders.isAlwaysHopByHop(raw, from: lineStart, to: colon) {
                 hopByHop = true
                 if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "transfer-encoding") {
-                    scan.transferEncoding = String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self)
+                    scan.transferEncoding = HTTP1HeadLines.text(raw, valueStart..<valueEnd)
                 } else if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "connection") {
-                    scan.connection.add(String(decoding: UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd]), as: UTF8.self))
+                    scan.connection.add(HTTP1HeadLines.text(raw, valueStart..<valueEnd))
                 }
             }
             if let dropped = scan.dropped {
                 if hopByHop { scan.dropped = dropped | (1 << index) }
-            } else if !hopByHop, let field = HTTP1HeadLines.field(raw, from: lineStart, to: end) {
-                fields.append(field)
+            } else if !hopByHop {
+                fields.append((
+                    HTTP1HeadLines.text(raw, lineStart..<colon),
+                    HTTP1HeadLines.text(raw, valueStart..<valueEnd)
+                ))
             }
             index += 1
             lineStart = end + 2
@@ -154,7 +157,7 @@ enum HTTP1ResponseHeadParser {
         }
         guard code >= 100, code <= 599, end == 12 || raw[12] == UInt8(ascii: " ") else { throw .malformedStatusLine }
         for i in 12..<end where !HTTPFieldBytes.isFieldValueByte(raw[i]) { throw .malformedStatusLine }
-        let reason = end > 13 ? String(decoding: UnsafeRawBufferPointer(rebasing: raw[13..<end]), as: UTF8.self) : ""
+        let reason = end > 13 ? HTTP1HeadLines.text(raw, 13..<end) : ""
         return (raw[7] == UInt8(ascii: "1") ? 1 : 0, code, reason)
     }
 

@@ -148,6 +148,16 @@ import Testing
         #expect(throws: error) { try Self.frame(text, step: 1) }
     }
 
+    /// The same head scan as client requests: a bare LF fails the response at once,
+    /// without waiting for a CRLFCRLF that may never come.
+    @Test func aBareLineFeedIsRefusedBeforeTheHeadEnds() throws {
+        var framer = HTTP1ResponseFramer(maxHeadBytes: 256)
+        framer.expectResponse(isHEAD: false)
+        framer.append(ByteBuffer(string: "HTTP/1.1 200 OK\r\nX-Bare: a\n"))
+        #expect(throws: HTTP1FramingError.malformedHeaderLine) { try framer.next() }
+        #expect(framer.state == .failed)
+    }
+
     @Test func aHeadOverTheLimitIsRefusedBeforeItEnds() throws {
         var framer = HTTP1ResponseFramer(maxHeadBytes: 64)
         framer.expectResponse(isHEAD: false)
