@@ -1,23 +1,25 @@
 import GatewayCore
 
 /// Where the words of a ``CurlCommand`` go. A word is written in place by a
-/// closure, so the line form quotes every word straight into one string.
+/// closure, so the line forms quote every word straight into their text.
 protocol CurlWords {
+    associatedtype Text: ShellText
     /// Adds one word; `write` appends its (already quoted) text.
-    mutating func word(_ write: (inout String) -> Void)
+    mutating func word(_ write: (inout Text) -> Void)
 }
 
-/// The words as one line, separated by single spaces.
-struct CurlLine: CurlWords {
-    private(set) var text = ""
+/// The words as one line, separated by single spaces, into a `String` or
+/// into a JSON string's bytes (``JSONStringText``).
+struct CurlLine<Text: ShellText>: CurlWords {
+    var text: Text
     private var empty = true
 
-    init(capacity: Int) {
-        text.reserveCapacity(capacity)
+    init(into text: Text) {
+        self.text = text
     }
 
-    mutating func word(_ write: (inout String) -> Void) {
-        if !empty { text += " " }
+    mutating func word(_ write: (inout Text) -> Void) {
+        if !empty { text.write(" ") }
         empty = false
         write(&text)
     }
@@ -37,9 +39,9 @@ struct CurlWordList: CurlWords {
 extension CurlCommand {
     /// Writes the command's words in order (see the type's documentation for the rules).
     func write(to words: inout some CurlWords) {
-        words.word { $0 += "curl" }
+        words.word { $0.write("curl") }
         if let proxy {
-            words.word { $0 += "-x" }
+            words.word { $0.write("-x") }
             words.word { ShellQuoting.appendSingleQuoted(proxy[...], to: &$0) }
         }
         let hasBody: Bool
@@ -47,20 +49,19 @@ extension CurlCommand {
         case .none: hasBody = false
         default: hasBody = true
         }
-        let upper = method.uppercased()
-        if upper == "HEAD" && !hasBody {
-            words.word { $0 += "--head" }
-        } else if (upper == "GET" && !hasBody) || (upper == "POST" && hasBody) {
+        if !hasBody && HopByHopHeaders.equalsIgnoringCase(method, "HEAD") {
+            words.word { $0.write("--head") }
+        } else if hasBody ? HopByHopHeaders.equalsIgnoringCase(method, "POST") : HopByHopHeaders.equalsIgnoringCase(method, "GET") {
             // curl infers it.
         } else {
-            words.word { $0 += "-X" }
+            words.word { $0.write("-X") }
             words.word { ShellQuoting.appendSingleQuoted(method[...], to: &$0) }
         }
-        words.word { $0 += "--http1.1" }
-        words.word { $0 += "--globoff" }
-        words.word { $0 += "--path-as-is" }
+        words.word { $0.write("--http1.1") }
+        words.word { $0.write("--globoff") }
+        words.word { $0.write("--path-as-is") }
         for header in headers {
-            words.word { $0 += "-H" }
+            words.word { $0.write("-H") }
             words.word { Self.appendHeaderWord(header, to: &$0) }
         }
         suppressMissing(Self.curlDefaults, in: &words)
@@ -69,17 +70,17 @@ extension CurlCommand {
         case .none:
             break
         case .inline(let text):
-            words.word { $0 += "--data-binary" }
+            words.word { $0.write("--data-binary") }
             words.word { ShellQuoting.appendSingleQuoted(text[...], to: &$0) }
         case .file(let path):
-            words.word { $0 += "--data-binary" }
+            words.word { $0.write("--data-binary") }
             words.word { ShellQuoting.appendSingleQuoted(("@" + path)[...], to: &$0) }
         case .notCaptured(let length):
-            words.word { $0 += "--data-binary" }
+            words.word { $0.write("--data-binary") }
             words.word { ShellQuoting.appendSingleQuoted("@<body not captured: \(length.map(String.init) ?? "unknown") bytes>"[...], to: &$0) }
         }
         for argument in extraArguments {
-            words.word { $0 += argument }
+            words.word { $0.write(argument) }
         }
         words.word { ShellQuoting.appendWord(url, to: &$0) }
     }
@@ -87,11 +88,11 @@ extension CurlCommand {
     /// `-H 'Name:'` for each of `names` the request does not have (curl would add its own).
     private func suppressMissing(_ names: [String], in words: inout some CurlWords) {
         for name in names where !headers.contains(where: { HopByHopHeaders.equalsIgnoringCase($0.name, name) }) {
-            words.word { $0 += "-H" }
+            words.word { $0.write("-H") }
             words.word { out in
-                out += "'"
-                out += name
-                out += ":'"
+                out.write("'")
+                out.write(name)
+                out.write(":'")
             }
         }
     }
@@ -138,7 +139,7 @@ extension CurlCommand {
     /// The `-H` word of `header`: `'Name: value'` (`'Name;'` when empty). A value
     /// of literals only, the common case, is quoted in place; one with variables
     /// goes through ``ShellQuoting/word(_:)``.
-    static func appendHeaderWord(_ header: Header, to out: inout String) {
+    static func appendHeaderWord(_ header: Header, to out: inout some ShellText) {
         switch header.storage {
         case .literal(let text):
             appendLiteralHeaderWord(name: header.name, values: CollectionOfOne(text), isEmpty: text.isEmpty, to: &out)
@@ -146,7 +147,7 @@ extension CurlCommand {
             var isEmpty = true
             for part in parts {
                 guard case .literal(let text) = part else {
-                    out += ShellQuoting.word([.literal("\(header.name): ")] + parts)
+                    ShellQuoting.appendWord([.literal("\(header.name): ")] + parts, to: &out)
                     return
                 }
                 if !text.isEmpty { isEmpty = false }
@@ -158,15 +159,15 @@ extension CurlCommand {
         }
     }
 
-    private static func appendLiteralHeaderWord(name: String, values: some Sequence<String>, isEmpty: Bool, to out: inout String) {
-        out += "'"
+    private static func appendLiteralHeaderWord(name: String, values: some Sequence<String>, isEmpty: Bool, to out: inout some ShellText) {
+        out.write("'")
         ShellQuoting.appendSingleQuotedContent(name[...], to: &out)
         if isEmpty {
-            out += ";"
+            out.write(";")
         } else {
-            out += ": "
+            out.write(": ")
             for value in values { ShellQuoting.appendSingleQuotedContent(value[...], to: &out) }
         }
-        out += "'"
+        out.write("'")
     }
 }

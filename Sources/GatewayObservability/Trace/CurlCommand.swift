@@ -104,9 +104,19 @@ public struct CurlCommand: Sendable {
     /// inside quotes): the words quoted straight into one string sized once, no
     /// string per word (this runs twice per trace record, on the writer thread).
     public var line: String {
-        var line = CurlLine(capacity: estimatedLineBytes)
+        var line = CurlLine(into: "")
+        line.text.reserveCapacity(estimatedLineBytes)
         write(to: &line)
         return line.text
+    }
+
+    /// ``line`` written into `text` (a trace record's JSON string, escaped as it goes).
+    func writeLine(into text: inout some ShellText) {
+        var line = CurlLine(into: type(of: text).init())
+        // `text` moves into the line and back: its buffer is never copied.
+        swap(&line.text, &text)
+        write(to: &line)
+        swap(&line.text, &text)
     }
 
     /// The quoted words, `curl` first: the words of ``line``.

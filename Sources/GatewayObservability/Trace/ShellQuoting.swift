@@ -25,78 +25,102 @@ public enum ShellQuoting {
     }
 
     /// ``singleQuoted(_:)`` appended to `out`.
-    static func appendSingleQuoted(_ text: Substring, to out: inout String) {
-        out += "'"
+    static func appendSingleQuoted(_ text: Substring, to out: inout some ShellText) {
+        out.write("'")
         appendSingleQuotedContent(text, to: &out)
-        out += "'"
+        out.write("'")
     }
 
     /// What goes between the single quotes for `text` (each `'` as `'\\''`),
     /// appended to `out`: quoting a concatenation is concatenating the quoted parts.
-    static func appendSingleQuotedContent(_ text: Substring, to out: inout String) {
+    static func appendSingleQuotedContent(_ text: Substring, to out: inout some ShellText) {
         var rest = text
         while let quote = rest.utf8.firstIndex(of: UInt8(ascii: "'")) {
-            out += rest[..<quote]
-            out += "'\\''"
+            out.write(rest[..<quote])
+            out.write("'\\''")
             rest = rest[rest.utf8.index(after: quote)...]
         }
-        out += rest
+        out.write(rest)
     }
 
     /// A word made of literal and variable parts. Literal-only words are
     /// single-quoted; otherwise literals sit in double quotes (escaped) next to
     /// `"${NAME}"` expansions, and any `!` is single-quoted outside them.
     public static func word(_ parts: [Part]) -> String {
-        guard parts.contains(where: { if case .variable = $0 { true } else { false } }) else {
-            var out = ""
-            appendWord(parts, to: &out)
-            return out
-        }
         var out = ""
+        appendWord(parts, to: &out)
+        return out
+    }
+
+    /// ``word(_:)`` appended to `out`. Literal-only words are quoted part by
+    /// part (quoting a concatenation is concatenating the quoted parts); in a
+    /// word with variables, literals are copied in runs between the bytes
+    /// double quotes make special (all ASCII, so a run is whole characters).
+    static func appendWord(_ parts: [Part], to out: inout some ShellText) {
+        guard parts.contains(where: { if case .variable = $0 { true } else { false } }) else {
+            out.write("'")
+            for case .literal(let text) in parts { appendSingleQuotedContent(text[...], to: &out) }
+            out.write("'")
+            return
+        }
         var inDouble = false
-        func open() { if !inDouble { out += "\""; inDouble = true } }
-        func close() { if inDouble { out += "\""; inDouble = false } }
+        func open(_ out: inout some ShellText) { if !inDouble { out.write("\""); inDouble = true } }
+        func close(_ out: inout some ShellText) { if inDouble { out.write("\""); inDouble = false } }
         for part in parts {
             switch part {
             case .variable(let name):
-                open()
-                out += "${\(sanitizedVariableName(name))}"
+                open(&out)
+                out.write("${")
+                out.write(sanitizedVariableName(name))
+                out.write("}")
             case .literal(let text):
-                for ch in text.unicodeScalars {
-                    switch ch {
-                    case "!":
-                        close()
-                        out += "'!'"
-                    case "\\", "\"", "$", "`":
-                        open()
-                        out += "\\"
-                        out.unicodeScalars.append(ch)
+                let utf8 = text.utf8
+                var runStart = utf8.startIndex
+                var index = runStart
+                while index != utf8.endIndex {
+                    let escaped: String?
+                    switch utf8[index] {
+                    case UInt8(ascii: "!"): escaped = nil
+                    case UInt8(ascii: "\\"): escaped = "\\\\"
+                    case UInt8(ascii: "\""): escaped = "\\\""
+                    case UInt8(ascii: "$"): escaped = "\\$"
+                    case UInt8(ascii: "`"): escaped = "\\`"
                     default:
-                        open()
-                        out.unicodeScalars.append(ch)
+                        index = utf8.index(after: index)
+                        continue
                     }
+                    if runStart != index {
+                        open(&out)
+                        out.write(text[runStart..<index])
+                    }
+                    if let escaped {
+                        open(&out)
+                        out.write(escaped)
+                    } else {
+                        close(&out)
+                        out.write("'!'")
+                    }
+                    index = utf8.index(after: index)
+                    runStart = index
+                }
+                if runStart != utf8.endIndex {
+                    open(&out)
+                    out.write(text[runStart...])
                 }
             }
         }
-        close()
-        return out.isEmpty ? "''" : out
-    }
-
-    /// ``word(_:)`` appended to `out`; literal-only words are quoted in place,
-    /// part by part (quoting a concatenation is concatenating the quoted parts).
-    static func appendWord(_ parts: [Part], to out: inout String) {
-        guard !parts.contains(where: { if case .variable = $0 { true } else { false } }) else {
-            out += word(parts)
-            return
-        }
-        out += "'"
-        for case .literal(let text) in parts { appendSingleQuotedContent(text[...], to: &out) }
-        out += "'"
+        close(&out)
     }
 
     /// `NAME` made a valid shell variable name: other characters become `_`,
     /// a leading digit gets a `_` prefix.
     public static func sanitizedVariableName(_ name: String) -> String {
+        // Names are nearly always valid already (they were made by this function): no new string.
+        if let first = name.utf8.first, !(first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")),
+            name.utf8.allSatisfy(isVariableByte)
+        {
+            return name
+        }
         var out = ""
         for ch in name.unicodeScalars {
             let ok = (ch >= "A" && ch <= "Z") || (ch >= "a" && ch <= "z") || (ch >= "0" && ch <= "9") || ch == "_"
@@ -105,6 +129,11 @@ public enum ShellQuoting {
         if out.isEmpty { return "_" }
         if let first = out.unicodeScalars.first, first >= "0" && first <= "9" { out = "_" + out }
         return out
+    }
+
+    private static func isVariableByte(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
     }
 
     /// Whether `bytes` can be written inline in single quotes and pasted into a

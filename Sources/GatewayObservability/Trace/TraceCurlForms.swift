@@ -103,24 +103,24 @@ public struct TraceCurlForms: Sendable {
             header = ("Authorization", [.literal("Bearer "), .variable(ShellQuoting.sanitizedVariableName("\(upstream)_ACCESS_TOKEN".uppercased()))])
         }
         // The credential's slot: Authorization (bearer, basic, oauth2), its header, or its query parameter.
-        let slot = user != nil ? "authorization" : header?.name.lowercased()
+        let slot = user != nil ? "authorization" : header?.name
         let hasOwn: Bool
         if let slot {
-            hasOwn = command.headers.contains { $0.name.lowercased() == slot }
+            hasOwn = command.headers.contains { HopByHopHeaders.equalsIgnoringCase($0.name, slot) }
         } else if let (parameter, _) = queryParameter {
             hasOwn = command.url.contains { if case .literal(let s) = $0 { s.contains("?\(parameter)=") || s.contains("&\(parameter)=") } else { false } }
         } else {
             hasOwn = false
         }
         if auth.clientAuth == .keep, hasOwn { return }
-        if user != nil { command.headers.removeAll { $0.name.lowercased() == "authorization" } }
+        if user != nil { command.headers.removeAll { HopByHopHeaders.equalsIgnoringCase($0.name, "authorization") } }
         if let header {
-            let name = header.name.lowercased()
-            if let index = command.headers.firstIndex(where: { $0.name.lowercased() == name }) {
+            let name = header.name
+            if let index = command.headers.firstIndex(where: { HopByHopHeaders.equalsIgnoringCase($0.name, name) }) {
                 command.headers[index].value = header.value
                 var seen = false
                 command.headers.removeAll { h in
-                    guard h.name.lowercased() == name else { return false }
+                    guard HopByHopHeaders.equalsIgnoringCase(h.name, name) else { return false }
                     defer { seen = true }
                     return seen
                 }

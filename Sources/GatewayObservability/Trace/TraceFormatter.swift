@@ -2,10 +2,11 @@ import Foundation
 import GatewayCore
 import Logging
 
-/// Turns a ``TraceCapture`` into its ``TraceRecord`` (and body file) on the
-/// writer thread: body redaction, the two curl lines, timings in seconds, and
-/// the through-gateway curl line logged at `notice` (before the record is
-/// written, so a reader that found the record finds the log line too).
+/// Turns a ``TraceCapture`` into its line of the trace file (and body file) on
+/// the writer thread: body redaction, the two curl lines, timings in seconds
+/// (``CapturedTraceLine``), and the through-gateway curl line logged at
+/// `notice` (before the record is written, so a reader that found the record
+/// finds the log line too).
 ///
 /// A class: each exchange's queued closure holds one reference to it, not a
 /// copy of the redaction sets and upstream table (a retain and a release on
@@ -23,7 +24,7 @@ final class TraceFormatter: Sendable {
         self.boundProxy = boundProxy
     }
 
-    /// The record and body file of `capture`; `bodyPath` is where a body too
+    /// The line and body file of `capture`; `bodyPath` is where a body too
     /// large or not printable for an inline `--data-binary` goes.
     func entry(for capture: TraceCapture, bodyPath: @autoclosure () -> String) -> TraceWriter.Entry {
         let request = capture.request
@@ -35,10 +36,8 @@ final class TraceFormatter: Sendable {
             return path
         }
         let length = redacted.map(\.count)
-        var throughCommand = forms.throughGateway(request, body: body, bodyLength: length)
-        if let bound = boundProxy?.url { throughCommand.proxy = bound }
-        let through = throughCommand.line
-        let direct = forms.direct(request, body: body, bodyLength: length).line
+        var through = forms.throughGateway(request, body: body, bodyLength: length)
+        if let bound = boundProxy?.url { through.proxy = bound }
         let attempts = capture.attempts.map { a in
             TraceRecord.Attempt(
                 status: a.status, error: a.errorCode?.rawValue, reusedConnection: a.reusedConnection,
@@ -48,34 +47,28 @@ final class TraceFormatter: Sendable {
                 sent: a.requestSent.map { ($0 - a.started).seconds }
             )
         }
-        let record = TraceRecord(
-            id: capture.id,
-            time: TraceRecord.timestamp(capture.wallStart),
-            client: capture.client,
-            upstream: request.upstreamName ?? capture.recordedUpstream,
-            method: request.method.rawValue,
-            endpoint: forms.redactor.scrub(request.clientAuthority + String(request.path)),
+        let line = CapturedTraceLine(
+            capture: capture,
+            redactor: forms.redactor,
+            through: through,
+            direct: forms.direct(request, body: body, bodyLength: length),
             attempts: attempts,
-            status: capture.status,
-            error: capture.error,
-            requestBytes: capture.body?.count ?? capture.declaredLength,
-            responseBytes: capture.responseBytes,
-            duration: capture.duration.seconds,
-            curl: through,
-            curlDirect: direct,
-            responseHeaders: capture.responseHeaders.map { headers in
-                forms.redactor.headers(headers).map { TraceRecord.Header(name: $0.name, value: $0.template) }
-            }
+            endpoint: forms.redactor.scrub(request.clientAuthority + String(request.path)),
+            time: TraceRecord.timestamp(capture.wallStart),
+            upstream: request.upstreamName ?? capture.recordedUpstream
         )
-        let line: Logger.Message = "trace \(capture.id): \(through)"
-        if let logger {
-            logger.notice(line)
-        } else if capture.tagsLinesWithID {
-            // As through the exchange's tagged logger: `request=<id>` among the line's metadata.
-            capture.logger.notice(line, metadata: ["request": .string(capture.id)])
-        } else {
-            capture.logger.notice(line)
+        let bytes = line.jsonLine(capacity: line.estimatedBytes)
+        // The curl line as text only when it is logged (the record has it as JSON already).
+        let lineLogger = logger ?? capture.logger
+        if lineLogger.logLevel <= .notice {
+            let message: Logger.Message = "trace \(capture.id): \(through.line)"
+            if logger == nil && capture.tagsLinesWithID {
+                // As through the exchange's tagged logger: `request=<id>` among the line's metadata.
+                lineLogger.notice(message, metadata: ["request": .string(capture.id)])
+            } else {
+                lineLogger.notice(message)
+            }
         }
-        return TraceWriter.Entry(record: record, body: bodyFile)
+        return TraceWriter.Entry(line: bytes, body: bodyFile)
     }
 }

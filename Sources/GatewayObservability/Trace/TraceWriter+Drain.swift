@@ -32,8 +32,8 @@ extension TraceWriter: WriterThreadWork {
     /// Body file first (its record's curl lines name it), then the line into the batch.
     private func append(_ entry: Entry) {
         if let body = entry.body { TraceFileSink.writeFile(path: body.path, bytes: body.bytes) }
-        sink.append(entry.record.jsonLine())
-        recent?.append(entry.record, bodyFile: entry.body)
+        sink.append(entry.line)
+        recent?.append(line: entry.line, bodyFile: entry.body)
     }
 
     /// Writes the batch so far and gives its bytes back to the queue's budget.

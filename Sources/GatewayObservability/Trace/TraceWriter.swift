@@ -18,12 +18,17 @@ public final class TraceWriter: Sendable {
     /// What one queued record writes: its JSON line and, when its curl lines
     /// reference one, its body file (written first).
     public struct Entry: Sendable {
-        public var record: TraceRecord
+        /// The record's JSON line, newline-terminated.
+        public var line: [UInt8]
         public var body: (path: String, bytes: [UInt8])?
 
-        public init(record: TraceRecord, body: (path: String, bytes: [UInt8])? = nil) {
-            self.record = record
+        public init(line: [UInt8], body: (path: String, bytes: [UInt8])? = nil) {
+            self.line = line
             self.body = body
+        }
+
+        public init(record: TraceRecord, body: (path: String, bytes: [UInt8])? = nil) {
+            self.init(line: record.jsonLine(), body: body)
         }
     }
 
