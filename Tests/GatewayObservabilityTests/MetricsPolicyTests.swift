@@ -65,14 +65,6 @@ struct MetricsPolicyTests {
         #expect(stats.retries == 1)
     }
 
-    @Test func theObservationReadsNoResponseFields() {
-        // Metrics count the status at the end: the listener builds no copy of the
-        // response's fields for them (the default config's only observer).
-        let context = RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger)
-        let observation = MetricsPolicy(metrics: GatewayMetrics(), config: config()).begin(request("/users/1"), context: context)
-        #expect(!observation.readsResponseHeaders)
-    }
-
     @Test func aGatewayErrorCountsAsErrorWithItsCode() {
         let metrics = GatewayMetrics()
         let policy = MetricsPolicy(metrics: metrics, config: config())

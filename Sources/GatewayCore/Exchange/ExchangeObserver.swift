@@ -1,5 +1,4 @@
 public import NIOCore
-public import NIOHTTP1
 
 /// Sees each client exchange from its routed request to its end, synchronously
 /// on the client connection's event loop: metrics and traces. It never changes
@@ -15,13 +14,12 @@ public protocol ExchangeObserver: Sendable {
 public protocol ExchangeObservation: AnyObject {
     /// A chunk of the request body on its way upstream.
     func requestBodyPart(_ buffer: ByteBuffer)
-    /// The response head as written to the client (`Via` included). Not called
-    /// for an error answer written after ``finish(_:)``.
-    func responseHead(status: Int, headers: HTTPHeaders)
-    /// Whether ``responseHead(status:headers:)`` looks at the headers: when no
-    /// observation of an exchange does, the listener does not build the
-    /// client's copy of them (the upstream's fields with its `Via` appended).
-    var readsResponseHeaders: Bool { get }
+    /// The response head as written to the client: its status, its fields
+    /// (an upstream's as it sent them, kept as bytes until read), and the `Via`
+    /// the gateway adds after them. Not called for an error answer written
+    /// after ``finish(_:)``. An observation that keeps the fields beyond the
+    /// call keeps ``ResponseFields/detached()``, not a slice of the read buffer.
+    func responseHead(status: Int, fields: ResponseFields, via: String?)
     /// The exchange ended. `status` is what the client got (nil when it got no
     /// response head), `error` why the exchange failed (nil when it did not, or
     /// when the client went away: `cancelled`).
@@ -30,8 +28,7 @@ public protocol ExchangeObservation: AnyObject {
 
 extension ExchangeObservation {
     /// Observers that do not look at response heads (metrics) need not implement it.
-    public func responseHead(status: Int, headers: HTTPHeaders) {}
-    public var readsResponseHeaders: Bool { true }
+    public func responseHead(status: Int, fields: ResponseFields, via: String?) {}
 }
 
 /// How an exchange ended, for metrics and traces.

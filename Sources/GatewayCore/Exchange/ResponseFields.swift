@@ -50,6 +50,23 @@ public struct ResponseFields: Sendable {
         }
     }
 
+    /// The fields as the client got them: these, then the gateway's `Via`.
+    public func headers(via: String?) -> HTTPHeaders {
+        var headers = headers
+        if let via { headers.add(name: "Via", value: via) }
+        return headers
+    }
+
+    /// The same fields holding no slice of the buffer they were read into (lines
+    /// are copied, compactly): for keeping beyond the read, so the channel can
+    /// reuse its receive buffer.
+    public func detached() -> ResponseFields {
+        guard case .lines(let lines, let dropped) = storage else { return self }
+        var copy = ByteBufferAllocator().buffer(capacity: lines.readableBytes)
+        copy.writeImmutableBuffer(lines)
+        return ResponseFields(lines: copy, dropped: dropped)
+    }
+
     /// Whether a field passed on has a name `predicate` accepts (given its
     /// bytes): reads no value and, for lines, makes no string.
     public func containsName(where predicate: (UnsafeRawBufferPointer) -> Bool) -> Bool {

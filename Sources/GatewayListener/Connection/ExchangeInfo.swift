@@ -23,14 +23,7 @@ struct ExchangeInfo {
     /// Observers see the fields as the client gets them, with `via` when the gateway adds it
     /// (built only when someone observes).
     func observeResponseHead(status: HTTPResponseStatus, fields: ResponseFields, via: String?) {
-        guard !observations.isEmpty else { return }
-        guard observations.contains(where: { $0.readsResponseHeaders }) else {
-            for observation in observations { observation.responseHead(status: Int(status.code), headers: [:]) }
-            return
-        }
-        var headers = fields.headers
-        if let via { headers.add(name: "Via", value: via) }
-        for observation in observations { observation.responseHead(status: Int(status.code), headers: headers) }
+        for observation in observations { observation.responseHead(status: Int(status.code), fields: fields, via: via) }
     }
 
     func finish(_ outcome: ExchangeOutcome) {

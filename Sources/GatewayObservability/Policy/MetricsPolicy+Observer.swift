@@ -21,7 +21,6 @@ final class MetricsObservation: ExchangeObservation {
     func requestBodyPart(_ buffer: ByteBuffer) {}
 
     /// Only the status (at ``finish(_:)``) counts: no copy of the response's fields.
-    var readsResponseHeaders: Bool { false }
 
     func finish(_ outcome: ExchangeOutcome) {
         var pending = self.pending

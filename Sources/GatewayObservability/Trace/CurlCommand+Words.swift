@@ -147,7 +147,11 @@ extension CurlCommand {
             var isEmpty = true
             for part in parts {
                 guard case .literal(let text) = part else {
-                    ShellQuoting.appendWord([.literal("\(header.name): ")] + parts, to: &out)
+                    var word = ShellQuoting.DoubleQuotedWord()
+                    word.append(literal: header.name, to: &out)
+                    word.append(literal: ": ", to: &out)
+                    for part in parts { word.append(part, to: &out) }
+                    word.finish(&out)
                     return
                 }
                 if !text.isEmpty { isEmpty = false }

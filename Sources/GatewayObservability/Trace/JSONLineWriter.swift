@@ -5,29 +5,32 @@ struct JSONLineWriter {
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
     /// `{"key":` for the first key of an object, `,"key":` for the others.
-    mutating func open(_ key: String, first: Bool = false) {
+    /// Keys are literals of the trace format: plain ASCII, copied without an escape scan.
+    mutating func open(_ key: StaticString, first: Bool = false) {
         bytes.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
-        string(key)
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
     }
 
-    mutating func field(_ key: String, _ value: String) {
+    mutating func field(_ key: StaticString, _ value: String) {
         open(key)
         string(value)
     }
 
-    mutating func field(_ key: String, _ value: Int) {
+    mutating func field(_ key: StaticString, _ value: Int) {
         open(key)
         integer(value)
     }
 
-    mutating func field(_ key: String, _ value: Double) {
+    mutating func field(_ key: StaticString, _ value: Double) {
         open(key)
         number(value)
     }
 
     /// A key whose string value `write` writes (escaped as it goes, see ``JSONStringText``).
-    mutating func field(_ key: String, writing write: (inout JSONStringText) -> Void) {
+    mutating func field(_ key: StaticString, writing write: (inout JSONStringText) -> Void) {
         open(key)
         quoted(write)
     }

@@ -53,9 +53,8 @@ public enum ShellQuoting {
     }
 
     /// ``word(_:)`` appended to `out`. Literal-only words are quoted part by
-    /// part (quoting a concatenation is concatenating the quoted parts); in a
-    /// word with variables, literals are copied in runs between the bytes
-    /// double quotes make special (all ASCII, so a run is whole characters).
+    /// part (quoting a concatenation is concatenating the quoted parts); a
+    /// word with variables is a ``DoubleQuotedWord``.
     static func appendWord(_ parts: [Part], to out: inout some ShellText) {
         guard parts.contains(where: { if case .variable = $0 { true } else { false } }) else {
             out.write("'")
@@ -63,10 +62,19 @@ public enum ShellQuoting {
             out.write("'")
             return
         }
-        var inDouble = false
-        func open(_ out: inout some ShellText) { if !inDouble { out.write("\""); inDouble = true } }
-        func close(_ out: inout some ShellText) { if inDouble { out.write("\""); inDouble = false } }
-        for part in parts {
+        var word = DoubleQuotedWord()
+        for part in parts { word.append(part, to: &out) }
+        word.finish(&out)
+    }
+
+    /// A word with variables, written part by part: literals in double quotes
+    /// (escaped) next to `"${NAME}"` expansions, any `!` single-quoted outside
+    /// them. Literals are copied in runs between the bytes double quotes make
+    /// special (all ASCII, so a run is whole characters).
+    struct DoubleQuotedWord {
+        private var inDouble = false
+
+        mutating func append(_ part: Part, to out: inout some ShellText) {
             switch part {
             case .variable(let name):
                 open(&out)
@@ -74,42 +82,62 @@ public enum ShellQuoting {
                 out.write(sanitizedVariableName(name))
                 out.write("}")
             case .literal(let text):
-                let utf8 = text.utf8
-                var runStart = utf8.startIndex
-                var index = runStart
-                while index != utf8.endIndex {
-                    let escaped: String?
-                    switch utf8[index] {
-                    case UInt8(ascii: "!"): escaped = nil
-                    case UInt8(ascii: "\\"): escaped = "\\\\"
-                    case UInt8(ascii: "\""): escaped = "\\\""
-                    case UInt8(ascii: "$"): escaped = "\\$"
-                    case UInt8(ascii: "`"): escaped = "\\`"
-                    default:
-                        index = utf8.index(after: index)
-                        continue
-                    }
-                    if runStart != index {
-                        open(&out)
-                        out.write(text[runStart..<index])
-                    }
-                    if let escaped {
-                        open(&out)
-                        out.write(escaped)
-                    } else {
-                        close(&out)
-                        out.write("'!'")
-                    }
-                    index = utf8.index(after: index)
-                    runStart = index
-                }
-                if runStart != utf8.endIndex {
-                    open(&out)
-                    out.write(text[runStart...])
-                }
+                append(literal: text, to: &out)
             }
         }
-        close(&out)
+
+        mutating func append(literal text: String, to out: inout some ShellText) {
+            let utf8 = text.utf8
+            var runStart = utf8.startIndex
+            var index = runStart
+            while index != utf8.endIndex {
+                let escaped: String?
+                switch utf8[index] {
+                case UInt8(ascii: "!"): escaped = nil
+                case UInt8(ascii: "\\"): escaped = "\\\\"
+                case UInt8(ascii: "\""): escaped = "\\\""
+                case UInt8(ascii: "$"): escaped = "\\$"
+                case UInt8(ascii: "`"): escaped = "\\`"
+                default:
+                    index = utf8.index(after: index)
+                    continue
+                }
+                if runStart != index {
+                    open(&out)
+                    out.write(text[runStart..<index])
+                }
+                if let escaped {
+                    open(&out)
+                    out.write(escaped)
+                } else {
+                    close(&out)
+                    out.write("'!'")
+                }
+                index = utf8.index(after: index)
+                runStart = index
+            }
+            if runStart != utf8.endIndex {
+                open(&out)
+                out.write(text[runStart...])
+            }
+        }
+
+        /// Closes the double quotes, if open: the word is complete.
+        mutating func finish(_ out: inout some ShellText) { close(&out) }
+
+        private mutating func open(_ out: inout some ShellText) {
+            if !inDouble {
+                out.write("\"")
+                inDouble = true
+            }
+        }
+
+        private mutating func close(_ out: inout some ShellText) {
+            if inDouble {
+                out.write("\"")
+                inDouble = false
+            }
+        }
     }
 
     /// `NAME` made a valid shell variable name: other characters become `_`,

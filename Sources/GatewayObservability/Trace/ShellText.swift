@@ -37,17 +37,44 @@ struct JSONStringText: ShellText {
         }
     }
 
-    /// Runs of bytes that need no escape (nearly all of them) are copied at once.
+    /// Runs of bytes that need no escape (nearly all of them) are copied at
+    /// once; they are found eight bytes at a time.
     mutating func append(escaping utf8: UnsafeBufferPointer<UInt8>) {
+        guard let base = utf8.baseAddress else { return }
+        let count = utf8.count
         var runStart = 0
-        for index in 0..<utf8.count {
-            let byte = utf8[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-            escape(byte)
-            runStart = index + 1
+        var index = 0
+        while index < count {
+            if index + 8 <= count, !Self.mayNeedEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+                continue
+            }
+            let end = min(index + 8, count)
+            while index < end {
+                let byte = base[index]
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: index - runStart))
+                    escape(byte)
+                    runStart = index + 1
+                }
+                index += 1
+            }
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart))
+    }
+
+    /// Whether one of the eight bytes of `word` is below 0x20, `"` or `\\`
+    /// (no false negatives; a false positive only means a look byte by byte).
+    @inline(__always)
+    static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word & highs
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let quoteZero = (quote &- ones) & ~quote & highs
+        let backslashZero = (backslash &- ones) & ~backslash & highs
+        return (control | quoteZero | backslashZero) != 0
     }
 
     private mutating func escape(_ byte: UInt8) {

@@ -1,7 +1,6 @@
 import Foundation
 import GatewayCore
 import Logging
-import NIOHTTP1
 
 /// What the event loop keeps of one traced exchange when it ends: the values
 /// as captured, nothing formatted. Redaction, curl lines and the JSON line are
@@ -25,8 +24,10 @@ struct TraceCapture: Sendable {
     let status: Int?
     let error: String?
     let responseBytes: Int
-    /// The response head the client got (nil when it got none from the exchange).
-    let responseHeaders: HTTPHeaders?
+    /// The fields of the response head the client got, as bytes (nil when it
+    /// got none from the exchange), and the `Via` the gateway added after them.
+    let responseFields: ResponseFields?
+    let responseVia: String?
     /// The exchange's start on the clock the attempts' phases use.
     let startedAt: ContinuousClock.Instant
     let duration: Duration

@@ -76,7 +76,7 @@ extension TraceLineFields {
 extension TraceRecord.Attempt {
     fileprivate func write(to json: inout JSONLineWriter) {
         var first = true
-        func put(_ key: String, _ write: (inout JSONLineWriter) -> Void) {
+        func put(_ key: StaticString, _ write: (inout JSONLineWriter) -> Void) {
             json.open(key, first: first)
             first = false
             write(&json)

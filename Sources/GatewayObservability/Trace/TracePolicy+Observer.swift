@@ -1,7 +1,6 @@
 public import GatewayCore
 import Foundation
 import NIOCore
-import NIOHTTP1
 
 /// Traces on the event loop: the request as routed (before credentials), its
 /// body copied as it passes (up to ``TracePolicy/teeLimit``), one record when
@@ -25,8 +24,10 @@ final class TraceObservation: ExchangeObservation {
     /// The body as captured so far; nil until a part comes (or when it overflowed).
     private var body: [UInt8]?
     private var overflow = false
-    /// The response head the client got.
-    private var responseHeaders: HTTPHeaders?
+    /// The response head the client got: the fields (detached from the read
+    /// buffer, still bytes) and the gateway's `Via` after them.
+    private var responseFields: ResponseFields?
+    private var responseVia: String?
     private var finished = false
 
     init(policy: TracePolicy, request: ProxyRequest, context: RequestContext) {
@@ -51,8 +52,10 @@ final class TraceObservation: ExchangeObservation {
         body!.append(contentsOf: buffer.readableBytesView)
     }
 
-    func responseHead(status: Int, headers: HTTPHeaders) {
-        responseHeaders = headers
+    func responseHead(status: Int, fields: ResponseFields, via: String?) {
+        // Copied, not made strings: the writer thread writes the record's fields from the bytes.
+        responseFields = fields.detached()
+        responseVia = via
     }
 
     func finish(_ outcome: ExchangeOutcome) {
@@ -63,7 +66,8 @@ final class TraceObservation: ExchangeObservation {
         policy.emit(
             request: request, declaredLength: declaredLength, body: overflow ? nil : body, context: context, wallStart: wallStart,
             status: outcome.status, responseBytes: outcome.responseBytes,
-            error: outcome.error?.rawValue ?? (outcome.cancelled ? "cancelled" : nil), responseHeaders: responseHeaders
+            error: outcome.error?.rawValue ?? (outcome.cancelled ? "cancelled" : nil),
+            responseFields: responseFields, responseVia: responseVia
         )
     }
 }

@@ -28,7 +28,7 @@ public struct TracePolicy: Sendable {
     /// `request` is the request as routed, its body left out; `body` the captured body.
     func emit(
         request: ProxyRequest, declaredLength: Int?, body: [UInt8]?, context: RequestContext, wallStart: Date,
-        status: Int?, responseBytes: Int, error: String?, responseHeaders: HTTPHeaders?
+        status: Int?, responseBytes: Int, error: String?, responseFields: ResponseFields?, responseVia: String?
     ) {
         let capture = TraceCapture(
             id: context.id,
@@ -42,7 +42,8 @@ public struct TracePolicy: Sendable {
             status: status,
             error: error,
             responseBytes: responseBytes,
-            responseHeaders: responseHeaders,
+            responseFields: responseFields,
+            responseVia: responseVia,
             startedAt: context.startedAt,
             duration: ContinuousClock.now - context.startedAt,
             // The base logger: the writer thread adds `request=<id>` to the line itself

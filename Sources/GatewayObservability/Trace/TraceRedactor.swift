@@ -57,7 +57,8 @@ public struct TraceRedactor: Sendable {
     ///   - host: the value shown for `Host` instead of the one in `headers`.
     public func headers(_ headers: HTTPHeaders, dropping dropped: Int? = nil, host: String? = nil) -> [CurlCommand.Header] {
         var result: [CurlCommand.Header] = []
-        result.reserveCapacity(headers.count)
+        // Room for the credential a direct line adds.
+        result.reserveCapacity(headers.count + 1)
         for (index, (name, value)) in headers.enumerated() where index != dropped {
             if isRedactedHeader(name) {
                 result.append(CurlCommand.Header(name: name, value: [.variable("REDACTED_" + name.uppercased())]))
@@ -73,7 +74,8 @@ public struct TraceRedactor: Sendable {
     /// `prefix` + `target` with redacted query parameter values as `${REDACTED_<NAME>}`.
     /// Everything else is kept byte for byte.
     public func url(prefix: String, target: String) -> [ShellQuoting.Part] {
-        guard enabled, let q = target.firstIndex(of: "?") else { return [.literal(prefix + scrub(target))] }
+        // Two literals, one quoted word: no string made for the whole URL.
+        guard enabled, let q = target.firstIndex(of: "?") else { return [.literal(prefix), .literal(scrub(target))] }
         var parts: [ShellQuoting.Part] = [.literal(prefix + String(target[...q]))]
         var rest = target[target.index(after: q)...]
         var fragment = ""
@@ -154,23 +156,35 @@ public struct TraceRedactor: Sendable {
     /// `NSString`; a generic collection search is slow too.
     static func contains(_ text: String, _ needle: String) -> Bool {
         var text = text
+        return text.withUTF8 { contains(UnsafeRawBufferPointer($0), needle) }
+    }
+
+    static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: String) -> Bool {
         var needle = needle
-        return text.withUTF8 { haystack in
-            needle.withUTF8 { needle in
-                guard let base = haystack.baseAddress, let pattern = needle.baseAddress, let first = needle.first,
-                    needle.count <= haystack.count
-                else { return false }
-                let lastStart = haystack.count - needle.count
-                var offset = 0
-                while offset <= lastStart {
-                    guard let found = memchr(base + offset, Int32(first), lastStart - offset + 1) else { return false }
-                    offset = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                    if memcmp(base + offset, pattern, needle.count) == 0 { return true }
-                    offset += 1
-                }
-                return false
+        return needle.withUTF8 { needle in
+            guard let base = haystack.baseAddress, let pattern = needle.baseAddress, let first = needle.first,
+                needle.count <= haystack.count
+            else { return false }
+            let lastStart = haystack.count - needle.count
+            var offset = 0
+            while offset <= lastStart {
+                guard let found = memchr(base + offset, Int32(first), lastStart - offset + 1) else { return false }
+                offset = base.distance(to: UnsafeRawPointer(found))
+                if memcmp(base + offset, pattern, needle.count) == 0 { return true }
+                offset += 1
             }
+            return false
         }
+    }
+
+    /// Whether the field name in `raw[start..<end]` is redacted (``isRedactedHeader(_:)`` on bytes).
+    func isRedactedHeader(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Bool {
+        enabled && headerNameList.contains { HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: end, $0) }
+    }
+
+    /// Whether ``scrub(_:)`` could change `bytes`: a configured secret value occurs in them.
+    func containsSecret(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        enabled && secretValues.contains { Self.contains(bytes, $0.value) }
     }
 
     func scrub(bytes: [UInt8]) -> [UInt8] {

@@ -62,7 +62,7 @@ struct TraceCostBenchmark {
         let capture = TraceCapture(
             id: context.id, wallStart: Date(), client: context.clientAddress, request: request, recordedUpstream: "api", attempts: [],
             declaredLength: 0, body: [], status: 200, error: nil, responseBytes: 1024,
-            responseHeaders: ["Content-Type": "application/json", "Content-Length": "1024"], startedAt: .now, duration: .milliseconds(1), logger: quiet
+            responseFields: ResponseFields(["Content-Type": "application/json", "Content-Length": "1024"]), responseVia: "1.1 gateway", startedAt: .now, duration: .milliseconds(1), logger: quiet
         )
         var start = Self.threadCPU()
         var sink = 0
