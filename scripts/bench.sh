@@ -31,6 +31,8 @@
 #   BENCH_SECONDS      seconds per wrk run (default 10, 3 with --quick)
 #   BENCH_REPEAT       runs per figure (default 1; 2 for figures to publish)
 #   BENCH_MITM_SECONDS seconds per mitmdump run (default 5, 2 with --quick)
+#   BENCH_WARMUP       seconds of unmeasured load before the first run of each load, as the
+#                      issues measure (default 2, 0 with --quick; mitmdump is not warmed up)
 #   BENCH_IDLE_WAIT    before each run, wait up to this many seconds for a quiet machine
 #                      (< 10% of a core busy; default 60, 0 with --quick)
 #   BENCH_BUILD_WAIT   wait up to this many seconds for other swift builds before building (default 1800)
@@ -63,9 +65,9 @@ while (($#)); do
     shift
 done
 if ((QUICK)); then
-    RUN_SECONDS=${BENCH_SECONDS:-3}; MITM_SECONDS=${BENCH_MITM_SECONDS:-2}; IDLE_WAIT=${BENCH_IDLE_WAIT:-0}
+    RUN_SECONDS=${BENCH_SECONDS:-3}; MITM_SECONDS=${BENCH_MITM_SECONDS:-2}; IDLE_WAIT=${BENCH_IDLE_WAIT:-0}; WARMUP=${BENCH_WARMUP:-0}
 else
-    RUN_SECONDS=${BENCH_SECONDS:-10}; MITM_SECONDS=${BENCH_MITM_SECONDS:-5}; IDLE_WAIT=${BENCH_IDLE_WAIT:-60}
+    RUN_SECONDS=${BENCH_SECONDS:-10}; MITM_SECONDS=${BENCH_MITM_SECONDS:-5}; IDLE_WAIT=${BENCH_IDLE_WAIT:-60}; WARMUP=${BENCH_WARMUP:-2}
 fi
 REPEAT=${BENCH_REPEAT:-1}
 BUILD_WAIT=${BENCH_BUILD_WAIT:-1800}
@@ -321,6 +323,11 @@ measure() {
     if [[ $name != direct ]] && ! fetch_check "$port" "$body"; then
         fail "$name: /$body through the proxy differs from the origin's (HTTP $(cat "$WORK/fetched.code" 2>/dev/null))"
         return 1
+    fi
+    # A fresh process's first seconds (connections opened, trace file created, caches
+    # cold) are not its steady state: the first run of each load follows a warm-up.
+    if ((rep == 1 && WARMUP > 0)) && [[ $name != mitmdump ]]; then
+        timeout $((WARMUP + 30)) taskset -c 0 wrk -t1 -c"$conns" -d"${WARMUP}s" -s "$lua" "http://127.0.0.1:$port/" >/dev/null 2>&1 || true
     fi
     wait_idle
     # tinyproxy closes every client connection after a response without saying so:
