@@ -54,8 +54,10 @@ public protocol UpstreamExchangeDelegate: AnyObject {
     var upstreamShouldPauseReading: Bool { get }
 }
 
-/// The request side of a started attempt, used on its event loop.
-public protocol UpstreamRequestWriter: AnyObject {
+/// The request side of a started attempt, used on its event loop. Not
+/// class-bound: the connection's writer is a handler and an exchange id, a
+/// value that fits in the existential without an allocation per attempt.
+public protocol UpstreamRequestWriter {
     /// Writes a chunk of the request body (with `isLast`, the end of the request in
     /// the same flush). The future completes when the chunk reached the socket.
     func writeBodyPart(_ chunk: ByteBuffer, isLast: Bool) -> EventLoopFuture<Void>

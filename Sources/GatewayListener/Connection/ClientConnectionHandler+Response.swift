@@ -11,8 +11,11 @@ extension ClientConnectionHandler {
             status: status, fields: fields, declaredLength: declaredLength,
             requestMethod: info.method, requestVersion: info.version,
             keepAlive: machine.keepAliveWanted && !environment.tracker.isDraining,
-            via: RequestRouter.responseVia, allocator: context?.channel.allocator ?? ByteBufferAllocator()
+            via: RequestRouter.responseVia, allocator: context?.channel.allocator ?? ByteBufferAllocator(),
+            spare: spareHeadBuffer.take()
         )
+        // Kept for the next head: the write below holds the only other reference.
+        if framing.head.capacity <= ResponseFraming.maxSpareHeadBytes { spareHeadBuffer = framing.head }
         _ = machine.responseHead(keepAlive: framing.keepAlive)
         info.observeResponseHead(status: status, fields: fields, via: RequestRouter.responseVia)
         responseChunked = framing.chunked

@@ -42,6 +42,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var discardedBytes = 0
     /// The response being written goes in chunks.
     var responseChunked = false
+    /// The last response head's buffer, written again for the next head: once
+    /// its write is done this is the only reference, and clearing it allocates nothing.
+    var spareHeadBuffer: ByteBuffer?
     /// The last write of a response, kept only when the connection may close after it.
     var lastWrite: EventLoopFuture<Void>?
     var trackingID: Int?

@@ -29,7 +29,8 @@ struct ResponseFraming {
         requestVersion: HTTPVersion,
         keepAlive: Bool,
         via: String? = nil,
-        allocator: ByteBufferAllocator = ByteBufferAllocator()
+        allocator: ByteBufferAllocator = ByteBufferAllocator(),
+        spare: consuming ByteBuffer? = nil
     ) {
         let code = status.code
         let bodyless = requestMethod == .HEAD || code == 204 || code == 304 || (100..<200).contains(code)
@@ -46,11 +47,12 @@ struct ResponseFraming {
             keepAlive = false
         }
 
-        var head: ByteBuffer
+        let capacity: Int
         switch fields.storage {
-        case .headers(let headers): head = allocator.buffer(capacity: 256 + headers.count * 32)
-        case .lines(let lines, _): head = allocator.buffer(capacity: 256 + lines.readableBytes)
+        case .headers(let headers): capacity = 256 + headers.count * 32
+        case .lines(let lines, _): capacity = 256 + lines.readableBytes
         }
+        var head = ByteBuffer.reusing(&spare, capacity: capacity, allocator: allocator)
         head.writeStaticString(requestVersion.minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
         head.writeString(String(code))
         head.writeInteger(UInt8(ascii: " "))
@@ -90,6 +92,9 @@ struct ResponseFraming {
         self.keepAlive = keepAlive
         self.chunked = chunked
     }
+
+    /// Heads larger than this are not kept for the connection's next response.
+    static let maxSpareHeadBytes = 4096
 
     /// A head whose fields are `HTTPHeaders` (the gateway's own responses).
     init(

@@ -3,8 +3,9 @@ import NIOCore
 
 /// The request side of one exchange, handed to its delegate: calls for an
 /// exchange that has ended are refused (they cannot reach the next one), as
-/// the handler's state machine checks the exchange id each carries.
-final class ExchangeWriter: UpstreamRequestWriter {
+/// the handler's state machine checks the exchange id each carries. A value
+/// (a reference and an id): handing it over allocates nothing.
+struct ExchangeWriter: UpstreamRequestWriter {
     private let handler: UpstreamExchangeHandler
     private let exchangeID: Int
 

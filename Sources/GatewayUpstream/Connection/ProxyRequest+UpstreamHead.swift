@@ -8,12 +8,13 @@ extension ProxyRequest {
     /// (hop-by-hop ones removed again, defensively), and framing set from the
     /// body: `Content-Length` when its length is known, else `Transfer-Encoding: chunked`.
     /// Throws when a field would corrupt the head (a control byte in a value).
-    func upstreamRequestHead(allocator: ByteBufferAllocator = ByteBufferAllocator()) throws(GatewayError) -> HTTP1RequestHead {
+    /// `spare`: a buffer to write the head into (see ``HTTP1RequestHead/init(method:target:allocator:spare:)``).
+    func upstreamRequestHead(allocator: ByteBufferAllocator = ByteBufferAllocator(), spare: consuming ByteBuffer? = nil) throws(GatewayError) -> HTTP1RequestHead {
         // Hop-by-hop fields were removed when the request was read: this finds none and copies nothing.
         var endToEnd = headers
         HopByHopHeaders.removeAll(from: &endToEnd)
         do {
-            var head = try HTTP1RequestHead(method: method, target: target, allocator: allocator)
+            var head = try HTTP1RequestHead(method: method, target: target, allocator: allocator, spare: consume spare)
             if !endToEnd.contains(name: "host") {
                 try head.add(name: "Host", value: authority)
             }

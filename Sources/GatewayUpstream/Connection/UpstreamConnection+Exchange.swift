@@ -22,7 +22,7 @@ extension UpstreamConnection {
         eventLoop.preconditionInEventLoop()
         let head: HTTP1RequestHead
         do {
-            head = try request.upstreamRequestHead(allocator: channel.allocator)
+            head = try request.upstreamRequestHead(allocator: channel.allocator, spare: handler.value.spareHeadBuffer.take())
         } catch {
             // Nothing was sent: the connection goes back as it was.
             handler.value.releaseUnused()

@@ -59,6 +59,11 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     var active: ActiveExchange?
     /// Pending while the machine's request timeout is armed (and a while after).
     var timer: Scheduled<Void>?
+    /// The last request head's buffer, for the next head: once its write is
+    /// done this is the only reference, and clearing it allocates nothing.
+    var spareHeadBuffer: ByteBuffer?
+    /// Heads larger than this are not kept for reuse.
+    static let maxSpareHeadBytes = 4096
 
     init(
         upstream: String,
@@ -108,6 +113,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             throw ConnectionClosedBeforeUse(upstream: upstream)
         case .start(let exchangeID):
             active = ActiveExchange(recorder: recorder, delegate: delegate, chunkedBody: head.isChunked)
+            if head.bytes.capacity <= Self.maxSpareHeadBytes { spareHeadBuffer = head.bytes }
             framer.expectResponse(isHEAD: head.isHEAD)
             guard let context = liveContext() else { return }
             // Only the last write of a batch is observed: writes complete in order, and

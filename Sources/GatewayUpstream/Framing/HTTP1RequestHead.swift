@@ -26,10 +26,12 @@ struct HTTP1RequestHead {
     private(set) var isChunked = false
 
     /// Starts a head with its request line. `target` must be origin-form (or
-    /// absolute-form); a control byte or a space in it is refused.
-    init(method: HTTPMethod, target: String, allocator: ByteBufferAllocator = ByteBufferAllocator()) throws(InvalidField) {
+    /// absolute-form); a control byte or a space in it is refused. A `spare`
+    /// buffer (the connection's previous head, written) is cleared and written
+    /// again: no allocation when nothing else holds it any more.
+    init(method: HTTPMethod, target: String, allocator: ByteBufferAllocator = ByteBufferAllocator(), spare: consuming ByteBuffer? = nil) throws(InvalidField) {
         isHEAD = method == .HEAD
-        bytes = allocator.buffer(capacity: 512)
+        bytes = ByteBuffer.reusing(&spare, capacity: 512, allocator: allocator)
         bytes.writeString(method.rawValue)
         bytes.writeInteger(UInt8(ascii: " "))
         let targetStart = bytes.writerIndex
