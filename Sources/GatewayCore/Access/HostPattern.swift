@@ -65,7 +65,10 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         case .any:
             return true
         case .exact(let exact):
-            return host.utf8.count == exact.utf8.count && (host == exact || host.lowercased() == exact)
+            // `exact` is lower case: an ASCII host is compared byte by byte, with no lowercased copy.
+            guard host.utf8.count == exact.utf8.count else { return false }
+            if host == exact { return true }
+            return host.utf8.allSatisfy({ $0 < 0x80 }) ? HopByHopHeaders.equalsIgnoringCase(host, exact) : host.lowercased() == exact
         case .suffix(let suffix):
             let lower = host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? host.lowercased() : host
             return lower.utf8.count > suffix.utf8.count && lower.hasSuffix(suffix)

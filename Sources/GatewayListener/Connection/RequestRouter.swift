@@ -66,7 +66,7 @@ struct RequestRouter {
             placed = true
         }
         for (name, value) in headers {
-            if name.utf8.count == 4, name.lowercased() == "host" {
+            if HopByHopHeaders.equalsIgnoringCase(name, "host") {
                 if !placed {
                     result.add(name: name, value: authority)
                     placed = true

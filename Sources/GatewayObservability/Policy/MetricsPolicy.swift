@@ -43,7 +43,7 @@ public struct MetricsPolicy: Sendable {
             return (PathNormalizer.normalize(path: path), false)
         }
         return metrics.endpoint(
-            upstream: upstream ?? request.host.lowercased(), method: method, endpoint: endpoint,
+            upstream: upstream ?? request.host.lowercasedHost, method: method, endpoint: endpoint,
             configured: configured, maxEndpoints: maxEndpoints
         )
     }

@@ -248,7 +248,13 @@ struct PoolStateMachineTests {
         let pinned = UpstreamKey(scheme: .https, host: "api.example.com", port: 443, tls: UpstreamTLSSettings(pins: [pin]))
         let sameAsPlain = UpstreamKey(scheme: .https, host: "api.example.com", port: 443, tls: .standard)
         #expect(plain == sameAsPlain)
+        #expect(plain.hashValue == sameAsPlain.hashValue, "the hash made once at init agrees with equality")
         #expect(plain != pinned)
+        // Plain http ignores TLS settings: equal keys, equal hashes.
+        let http = UpstreamKey(scheme: .http, host: "api.example.com", port: 80, tls: UpstreamTLSSettings(pins: [pin]))
+        #expect(http == UpstreamKey(scheme: .http, host: "Api.Example.com", port: 80))
+        #expect(http.hashValue == UpstreamKey(scheme: .http, host: "api.example.com", port: 80).hashValue)
+        #expect(http != UpstreamKey(scheme: .http, host: "api.example.com", port: 8080))
 
         #expect(machine.request(1, key: plain) == [.scheduleWaiterTimeout(1), .createConnection(0, plain)])
         _ = machine.connectionEstablished(0)
