@@ -182,6 +182,7 @@ let package = Package(
                 "GatewayConfig",
                 "GatewayListener",
                 "GatewayObservability",
+                "GatewayUpstream",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -10,7 +10,7 @@ import PackageDescription
 let gatewayIdentity = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
 
-let targets = ["FuzzTargetParser", "FuzzHeadValidation", "FuzzPathNormalizer", "FuzzConfigDecoding", "FuzzShellQuoting"]
+let targets = ["FuzzTargetParser", "FuzzHeadValidation", "FuzzPathNormalizer", "FuzzConfigDecoding", "FuzzShellQuoting", "FuzzResponseFraming"]
 
 let package = Package(
     name: "gateway-fuzz",

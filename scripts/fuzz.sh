@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the gateway's parsers with libFuzzer (issue 15): the request-target
 # parser, request-head validation (through the listener's HTTP decoder), the
-# endpoint path normalizer, config decoding and curl/shell quoting. Each target
+# endpoint path normalizer, config decoding, curl/shell quoting and upstream
+# response framing (with the head the client gets). Each target
 # checks properties, not only "does not crash" (Sources/GatewayFuzzing).
 #
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]     e.g. scripts/fuzz.sh shell-quoting 300
@@ -20,7 +21,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz="$root/Fuzz"
 scratch="$fuzz/.build"
 config=${FUZZ_CONFIG:-debug}
-all=(target-parser head-validation path-normalizer config-decoding shell-quoting)
+all=(target-parser head-validation path-normalizer config-decoding shell-quoting response-framing)
 which=${1:-all}
 seconds=${2:-60}
 
@@ -31,6 +32,7 @@ executable() {
     path-normalizer) echo FuzzPathNormalizer ;;
     config-decoding) echo FuzzConfigDecoding ;;
     shell-quoting) echo FuzzShellQuoting ;;
+    response-framing) echo FuzzResponseFraming ;;
     *) echo "unknown target $1; one of: ${all[*]}" >&2; exit 2 ;;
     esac
 }

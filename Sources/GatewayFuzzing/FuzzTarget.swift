@@ -12,6 +12,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case configDecoding = "config-decoding"
     /// `ShellQuoting` and `CurlCommand`: what a POSIX shell reads back.
     case shellQuoting = "shell-quoting"
+    /// An upstream's bytes through `HTTP1ResponseFramer`, and the head `ResponseFraming` writes for the client.
+    case responseFraming = "response-framing"
 
     /// Throws the first property `input` breaks.
     public func check(_ input: [UInt8]) throws(InvariantViolation) {
@@ -21,6 +23,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .pathNormalizer: try PathNormalizerInvariants.check(input)
         case .configDecoding: try ConfigDecodingInvariants.check(input)
         case .shellQuoting: try ShellQuotingInvariants.check(input)
+        case .responseFraming: try ResponseFramingInvariants.check(input)
         }
     }
 

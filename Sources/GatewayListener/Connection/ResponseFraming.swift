@@ -1,6 +1,6 @@
-import GatewayCore
-import NIOCore
-import NIOHTTP1
+package import GatewayCore
+package import NIOCore
+package import NIOHTTP1
 
 /// The framing of a response fit for the client, and its head serialized as it
 /// goes out (the gateway writes its own bytes: no `HTTPResponseEncoder`, no
@@ -11,17 +11,17 @@ import NIOHTTP1
 /// The fields are the upstream's in their order (the framer read them strictly,
 /// so they hold no control byte), less its framing and `Connection`, with `Via`
 /// and the framing of this hop.
-struct ResponseFraming {
+package struct ResponseFraming {
     /// The head's bytes: status line, fields, the empty line.
-    let head: ByteBuffer
+    package let head: ByteBuffer
     /// No body goes out, whatever the upstream sends.
-    let bodyless: Bool
+    package let bodyless: Bool
     /// The connection stays open after this response.
-    let keepAlive: Bool
+    package let keepAlive: Bool
     /// Body parts go out as chunks.
-    let chunked: Bool
+    package let chunked: Bool
 
-    init(
+    package init(
         status: HTTPResponseStatus,
         fields: ResponseFields,
         declaredLength: Int?,

@@ -1,6 +1,6 @@
-import GatewayCore
-import NIOCore
-import NIOHTTP1
+package import GatewayCore
+package import NIOCore
+package import NIOHTTP1
 
 /// Frames the HTTP/1.1 responses of one upstream connection from its bytes: the
 /// first piece of the gateway's own HTTP/1 framing (issue 14's follow-up), to take
@@ -13,29 +13,29 @@ import NIOHTTP1
 /// joined. The framing follows RFC 9112 §6.3, as strictly as llhttp does by
 /// default: `Content-Length` with `Transfer-Encoding`, lengths that disagree,
 /// obs-fold, whitespace before a colon and bare LF line ends are refused.
-struct HTTP1ResponseFramer {
-    enum Event {
+package struct HTTP1ResponseFramer {
+    package enum Event {
         case head(Head)
         case body(ByteBuffer)
         case end
     }
 
     /// A final response head (or a 101), and what the exchange needs of it.
-    struct Head {
-        let status: HTTPResponseStatus
+    package struct Head {
+        package let status: HTTPResponseStatus
         /// Its end-to-end fields only, as the upstream's bytes.
-        let fields: ResponseFields
+        package let fields: ResponseFields
         /// `Content-Length`, when the body is not chunked.
-        let declaredLength: Int?
+        package let declaredLength: Int?
         /// The connection may carry another exchange after this response:
         /// keep-alive by version and `Connection`, and a body not read until close.
-        let keepAlive: Bool
+        package let keepAlive: Bool
         /// The body ends when the connection does.
-        let untilClose: Bool
+        package let untilClose: Bool
     }
 
     /// The longest head (status line and fields) taken by default.
-    static let defaultMaxHeadBytes = 80 * 1024
+    package static let defaultMaxHeadBytes = 80 * 1024
 
     enum State: Equatable {
         /// No response expected: bytes now are a protocol error.
@@ -56,27 +56,27 @@ struct HTTP1ResponseFramer {
     private var isHEAD = false
     let maxHeadBytes: Int
 
-    init(maxHeadBytes: Int = Self.defaultMaxHeadBytes) {
+    package init(maxHeadBytes: Int = Self.defaultMaxHeadBytes) {
         self.maxHeadBytes = maxHeadBytes
     }
 
     /// A request went out: its response comes next.
-    mutating func expectResponse(isHEAD: Bool) {
+    package mutating func expectResponse(isHEAD: Bool) {
         precondition(state == .idle, "a response is expected only between responses")
         self.isHEAD = isHEAD
         state = .head(scanFrom: 0)
     }
 
     /// Bytes read from the connection.
-    mutating func append(_ bytes: ByteBuffer) {
+    package mutating func append(_ bytes: ByteBuffer) {
         input.appendUnframed(bytes)
     }
 
     /// Whether bytes are buffered that no event has taken yet.
-    var hasUnframedBytes: Bool { (input?.readableBytes ?? 0) > 0 }
+    package var hasUnframedBytes: Bool { (input?.readableBytes ?? 0) > 0 }
 
     /// The next event the bytes appended so far make, or nil until more are read.
-    mutating func next() throws(HTTP1FramingError) -> Event? {
+    package mutating func next() throws(HTTP1FramingError) -> Event? {
         guard var bytes = input, bytes.readableBytes > 0 else {
             // A body of nothing left, or a bodiless response, ends without more bytes.
             if case .length(0) = state { return finish() }
@@ -104,7 +104,7 @@ struct HTTP1ResponseFramer {
 
     /// The connection closed: the end of a body read until close, else nothing
     /// (a response cut short is the connection's failure, not the framer's).
-    mutating func inputClosed() -> Event? {
+    package mutating func inputClosed() -> Event? {
         guard state == .untilClose else { return nil }
         return finish()
     }
@@ -142,7 +142,7 @@ struct HTTP1ResponseFramer {
 }
 
 /// Why the bytes of an upstream connection are not an HTTP/1.1 response.
-enum HTTP1FramingError: Error, Equatable {
+package enum HTTP1FramingError: Error, Equatable {
     case headTooLarge
     case malformedStatusLine
     case malformedHeaderLine
