@@ -324,11 +324,8 @@ measure() {
         fail "$name: /$body through the proxy differs from the origin's (HTTP $(cat "$WORK/fetched.code" 2>/dev/null))"
         return 1
     fi
-    # A fresh process's first seconds (connections opened, trace file created, caches
-    # cold) are not its steady state: the first run of each load follows a warm-up.
-    if ((rep == 1 && WARMUP > 0)) && [[ $name != mitmdump ]]; then
-        timeout $((WARMUP + 30)) taskset -c 0 wrk -t1 -c"$conns" -d"${WARMUP}s" -s "$lua" "http://127.0.0.1:$port/" >/dev/null 2>&1 || true
-    fi
+    # The first run of each load follows a warm-up (measure.py reads the idle RSS before it).
+    local warmup=0; ((rep == 1)) && [[ $name != mitmdump ]] && warmup=$WARMUP
     wait_idle
     # tinyproxy closes every client connection after a response without saying so:
     # wrk counts a read error per request and reconnects. Expected, noted, not a failure.
@@ -336,7 +333,7 @@ measure() {
     if ! timeout $((secs + 60)) taskset -c 0 python3 "$HELPERS/measure.py" --name "$name" --body "$body" --conns "$conns" \
         --seconds "$secs" --rep "$rep" --target "127.0.0.1:$port" --lua "$lua" --proxy-pid "$pid" \
         --origin-pid "$ORIGIN_PID" --origin-status "http://127.0.0.1:$ORIGIN_PORT/nginx_status" \
-        --out "$WORK/runs.jsonl" ${tolerate:+--expect-read-errors}; then
+        --out "$WORK/runs.jsonl" --warmup "$warmup" ${tolerate:+--expect-read-errors}; then
         fail "$name $body c=$conns: wrk run failed"
         return 1
     fi

@@ -69,6 +69,8 @@ def main():
     ap.add_argument("--origin-status", default="")
     ap.add_argument("--wrk-cpu", default="0")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--warmup", type=int, default=0,
+                    help="seconds of the same load first, unmeasured (after the idle RSS is read)")
     ap.add_argument("--expect-read-errors", action="store_true",
                     help="the proxy closes connections after each response (tinyproxy): read errors are expected")
     args = ap.parse_args()
@@ -76,6 +78,12 @@ def main():
     proxy_pids = procstat.tree(args.proxy_pid)
     origin_pids = procstat.tree(args.origin_pid)
     rss_idle = procstat.rss_kib(proxy_pids) if proxy_pids else None
+    if args.warmup > 0:
+        # A fresh process's first seconds (connections opened, files created, caches cold)
+        # are not its steady state; the idle RSS above is read before them.
+        subprocess.run(["taskset", "-c", args.wrk_cpu, "wrk", "-t1", f"-c{args.conns}", f"-d{args.warmup}s",
+                        "--timeout", "5s", "-s", args.lua, f"http://{args.target}/"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=args.warmup + 30, check=False)
     before_origin = origin_counters(args.origin_status) if args.origin_status else None
 
     cmd = ["taskset", "-c", args.wrk_cpu, "wrk", "-t1", f"-c{args.conns}", f"-d{args.seconds}s",
