@@ -37,4 +37,12 @@ struct ByteBufferSpareTests {
         #expect(head.capacity >= 300)
         #expect(head.readableBytes == 0)
     }
+
+    @Test func onlyASmallHeadIsKeptAsTheSpare() {
+        // Memory stays bounded: a connection keeps at most one small head's buffer.
+        let small = ByteBufferAllocator().buffer(capacity: 512)
+        let large = ByteBufferAllocator().buffer(capacity: ByteBuffer.maxSpareHeadBytes + 1)
+        #expect(ByteBuffer.spare(after: small) != nil)
+        #expect(ByteBuffer.spare(after: large) == nil)
+    }
 }

@@ -70,7 +70,7 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
             if host == exact { return true }
             return host.utf8.allSatisfy({ $0 < 0x80 }) ? HopByHopHeaders.equalsIgnoringCase(host, exact) : host.lowercased() == exact
         case .suffix(let suffix):
-            let lower = host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? host.lowercased() : host
+            let lower = host.lowercasedHost
             return lower.utf8.count > suffix.utf8.count && lower.hasSuffix(suffix)
         case .network(let network):
             // A dotted quad (the common case) is matched without allocating.

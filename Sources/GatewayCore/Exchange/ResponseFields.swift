@@ -50,13 +50,6 @@ public struct ResponseFields: Sendable {
         }
     }
 
-    /// The fields as the client got them: these, then the gateway's `Via`.
-    public func headers(via: String?) -> HTTPHeaders {
-        var headers = headers
-        if let via { headers.add(name: "Via", value: via) }
-        return headers
-    }
-
     /// The same fields holding no slice of the buffer they were read into (lines
     /// are copied, compactly): for keeping beyond the read, so the channel can
     /// reuse its receive buffer.

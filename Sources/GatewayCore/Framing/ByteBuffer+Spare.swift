@@ -13,4 +13,14 @@ extension ByteBuffer {
         buffer.clear(minimumCapacity: capacity)
         return buffer
     }
+
+    /// Heads larger than this are not kept for the connection's next head.
+    public static let maxSpareHeadBytes = 4096
+
+    /// `head`, just handed to a write, kept as the spare for the connection's
+    /// next head; nil when it is too large to keep.
+    @inlinable
+    public static func spare(after head: ByteBuffer) -> ByteBuffer? {
+        head.capacity <= maxSpareHeadBytes ? head : nil
+    }
 }

@@ -15,7 +15,7 @@ extension ClientConnectionHandler {
             spare: spareHeadBuffer.take()
         )
         // Kept for the next head: the write below holds the only other reference.
-        if framing.head.capacity <= ResponseFraming.maxSpareHeadBytes { spareHeadBuffer = framing.head }
+        spareHeadBuffer = ByteBuffer.spare(after: framing.head)
         _ = machine.responseHead(keepAlive: framing.keepAlive)
         info.observeResponseHead(status: status, fields: fields, via: RequestRouter.responseVia)
         responseChunked = framing.chunked

@@ -20,8 +20,8 @@ struct ExchangeInfo {
         for observation in observations { observation.requestBodyPart(buffer) }
     }
 
-    /// Observers see the fields as the client gets them, with `via` when the gateway adds it
-    /// (built only when someone observes).
+    /// Observers see the fields as the upstream sent them (still bytes: each
+    /// reads what it needs) and the `via` the gateway adds after them.
     func observeResponseHead(status: HTTPResponseStatus, fields: ResponseFields, via: String?) {
         for observation in observations { observation.responseHead(status: Int(status.code), fields: fields, via: via) }
     }

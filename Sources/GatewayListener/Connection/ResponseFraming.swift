@@ -93,9 +93,6 @@ package struct ResponseFraming {
         self.chunked = chunked
     }
 
-    /// Heads larger than this are not kept for the connection's next response.
-    static let maxSpareHeadBytes = 4096
-
     /// A head whose fields are `HTTPHeaders` (the gateway's own responses).
     init(
         status: HTTPResponseStatus,

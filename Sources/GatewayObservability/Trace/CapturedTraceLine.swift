@@ -34,7 +34,7 @@ struct CapturedTraceLine: TraceLineFields {
     /// Redacted as the curl lines' headers are: a redacted name's value as
     /// `${REDACTED_<NAME>}`, configured secret values scrubbed from the others.
     /// Upstream fields go from their bytes into the line.
-    func forEachResponseHeader(_ header: (_ name: (inout JSONStringText) -> Void, _ value: (inout JSONStringText) -> Void) -> Void) {
+    func forEachResponseHeader(_ header: TraceHeaderWriter) {
         guard let fields = capture.responseFields else { return }
         switch fields.storage {
         case .headers(let headers):
@@ -45,11 +45,11 @@ struct CapturedTraceLine: TraceLineFields {
         if let via = capture.responseVia { field(name: "Via", value: via, header) }
     }
 
-    private func field(name: String, value: String, _ header: (_ name: (inout JSONStringText) -> Void, _ value: (inout JSONStringText) -> Void) -> Void) {
+    private func field(name: String, value: String, _ header: TraceHeaderWriter) {
         if redactor.isRedactedHeader(name) {
             header({ $0.write(name) }, { text in
                 text.write("${")
-                text.write(ShellQuoting.sanitizedVariableName("REDACTED_" + name.uppercased()))
+                text.write(ShellQuoting.sanitizedVariableName(TraceRedactor.redactedVariable(name)))
                 text.write("}")
             })
         } else {
@@ -62,22 +62,20 @@ struct CapturedTraceLine: TraceLineFields {
     /// string first (invalid UTF-8 repaired, secrets scrubbed).
     private func field(
         _ raw: UnsafeRawBufferPointer, _ line: ResponseFields.Line,
-        _ header: (_ name: (inout JSONStringText) -> Void, _ value: (inout JSONStringText) -> Void) -> Void
+        _ header: TraceHeaderWriter
     ) {
         let name = UnsafeRawBufferPointer(rebasing: raw[line.start..<line.colon]).assumingMemoryBound(to: UInt8.self)
         if redactor.isRedactedHeader(raw, from: line.start, to: line.colon) {
             header({ $0.append(escaping: name) }, { text in
-                // `sanitizedVariableName("REDACTED_" + name.uppercased())` for a token, byte by byte.
+                // `sanitizedVariableName(redactedVariable(name))` for a token, byte by byte.
                 text.write("${REDACTED_")
                 for byte in name { text.bytes.append(Self.variableByte(byte)) }
                 text.write("}")
             })
             return
         }
-        var valueStart = line.colon + 1
-        var valueEnd = line.end
-        while valueStart < valueEnd, raw[valueStart] == 32 || raw[valueStart] == 9 { valueStart += 1 }
-        while valueEnd > valueStart, raw[valueEnd - 1] == 32 || raw[valueEnd - 1] == 9 { valueEnd -= 1 }
+        // The framer accepted the line by these same bounds.
+        guard let (_, valueStart, valueEnd) = HTTP1HeadLines.fieldBounds(raw, from: line.start, to: line.end) else { return }
         let value = UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd])
         if value.allSatisfy({ $0 < 0x80 }) && !redactor.containsSecret(value) {
             header({ $0.append(escaping: name) }, { $0.append(escaping: value.assumingMemoryBound(to: UInt8.self)) })

@@ -24,16 +24,14 @@ extension String: ShellText {
 struct JSONStringText: ShellText {
     var bytes: [UInt8] = []
 
-    mutating func write(_ text: Substring) {
-        if text.utf8.withContiguousStorageIfAvailable({ append(escaping: $0) }) == nil {
-            Array(text.utf8).withUnsafeBufferPointer { append(escaping: $0) }
-        }
-    }
+    mutating func write(_ text: Substring) { write(utf8: text.utf8) }
 
-    mutating func write(_ text: String) {
-        // Native and small strings (all the writer makes) without a copy.
-        if text.utf8.withContiguousStorageIfAvailable({ append(escaping: $0) }) == nil {
-            Array(text.utf8).withUnsafeBufferPointer { append(escaping: $0) }
+    mutating func write(_ text: String) { write(utf8: text.utf8) }
+
+    /// Native and small strings (all the writer makes) without a copy.
+    private mutating func write(utf8: some Sequence<UInt8>) {
+        if utf8.withContiguousStorageIfAvailable({ append(escaping: $0) }) == nil {
+            Array(utf8).withUnsafeBufferPointer { append(escaping: $0) }
         }
     }
 

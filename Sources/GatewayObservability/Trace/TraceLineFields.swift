@@ -23,11 +23,14 @@ protocol TraceLineFields {
     /// Whether the line has `responseHeaders` (an empty list is written).
     var hasResponseHeaders: Bool { get }
     /// Calls `header` for each response header in order, with writers of its name and value.
-    func forEachResponseHeader(_ header: (_ name: (inout JSONStringText) -> Void, _ value: (inout JSONStringText) -> Void) -> Void)
+    func forEachResponseHeader(_ header: TraceHeaderWriter)
     var status: Int? { get }
     var time: String { get }
     var upstream: String? { get }
 }
+
+/// Writes one response header of a trace line, given writers of its name and value.
+typealias TraceHeaderWriter = (_ name: (inout JSONStringText) -> Void, _ value: (inout JSONStringText) -> Void) -> Void
 
 extension TraceLineFields {
     /// The JSON line, newline-terminated; `capacity` is about its size.

@@ -18,7 +18,7 @@ extension TraceRecord: TraceLineFields {
 
     var hasResponseHeaders: Bool { responseHeaders != nil }
 
-    func forEachResponseHeader(_ header: (_ name: (inout JSONStringText) -> Void, _ value: (inout JSONStringText) -> Void) -> Void) {
+    func forEachResponseHeader(_ header: TraceHeaderWriter) {
         for field in responseHeaders ?? [] {
             header({ $0.write(field.name) }, { $0.write(field.value) })
         }

@@ -47,6 +47,11 @@ public struct TraceRedactor: Sendable {
         return ShellQuoting.sanitizedVariableName("\(upstream)_\(key)".uppercased())
     }
 
+    /// The shell variable a redacted header or query parameter's value is shown as (before sanitizing).
+    static func redactedVariable(_ name: String) -> String {
+        "REDACTED_" + name.uppercased()
+    }
+
     public func isRedactedHeader(_ name: String) -> Bool {
         enabled && headerNameList.contains { HopByHopHeaders.equalsIgnoringCase(name, $0) }
     }
@@ -61,7 +66,7 @@ public struct TraceRedactor: Sendable {
         result.reserveCapacity(headers.count + 1)
         for (index, (name, value)) in headers.enumerated() where index != dropped {
             if isRedactedHeader(name) {
-                result.append(CurlCommand.Header(name: name, value: [.variable("REDACTED_" + name.uppercased())]))
+                result.append(CurlCommand.Header(name: name, value: [.variable(Self.redactedVariable(name))]))
             } else if let host, HopByHopHeaders.equalsIgnoringCase(name, "host") {
                 result.append(CurlCommand.Header(name: name, value: scrub(host)))
             } else {
@@ -90,7 +95,7 @@ public struct TraceRedactor: Sendable {
             let decoded = (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased()
             if pair.contains("="), queryNames.contains(decoded) {
                 parts.append(.literal(name + "="))
-                parts.append(.variable("REDACTED_" + decoded.uppercased()))
+                parts.append(.variable(Self.redactedVariable(decoded)))
             } else {
                 parts.append(.literal(scrub(String(pair))))
             }

@@ -62,8 +62,6 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The last request head's buffer, for the next head: once its write is
     /// done this is the only reference, and clearing it allocates nothing.
     var spareHeadBuffer: ByteBuffer?
-    /// Heads larger than this are not kept for reuse.
-    static let maxSpareHeadBytes = 4096
 
     init(
         upstream: String,
@@ -113,7 +111,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             throw ConnectionClosedBeforeUse(upstream: upstream)
         case .start(let exchangeID):
             active = ActiveExchange(recorder: recorder, delegate: delegate, chunkedBody: head.isChunked)
-            if head.bytes.capacity <= Self.maxSpareHeadBytes { spareHeadBuffer = head.bytes }
+            spareHeadBuffer = ByteBuffer.spare(after: head.bytes)
             framer.expectResponse(isHEAD: head.isHEAD)
             guard let context = liveContext() else { return }
             // Only the last write of a batch is observed: writes complete in order, and
