@@ -32,8 +32,8 @@ public struct PostgresRateLimits: SharedRateLimits {
 
     public func lease(bucket key: String, rate: Double, burst: Int, want: Int) async throws -> TokenLease {
         let logger = database.logger
-        return try await database.withConnection("lease rate-limit tokens") { connection in
-            let rows = try await connection.query(
+        return try await database.withConnection("lease rate-limit tokens") { session in
+            let rows = try await session.connection.query(
                 "SELECT granted, next_token_s FROM gateway_lease_tokens(\(key), \(rate), \(Double(burst)), \(Int32(clamping: want)))",
                 logger: logger
             )
@@ -53,8 +53,8 @@ public struct PostgresRateLimits: SharedRateLimits {
         let seconds = duration.seconds
         Task {
             let logger = database.logger
-            _ = try? await database.withConnection("publish upstream pause") { connection in
-                try await connection.query(
+            _ = try? await database.withConnection("publish upstream pause") { session in
+                try await session.connection.query(
                     """
                     INSERT INTO gateway_upstream_holds AS h (authority, until)
                     VALUES (\(authority), clock_timestamp() + make_interval(secs => \(seconds)))
@@ -71,9 +71,9 @@ public struct PostgresRateLimits: SharedRateLimits {
     /// replicas' clocks need not agree).
     func currentHolds() async throws -> [(authority: String, remaining: Duration)] {
         let logger = database.logger
-        let holds = try await database.withConnection("read upstream pauses") { connection in
+        let holds = try await database.withConnection("read upstream pauses") { session in
             var holds: [HoldRow] = []
-            let rows = try await connection.query(
+            let rows = try await session.connection.query(
                 "SELECT authority, extract(epoch FROM (until - clock_timestamp()))::double precision FROM gateway_upstream_holds WHERE until > clock_timestamp()",
                 logger: logger
             )
@@ -88,8 +88,8 @@ public struct PostgresRateLimits: SharedRateLimits {
     /// Drops pauses that ended a while ago.
     func pruneHolds() async throws {
         let logger = database.logger
-        _ = try await database.withConnection("prune upstream pauses") { connection in
-            try await connection.query("DELETE FROM gateway_upstream_holds WHERE until < clock_timestamp() - interval '1 minute'", logger: logger)
+        _ = try await database.withConnection("prune upstream pauses") { session in
+            try await session.connection.query("DELETE FROM gateway_upstream_holds WHERE until < clock_timestamp() - interval '1 minute'", logger: logger)
             return true
         }
     }

@@ -34,8 +34,8 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
 
     public func committedState(credential: String) async throws -> OAuth2TokenState? {
         let logger = database.logger
-        return try await database.withConnection("read token state") { connection in
-            try await Self.select(credential, lock: false, on: connection, logger: logger)
+        return try await database.withConnection("read token state") { session in
+            try await Self.select(credential, lock: false, on: session.connection, logger: logger)
         }.state
     }
 
@@ -48,13 +48,17 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
         let replica = database.replicaID
         let lockTimeout = self.lockTimeout
         let lockTimeoutMS = Int(lockTimeout.seconds * 1000)
-        return try await database.withConnection("refresh token") { connection in
+        return try await database.withConnection("refresh token") { session in
+            let connection = session.connection
             try await connection.query("BEGIN", logger: logger)
             let committed: OAuth2TokenState?
             do {
                 try await connection.query("SELECT set_config('lock_timeout', \(String(lockTimeoutMS)), true)", logger: logger)
+                // Both wait for another replica's refresh, which the server bounds by lock_timeout.
+                session.allow(lockTimeout)
                 try await connection.query("INSERT INTO gateway_oauth_tokens (credential) VALUES (\(credential)) ON CONFLICT (credential) DO NOTHING", logger: logger)
                 committed = try await Self.select(credential, lock: true, on: connection, logger: logger).state
+                session.allow()
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 // The lock wait timed out: another replica's refresh holds the row.
@@ -70,7 +74,8 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
             }
             let next: OAuth2TokenState
             do {
-                next = try await obtain(committed)
+                // The token call has its own timeout; the row stays locked meanwhile.
+                next = try await session.unwatched { try await obtain(committed) }
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw PassThroughError(error: error)
@@ -89,7 +94,8 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
     public func reconcile(credential: String, state: OAuth2TokenState) async throws -> OAuth2TokenState {
         let logger = database.logger
         let replica = database.replicaID
-        return try await database.withConnection("reconcile token state") { connection in
+        return try await database.withConnection("reconcile token state") { session in
+            let connection = session.connection
             try await connection.query(
                 """
                 INSERT INTO gateway_oauth_tokens AS t (credential, access_token, expires_at, obtained_at, refresh_token, updated_at, updated_by)
@@ -107,9 +113,9 @@ public struct PostgresTokenCoordinator: SharedTokenCoordination {
 
     public func allCommittedStates() async throws -> [String: OAuth2TokenState] {
         let logger = database.logger
-        let rows = try await database.withConnection("read token states") { connection in
+        let rows = try await database.withConnection("read token states") { session in
             var rows: [CommittedRow] = []
-            let result = try await connection.query(
+            let result = try await session.connection.query(
                 "SELECT credential, access_token, expires_at, obtained_at, refresh_token FROM gateway_oauth_tokens WHERE access_token IS NOT NULL",
                 logger: logger
             )

@@ -91,8 +91,8 @@ public final class SharedStateDatabase: Sendable {
     /// Creates or updates the tables (see ``SharedStateSchema``); returns the schema version.
     public func migrate() async throws -> Int {
         let logger = self.logger
-        let version = try await withConnection("create tables", requiresSchema: false) { connection in
-            try await SharedStateSchema.migrate(connection, logger: logger)
+        let version = try await withConnection("create tables", requiresSchema: false) { session in
+            try await SharedStateSchema.migrate(session, logger: logger)
         }
         health.markMigrated()
         return version
@@ -101,34 +101,43 @@ public final class SharedStateDatabase: Sendable {
     /// The server's version (`SHOW server_version`), for `check-config`.
     public func serverVersion() async throws -> String {
         let logger = self.logger
-        return try await withConnection("read server version", requiresSchema: false) { connection in
-            for try await version in try await connection.query("SHOW server_version", logger: logger).decode(String.self) {
+        return try await withConnection("read server version", requiresSchema: false) { session in
+            for try await version in try await session.connection.query("SHOW server_version", logger: logger).decode(String.self) {
                 return version
             }
             return "unknown"
         }
     }
 
-    /// Runs `body` on a pooled connection; waiting for the connection longer
-    /// than `connect_timeout` throws ``SharedStateUnavailable`` (and so does a
-    /// failure of `body` that is not one of `passThrough`'s errors).
+    /// Runs `body` on a pooled connection, watched (``DatabaseSession``):
+    /// waiting for the connection longer than `connect_timeout`, or for an
+    /// answer longer than `query_timeout`, throws ``SharedStateUnavailable``
+    /// (and so does a failure of `body` that is not a ``PassThroughError``).
     func withConnection<Result: Sendable>(
         _ what: String,
         requiresSchema: Bool = true,
-        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+        _ body: @escaping @Sendable (DatabaseSession) async throws -> Result
     ) async throws -> Result {
         if requiresSchema, !health.isMigrated {
             throw SharedStateUnavailable("\(what): the schema is not created yet")
         }
         let acquired = NIOLockedValueBox(false)
         let timeout = config.connectTimeout
+        let queryTimeout = config.queryTimeout
         let client = self.client
         do {
             return try await withThrowingTaskGroup(of: Result?.self) { group in
                 group.addTask {
                     try await client.withConnection { connection in
                         acquired.withLockedValue { $0 = true }
-                        return try await body(connection)
+                        let session = DatabaseSession(connection: connection, limit: queryTimeout)
+                        session.allow()
+                        defer { session.stop() }
+                        do {
+                            return try await body(session)
+                        } catch where session.expired {
+                            throw SharedStateUnavailable("\(what): no answer within \(ConfigUnits.formatDuration(queryTimeout)) (query_timeout)")
+                        }
                     }
                 }
                 group.addTask {

@@ -8,6 +8,8 @@ import PostgresNIO
 enum SharedStateSchema {
     /// The advisory lock key of migrations (any constant unique to this program).
     static let migrationLock: Int64 = 0x6761_7465_7761_7901
+    /// How long a migration may wait for other replicas' (beyond `query_timeout`).
+    static let migrationLockWait: Duration = .seconds(30)
 
     /// Migration N is `migrations[N - 1]`; never edit one that shipped, append.
     static let migrations: [[PostgresQuery]] = [
@@ -64,10 +66,14 @@ enum SharedStateSchema {
     static var latestVersion: Int { migrations.count }
 
     /// Applies the missing migrations; returns the schema version.
-    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> Int {
+    static func migrate(_ session: DatabaseSession, logger: Logger) async throws -> Int {
+        let connection = session.connection
         try await connection.query("BEGIN", logger: logger)
         do {
+            // Replicas starting together wait here for each other's migration.
+            session.allow(migrationLockWait)
             try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            session.allow()
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS gateway_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())",
                 logger: logger

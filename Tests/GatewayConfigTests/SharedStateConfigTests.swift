@@ -17,6 +17,7 @@ struct SharedStateConfigTests {
                 url_env: GATEWAY_DATABASE_URL
                 on_unavailable: fail
                 connect_timeout: 500ms
+                query_timeout: 3s
                 max_connections: 8
                 rate_limit_lease: 50ms
                 sync_interval: 1s
@@ -26,6 +27,7 @@ struct SharedStateConfigTests {
         #expect(postgres.tls == .verifyFull)
         #expect(postgres.onUnavailable == .fail)
         #expect(postgres.connectTimeout == .milliseconds(500))
+        #expect(postgres.queryTimeout == .seconds(3))
         #expect(postgres.maxConnections == 8)
         #expect(postgres.rateLimitLease == .milliseconds(50))
         #expect(postgres.syncInterval == .seconds(1))
@@ -41,6 +43,7 @@ struct SharedStateConfigTests {
         #expect(postgres.tls == .disable)
         #expect(postgres.onUnavailable == .local)
         #expect(postgres.connectTimeout == .seconds(2))
+        #expect(postgres.queryTimeout == .seconds(5))
         #expect(postgres.rateLimitLease == .milliseconds(100))
     }
 
@@ -60,6 +63,7 @@ struct SharedStateConfigTests {
         TestSupport.expectError("shared_state: {}\n", keyPath: "shared_state", contains: "postgres", environment: environment)
         TestSupport.expectError("shared_state: {postgres: {url_env: DB, on_unavailable: maybe}}\n", keyPath: "shared_state.postgres.on_unavailable", contains: "local, fail", environment: environment)
         TestSupport.expectError("shared_state: {postgres: {url_env: DB, max_connections: 0}}\n", keyPath: "shared_state.postgres.max_connections", contains: "between 1 and 64", environment: environment)
+        TestSupport.expectError("shared_state: {postgres: {url_env: DB, query_timeout: 0s}}\n", keyPath: "shared_state.postgres.query_timeout", contains: "at least 10ms", environment: environment)
         TestSupport.expectError("shared_state: {postgres: {url_env: DB, ca_file: /tmp/ca.pem}}\n", keyPath: "shared_state.postgres.ca_file", contains: "verify-full", environment: environment)
         TestSupport.expectError("shared_state: {postgres: {url_env: MISSING}}\n", keyPath: "shared_state.postgres.url_env", contains: "MISSING is not set", environment: environment)
     }
@@ -68,6 +72,7 @@ struct SharedStateConfigTests {
         let config = try #require(TestSupport.parse("shared_state: {postgres: {url_env: GATEWAY_DATABASE_URL}}\n", environment: Self.env))
         let yaml = config.redactedYAML()
         #expect(yaml.contains("url_env: GATEWAY_DATABASE_URL"))
+        #expect(yaml.contains("query_timeout: 5s"))
         #expect(yaml.contains("postgres://gw@ops@db.internal:6543/gateway"))
         #expect(!yaml.contains("s3cr"))
         #expect(!"\(config.sharedState!)".contains("s3cr"))

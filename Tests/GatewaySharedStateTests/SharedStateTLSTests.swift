@@ -21,8 +21,8 @@ struct SharedStateTLSTests {
 
     /// Whether this session's connection uses TLS (`pg_stat_ssl`).
     static func usesTLS(_ database: SharedStateDatabase) async throws -> Bool {
-        try await database.withConnection("ssl", requiresSchema: false) { connection in
-            for try await ssl in try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: Logger(label: "test")).decode(Bool.self) {
+        try await database.withConnection("ssl", requiresSchema: false) { session in
+            for try await ssl in try await session.connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: Logger(label: "test")).decode(Bool.self) {
                 return ssl
             }
             return false

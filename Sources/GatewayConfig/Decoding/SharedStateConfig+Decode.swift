@@ -11,7 +11,7 @@ extension SharedStateConfig {
 
 extension PostgresStateConfig {
     static let keys = Secret.keys("url") + [
-        "tls", "ca_file", "on_unavailable", "connect_timeout", "max_connections", "rate_limit_lease", "sync_interval",
+        "tls", "ca_file", "on_unavailable", "connect_timeout", "query_timeout", "max_connections", "rate_limit_lease", "sync_interval",
     ]
 
     init(decoding node: ConfigNode) throws(ConfigError) {
@@ -32,6 +32,7 @@ extension PostgresStateConfig {
         if let value = map["ca_file"] { caFile = node.context.resolvePath(try value.nonEmptyString()) }
         if let value = map["on_unavailable"] { onUnavailable = try value.choice(PostgresStateConfig.OnUnavailable.self) }
         if let value = map["connect_timeout"] { connectTimeout = try value.duration() }
+        if let value = map["query_timeout"] { queryTimeout = try value.duration() }
         if let value = map["max_connections"] { maxConnections = try value.int() }
         if let value = map["rate_limit_lease"] { rateLimitLease = try value.duration() }
         if let value = map["sync_interval"] { syncInterval = try value.duration() }

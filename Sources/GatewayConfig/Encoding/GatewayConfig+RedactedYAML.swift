@@ -114,6 +114,7 @@ extension GatewayConfig {
                     if let caFile = postgres.caFile { out.scalar("ca_file", caFile) }
                     out.plain("on_unavailable", postgres.onUnavailable.rawValue)
                     out.plain("connect_timeout", ConfigUnits.formatDuration(postgres.connectTimeout))
+                    out.plain("query_timeout", ConfigUnits.formatDuration(postgres.queryTimeout))
                     out.plain("max_connections", String(postgres.maxConnections))
                     out.plain("rate_limit_lease", ConfigUnits.formatDuration(postgres.rateLimitLease))
                     out.plain("sync_interval", ConfigUnits.formatDuration(postgres.syncInterval))

@@ -8,6 +8,7 @@ extension GatewayConfig {
         }
         let durations = [
             ("connect_timeout", postgres.connectTimeout, Duration.milliseconds(10)),
+            ("query_timeout", postgres.queryTimeout, Duration.milliseconds(10)),
             ("rate_limit_lease", postgres.rateLimitLease, Duration.milliseconds(1)),
             ("sync_interval", postgres.syncInterval, Duration.milliseconds(10)),
         ]

@@ -45,6 +45,9 @@ public struct PostgresStateConfig: Sendable, Equatable {
     public var onUnavailable: OnUnavailable
     /// `connect_timeout`: a database operation waits at most this for a connection.
     public var connectTimeout: Duration
+    /// `query_timeout`: a database operation waits at most this for an answer;
+    /// past it the connection is closed and the database counts as unavailable.
+    public var queryTimeout: Duration
     /// `max_connections`: connections to the database per gateway.
     public var maxConnections: Int
     /// `rate_limit_lease`: each gateway takes this much of a shared bucket's
@@ -56,6 +59,7 @@ public struct PostgresStateConfig: Sendable, Equatable {
     public var syncInterval: Duration
 
     public static let defaultConnectTimeout: Duration = .seconds(2)
+    public static let defaultQueryTimeout: Duration = .seconds(5)
     public static let defaultMaxConnections = 4
     public static let defaultRateLimitLease: Duration = .milliseconds(100)
     public static let defaultSyncInterval: Duration = .milliseconds(250)
@@ -67,6 +71,7 @@ public struct PostgresStateConfig: Sendable, Equatable {
         caFile: String? = nil,
         onUnavailable: OnUnavailable = .local,
         connectTimeout: Duration = PostgresStateConfig.defaultConnectTimeout,
+        queryTimeout: Duration = PostgresStateConfig.defaultQueryTimeout,
         maxConnections: Int = PostgresStateConfig.defaultMaxConnections,
         rateLimitLease: Duration = PostgresStateConfig.defaultRateLimitLease,
         syncInterval: Duration = PostgresStateConfig.defaultSyncInterval
@@ -77,6 +82,7 @@ public struct PostgresStateConfig: Sendable, Equatable {
         self.caFile = caFile
         self.onUnavailable = onUnavailable
         self.connectTimeout = connectTimeout
+        self.queryTimeout = queryTimeout
         self.maxConnections = maxConnections
         self.rateLimitLease = rateLimitLease
         self.syncInterval = syncInterval
