@@ -93,6 +93,17 @@ public struct PostgresRateLimits: SharedRateLimits {
             return true
         }
     }
+
+    /// Drops buckets full for a while (endpoints no longer called, keys of
+    /// old configs): a full bucket is what a missing row starts as. Rows of an
+    /// older gateway's leases (no `full_at`) stay until a lease writes one.
+    func pruneBuckets() async throws {
+        let logger = database.logger
+        _ = try await database.withConnection("prune rate-limit buckets") { session in
+            try await session.connection.query("DELETE FROM gateway_rate_buckets WHERE full_at < clock_timestamp() - interval '1 minute'", logger: logger)
+            return true
+        }
+    }
 }
 
 struct HoldRow: Sendable {

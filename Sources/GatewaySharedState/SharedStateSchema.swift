@@ -60,7 +60,43 @@ enum SharedStateSchema {
             END
             $$
             """,
-        ]
+        ],
+        // 2. Buckets say when they are full again (`full_at`): a full bucket is
+        //    what a missing row becomes on its next lease, so rows full for a
+        //    while can go (``PostgresRateLimits/pruneBuckets()``). A row another
+        //    replica leases meanwhile is locked and no longer full: not deleted.
+        [
+            "ALTER TABLE gateway_rate_buckets ADD COLUMN IF NOT EXISTS full_at timestamptz",
+            "CREATE INDEX IF NOT EXISTS gateway_rate_buckets_full_at ON gateway_rate_buckets (full_at)",
+            """
+            CREATE OR REPLACE FUNCTION gateway_lease_tokens(p_key text, p_rate double precision, p_burst double precision, p_want integer)
+            RETURNS TABLE (granted integer, next_token_s double precision) LANGUAGE plpgsql AS $$
+            DECLARE
+                v_now timestamptz := clock_timestamp();
+                v_tokens double precision;
+                v_updated timestamptz;
+            BEGIN
+                INSERT INTO gateway_rate_buckets (key, tokens, updated_at, full_at) VALUES (p_key, p_burst, v_now, v_now) ON CONFLICT (key) DO NOTHING;
+                SELECT b.tokens, b.updated_at INTO v_tokens, v_updated FROM gateway_rate_buckets b WHERE b.key = p_key FOR UPDATE;
+                IF NOT FOUND THEN
+                    -- Pruned between the two statements: ask again at once (the next lease inserts it).
+                    granted := 0;
+                    next_token_s := 0;
+                    RETURN NEXT;
+                    RETURN;
+                END IF;
+                v_tokens := least(p_burst, v_tokens + greatest(0, extract(epoch FROM (v_now - v_updated))) * p_rate);
+                granted := greatest(0, least(p_want, floor(v_tokens + 1e-9)::integer));
+                v_tokens := v_tokens - granted;
+                UPDATE gateway_rate_buckets
+                SET tokens = v_tokens, updated_at = v_now, full_at = v_now + make_interval(secs => greatest(0, p_burst - v_tokens) / p_rate)
+                WHERE key = p_key;
+                next_token_s := CASE WHEN granted > 0 THEN 0 ELSE greatest(0, 1 - v_tokens) / p_rate END;
+                RETURN NEXT;
+            END
+            $$
+            """,
+        ],
     ]
 
     static var latestVersion: Int { migrations.count }

@@ -59,10 +59,11 @@ public final class SharedStateService: Service, Sendable {
                     logger.info("shared state ready", metadata: ["database": "\(endpoint)", "schema_version": "\(version)"])
                 }
                 try await sync()
-                // Expired pauses leave the table about once a minute, whatever `sync_interval` is.
+                // Expired pauses and long-full buckets leave their tables about once a minute, whatever `sync_interval` is.
                 if ContinuousClock.now - lastPrune >= Self.pruneInterval {
                     lastPrune = ContinuousClock.now
                     try? await rateLimits.pruneHolds()
+                    try? await rateLimits.pruneBuckets()
                 }
                 // A token kept locally (a commit that failed, an outage shorter than a
                 // sync) goes to the database as soon as it answers, not only after an outage seen here.

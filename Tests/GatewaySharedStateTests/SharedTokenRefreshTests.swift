@@ -2,7 +2,7 @@ import Foundation
 import GatewayConfig
 import GatewayCore
 import GatewayPolicies
-import GatewaySharedState
+@testable import GatewaySharedState
 import GatewayTesting
 import Testing
 
@@ -13,8 +13,8 @@ struct SharedTokenRefreshTests {
     @Test func replicasStartingTogetherMigrateOnceAndAgainIsANoOp() async throws {
         let fixture = try await SharedStateFixture.start(replicas: 3)
         defer { Task { await fixture.stop() } }
-        #expect(try await fixture.cluster.psql("SELECT count(*) FROM gateway_schema_migrations") == "1")
-        #expect(try await fixture.databases[0].migrate() == 1)
+        #expect(try await fixture.cluster.psql("SELECT count(*) FROM gateway_schema_migrations") == "\(SharedStateSchema.latestVersion)")
+        #expect(try await fixture.databases[0].migrate() == SharedStateSchema.latestVersion)
         let tables = try await fixture.cluster.psql("SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE tablename LIKE 'gateway_%'")
         #expect(tables == "gateway_oauth_tokens,gateway_rate_buckets,gateway_schema_migrations,gateway_upstream_holds")
         await fixture.stop()
