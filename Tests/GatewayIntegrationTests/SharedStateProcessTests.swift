@@ -75,7 +75,7 @@ struct SharedStateProcessTests {
     @Test func threeProcessesAndARevocationCostOneTokenCall() async throws {
         let replicas = try await OAuthReplicas.start()
         defer { replicas.stop() }
-        let (cluster, f, gateways, ports) = (replicas.cluster, replicas.fixture, replicas.gateways, replicas.ports)
+        let (f, ports) = (replicas.fixture, replicas.ports)
         for port in ports { #expect(try await Self.get(port, "/custom/warm") == "200") }
         #expect(f.authority.tokenCallCount == 1)
 

@@ -28,7 +28,7 @@ struct TraceTests {
             let request = corpusCase.request(port: upstream.port)
             let path = "\(dir)/\(index).bin"
             let body = TraceCurlForms.body(corpusCase.body, length: corpusCase.body.count) {
-                FileManager.default.createFile(atPath: path, contents: Data(corpusCase.body))
+                _ = FileManager.default.createFile(atPath: path, contents: Data(corpusCase.body))
                 return path
             }
             let line = forms.direct(request, body: body, bodyLength: corpusCase.body.count).line

@@ -48,11 +48,11 @@ struct RateLimitPolicyTests {
         third.future.whenComplete { _ in thirdDone.withLockedValue { $0 = true } }
         #expect(events.depths.last == 2)
         clock.advance(by: .seconds(1))
-        try await second.future.get()
+        _ = try await second.future.get()
         #expect(!thirdDone.withLockedValue { $0 }, "one token a second, first come first served")
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(1))
-        try await third.future.get()
+        _ = try await third.future.get()
         #expect(events.depths.last == 0)
     }
 
@@ -69,7 +69,7 @@ struct RateLimitPolicyTests {
         #expect(refused.headers.first(name: "x-gateway-error") == "local_rate_limit")
         #expect(events.rateLimited == ["local"])
         clock.advance(by: .seconds(2))
-        try await queued.future.get()
+        _ = try await queued.future.get()
     }
 
     @Test func aWithdrawnWaiterLeavesTheQueueAndTheOneBehindMovesUp() async throws {
@@ -85,7 +85,7 @@ struct RateLimitPolicyTests {
         await #expect(throws: CancellationError.self) { try await leaving.future.get() }
         #expect(registry.queueDepth(upstream: "api") == 1)
         clock.advance(by: .seconds(1))
-        try await staying.future.get()
+        _ = try await staying.future.get()
         #expect(registry.queueDepth(upstream: "api") == 0)
     }
 

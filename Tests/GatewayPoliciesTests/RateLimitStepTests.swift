@@ -40,7 +40,7 @@ struct RateLimitStepTests {
         #expect(events.depths.last == 1)
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(1))
-        try await wait.future.get()
+        _ = try await wait.future.get()
         #expect(events.depths.last == 0)
     }
 
