@@ -124,6 +124,9 @@ public final class SharedStateDatabase: Sendable {
         let acquired = NIOLockedValueBox(false)
         let timeout = config.connectTimeout
         let queryTimeout = config.queryTimeout
+        let unanswered = "\(what): no answer within \(ConfigUnits.formatDuration(queryTimeout)) (query_timeout)"
+        // The watch ran out while `body` could still give a result (it handled the failed statement).
+        let expiredQuietly = NIOLockedValueBox(false)
         let client = self.client
         do {
             return try await withThrowingTaskGroup(of: Result?.self) { group in
@@ -134,9 +137,14 @@ public final class SharedStateDatabase: Sendable {
                         session.allow()
                         defer { session.stop() }
                         do {
-                            return try await body(session)
+                            let result = try await body(session)
+                            if session.expired { expiredQuietly.withLockedValue { $0 = true } }
+                            return result
+                        } catch let error as PassThroughError {
+                            if session.expired { expiredQuietly.withLockedValue { $0 = true } }
+                            throw error
                         } catch where session.expired {
-                            throw SharedStateUnavailable("\(what): no answer within \(ConfigUnits.formatDuration(queryTimeout)) (query_timeout)")
+                            throw SharedStateUnavailable(unanswered)
                         }
                     }
                 }
@@ -148,7 +156,7 @@ public final class SharedStateDatabase: Sendable {
                 while let result = try await group.next() {
                     if let result {
                         group.cancelAll()
-                        health.recordSuccess()
+                        recordAnswered(expired: expiredQuietly.withLockedValue { $0 }, unanswered)
                         return result
                     }
                 }
@@ -158,13 +166,19 @@ public final class SharedStateDatabase: Sendable {
             health.recordFailure(error.reason)
             throw error
         } catch let error as PassThroughError {
-            health.recordSuccess()
+            recordAnswered(expired: expiredQuietly.withLockedValue { $0 }, unanswered)
             throw error.error
         } catch {
             let reason = Self.describe(error)
             health.recordFailure(reason)
             throw SharedStateUnavailable("\(what): \(reason)")
         }
+    }
+
+    /// An operation gave its result: the database answered, unless a statement
+    /// of it went unanswered (`query_timeout`) and the operation carried on without it.
+    private func recordAnswered(expired: Bool, _ unanswered: String) {
+        if expired { health.recordFailure(unanswered) } else { health.recordSuccess() }
     }
 
     /// The SQLSTATE code of an error the server answered with.

@@ -46,6 +46,27 @@ struct SharedStateQueryTimeoutTests {
         await fixture.stop()
     }
 
+    /// As a refresh does when its commit fails: it keeps the token locally and
+    /// returns. The statement went unanswered all the same: the database is down.
+    @Test func anOperationThatCarriesOnWithoutItsUnansweredStatementStillMarksTheDatabaseDown() async throws {
+        let fixture = try await SharedStateFixture.start(replicas: 0)
+        let (database, runner) = try await Self.replica(of: fixture, queryTimeout: .milliseconds(300))
+        let result = try await database.withConnection("commit") { session in
+            do {
+                try await session.connection.query("SELECT pg_sleep(30)", logger: Logger(label: "test"))
+                return "committed"
+            } catch {
+                return "kept locally"
+            }
+        }
+        #expect(result == "kept locally")
+        #expect(!database.health.isAvailable)
+        #expect(database.health.current.lastError == "commit: no answer within 300ms (query_timeout)")
+        runner.cancel()
+        await runner.value
+        await fixture.stop()
+    }
+
     @Test func aLeaseBlockedByALockElsewhereFallsBackToTheLocalBucketWhileTheLockIsHeld() async throws {
         let fixture = try await SharedStateFixture.start(replicas: 1)
         let (database, runner) = try await Self.replica(of: fixture, queryTimeout: .milliseconds(300))
