@@ -25,6 +25,8 @@ final class DatabaseSession: Sendable {
         /// Which start of the watch `timer` belongs to (a cancelled timer may still fire).
         var generation = 0
         var expired = false
+        /// The close the watch started.
+        var closing: EventLoopFuture<Void>?
     }
 
     init(connection: PostgresConnection, limit: Duration) {
@@ -65,13 +67,20 @@ final class DatabaseSession: Sendable {
         }
     }
 
+    /// Waits for the close the watch started, if it did: the pool must see the
+    /// connection closed before it gets it back, or it lends it again.
+    func closed() async {
+        let closing = watch.withLockedValue { $0.closing }
+        try? await closing?.get()
+    }
+
     private func expire(_ generation: Int) {
-        let fire = watch.withLockedValue { watch -> Bool in
-            guard watch.timer != nil, watch.generation == generation, !watch.expired else { return false }
+        let connection = self.connection
+        watch.withLockedValue { watch in
+            guard watch.timer != nil, watch.generation == generation, !watch.expired else { return }
             watch.expired = true
             watch.timer = nil
-            return true
+            watch.closing = connection.close()
         }
-        if fire { connection.close().whenComplete { _ in } }
     }
 }

@@ -138,12 +138,19 @@ public final class SharedStateDatabase: Sendable {
                         defer { session.stop() }
                         do {
                             let result = try await body(session)
-                            if session.expired { expiredQuietly.withLockedValue { $0 = true } }
+                            if session.expired {
+                                expiredQuietly.withLockedValue { $0 = true }
+                                await session.closed()
+                            }
                             return result
                         } catch let error as PassThroughError {
-                            if session.expired { expiredQuietly.withLockedValue { $0 = true } }
+                            if session.expired {
+                                expiredQuietly.withLockedValue { $0 = true }
+                                await session.closed()
+                            }
                             throw error
                         } catch where session.expired {
+                            await session.closed()
                             throw SharedStateUnavailable(unanswered)
                         }
                     }
