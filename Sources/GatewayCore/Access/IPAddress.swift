@@ -67,27 +67,34 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// trailing dot) is a number, decimal or `0x` hex (the WHATWG URL rule),
     /// and the whole is not `a.b.c.d` with decimal parts 0–255 without leading
     /// zeros. `2130706434`, `127.2`, `0x7f000002`, `0177.0.0.2`, `127.0.0.2.`.
-    public static func isNonCanonicalIPv4(_ host: some StringProtocol) -> Bool {
-        let utf8 = Substring(host).utf8
+    public static func isNonCanonicalIPv4(_ host: String) -> Bool {
+        var host = host
+        return host.withUTF8 { isNonCanonicalIPv4(bytes: $0) }
+    }
+
+    public static func isNonCanonicalIPv4(_ host: Substring) -> Bool {
+        var host = host
+        return host.withUTF8 { isNonCanonicalIPv4(bytes: $0) }
+    }
+
+    /// ``isNonCanonicalIPv4(_:)`` of a host's UTF-8 bytes (one pass over them,
+    /// every request: not generic, so no witness call per byte).
+    package static func isNonCanonicalIPv4(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         // An IPv6 literal (`::ffff:127.0.0.2`, `[::1]`) is parsed as IPv6, not by this rule.
-        guard !utf8.contains(UInt8(ascii: ":")) else { return false }
-        var end = utf8.endIndex
-        if end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "."), utf8.count > 1 {
-            end = utf8.index(before: end)
-        }
-        let labels = utf8[utf8.startIndex..<end]
-        let lastStart = labels.lastIndex(of: UInt8(ascii: ".")).map { labels.index(after: $0) } ?? labels.startIndex
-        guard isNumber(labels[lastStart...]) else { return false }
-        return canonicalIPv4(utf8) == nil
+        guard !bytes.contains(UInt8(ascii: ":")) else { return false }
+        var end = bytes.count
+        if end > 1, bytes[end - 1] == UInt8(ascii: ".") { end -= 1 }
+        var lastStart = end
+        while lastStart > 0, bytes[lastStart - 1] != UInt8(ascii: ".") { lastStart -= 1 }
+        guard isNumber(UnsafeBufferPointer(rebasing: bytes[lastStart..<end])) else { return false }
+        return canonicalIPv4(bytes: bytes) == nil
     }
 
     /// A decimal number, or `0x` followed by hex digits.
-    private static func isNumber(_ label: Substring.UTF8View.SubSequence) -> Bool {
+    private static func isNumber(_ label: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let first = label.first else { return false }
         if label.allSatisfy(isDigit) { return true }
-        guard first == UInt8(ascii: "0"), label.count >= 2 else { return false }
-        let second = label[label.index(after: label.startIndex)]
-        guard second | 0x20 == UInt8(ascii: "x") else { return false }
+        guard first == UInt8(ascii: "0"), label.count >= 2, label[1] | 0x20 == UInt8(ascii: "x") else { return false }
         return label.dropFirst(2).allSatisfy(isHexDigit)
     }
 
@@ -107,12 +114,17 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// `a.b.c.d` with decimal parts 0–255 without leading zeros, as a number;
     /// nil for anything else. Reads the bytes once, allocates nothing.
     public static func canonicalIPv4(_ utf8: Substring.UTF8View) -> UInt32? {
+        if let value = utf8.withContiguousStorageIfAvailable({ canonicalIPv4(bytes: $0) }) { return value }
+        return Array(utf8).withUnsafeBufferPointer { canonicalIPv4(bytes: $0) }
+    }
+
+    static func canonicalIPv4(bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
         var value: UInt32 = 0
         var part: UInt32 = 0
         var digits = 0
         var leadingZero = false
         var parts = 0
-        for byte in utf8 {
+        for byte in bytes {
             if byte == UInt8(ascii: ".") {
                 guard digits > 0, parts < 3 else { return nil }
                 value = value << 8 | part

@@ -10,97 +10,109 @@ package enum ClientTarget: Equatable, Sendable {
     case origin(String)
 
     /// Parses a request target (RFC 9112 §3.2). Returns nil when it is malformed.
+    /// Once per request, over the target's bytes in one pass.
     package static func parse(_ uri: String, isConnect: Bool) -> ClientTarget? {
+        var bytes = uri
+        return bytes.withUTF8 { parse(uri, bytes: $0, isConnect: isConnect) }
+    }
+
+    private static func parse(_ uri: String, bytes: UnsafeBufferPointer<UInt8>, isConnect: Bool) -> ClientTarget? {
         if isConnect {
-            guard let (host, port) = parseAuthority(Substring(uri), defaultPort: nil) else { return nil }
+            guard let (host, port) = parseAuthority(bytes, defaultPort: nil) else { return nil }
             return .authority(host: host, port: port)
         }
         // By byte: `hasPrefix("/")` compares characters, and `/` followed by a
         // combining mark is another character.
-        if uri.utf8.first == UInt8(ascii: "/") {
+        if bytes.first == UInt8(ascii: "/") {
             return .origin(uri)
         }
         let scheme: UpstreamScheme
-        let rest: Substring
-        if let after = Self.dropScheme("http://", from: uri) {
-            (scheme, rest) = (.http, after)
-        } else if let after = Self.dropScheme("https://", from: uri) {
-            (scheme, rest) = (.https, after)
+        let authorityStart: Int
+        if let after = Self.afterScheme("http://", in: bytes) {
+            (scheme, authorityStart) = (.http, after)
+        } else if let after = Self.afterScheme("https://", in: bytes) {
+            (scheme, authorityStart) = (.https, after)
         } else {
             return nil
         }
-        let bytes = rest.utf8
-        let authorityEnd = bytes.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? bytes.endIndex
-        guard let (host, port) = parseAuthority(rest[..<authorityEnd], defaultPort: scheme.defaultPort) else { return nil }
-        let pathAndQuery = bytes[authorityEnd...]
-        let targetEnd = pathAndQuery.firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
-        let target = rest[authorityEnd..<targetEnd]
-        guard target.utf8.first == UInt8(ascii: "/") else {
-            return .absolute(scheme: scheme, host: host, port: port, target: "/" + String(target))
+        var authorityEnd = authorityStart
+        while authorityEnd < bytes.count, !isAuthorityEnd(bytes[authorityEnd]) { authorityEnd += 1 }
+        guard let (host, port) = parseAuthority(slice(bytes, authorityStart, authorityEnd), defaultPort: scheme.defaultPort) else { return nil }
+        var targetEnd = authorityEnd
+        while targetEnd < bytes.count, bytes[targetEnd] != UInt8(ascii: "#") { targetEnd += 1 }
+        // Cut at ASCII bytes of a valid string: valid UTF-8 still.
+        let target = String(decoding: slice(bytes, authorityEnd, targetEnd), as: UTF8.self)
+        guard authorityEnd < targetEnd, bytes[authorityEnd] == UInt8(ascii: "/") else {
+            return .absolute(scheme: scheme, host: host, port: port, target: "/" + target)
         }
-        return .absolute(scheme: scheme, host: host, port: port, target: String(target))
+        return .absolute(scheme: scheme, host: host, port: port, target: target)
     }
 
-    /// The rest of `uri` after a case-insensitive scheme prefix, without Foundation.
-    private static func dropScheme(_ prefix: StaticString, from uri: String) -> Substring? {
-        let utf8 = uri.utf8
-        guard utf8.count >= prefix.utf8CodeUnitCount else { return nil }
-        var index = utf8.startIndex
-        for expected in UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount) {
-            let byte = utf8[index]
+    /// Where the authority ends: the path, the query or the fragment begins.
+    private static func isAuthorityEnd(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+    }
+
+    /// The offset after a case-insensitive scheme prefix, without Foundation.
+    private static func afterScheme(_ prefix: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        let count = prefix.utf8CodeUnitCount
+        guard bytes.count >= count else { return nil }
+        for offset in 0..<count {
+            let byte = bytes[offset]
             let lowered = (byte >= 65 && byte <= 90) ? byte | 0x20 : byte
-            guard lowered == expected else { return nil }
-            index = utf8.index(after: index)
+            guard lowered == prefix.utf8Start[offset] else { return nil }
         }
-        return uri[index...]
+        return count
+    }
+
+    private static func slice(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
     /// `host`, `host:port`, `[v6]`, `[v6]:port`. No userinfo. Host lowercased;
     /// IPv6 in its canonical form (without brackets); IPv4 only as a canonical
     /// dotted quad (any other numeric form is malformed: the client gets 400).
-    static func parseAuthority(_ authority: Substring, defaultPort: Int?) -> (String, Int)? {
-        let bytes = authority.utf8
-        guard !bytes.isEmpty, !bytes.contains(UInt8(ascii: "@")) else { return nil }
-        var host: Substring
-        var portText: Substring.UTF8View.SubSequence?
-        if bytes.first == UInt8(ascii: "[") {
-            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return nil }
-            host = authority[bytes.index(after: bytes.startIndex)..<close]
-            let after = bytes[bytes.index(after: close)...]
-            if !after.isEmpty {
-                guard after.first == UInt8(ascii: ":") else { return nil }
-                portText = after.dropFirst()
+    static func parseAuthority(_ authority: UnsafeBufferPointer<UInt8>, defaultPort: Int?) -> (String, Int)? {
+        guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return nil }
+        let host: String
+        var portStart: Int?
+        if authority[0] == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            let inner = slice(authority, 1, close)
+            if close + 1 < authority.count {
+                guard authority[close + 1] == UInt8(ascii: ":") else { return nil }
+                portStart = close + 2
             }
-            guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+            guard !inner.isEmpty, inner.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return nil }
             // One spelling per address: `[0::1]` is `::1`, so rules and routing see one text.
-            guard let address = IPAddress(host), !address.isIPv4 else { return nil }
-            host = Substring(address.description)
+            guard let address = IPAddress(String(decoding: inner, as: UTF8.self)), !address.isIPv4 else { return nil }
+            host = address.description
         } else {
-            if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
-                host = authority[..<colon]
-                portText = bytes[bytes.index(after: colon)...]
-            } else {
-                host = authority
+            var hostEnd = authority.count
+            if let colon = authority.lastIndex(of: UInt8(ascii: ":")) {
+                hostEnd = colon
+                portStart = colon + 1
             }
-            guard !host.isEmpty, host.utf8.allSatisfy(isHostByte) else { return nil }
+            let name = slice(authority, 0, hostEnd)
+            guard !name.isEmpty, name.allSatisfy(isHostByte) else { return nil }
             // `2130706434`, `127.2`, `0x7f000002`, `0177.0.0.2`: a resolver reads
             // each as an IPv4 address, which access rules would not see.
-            guard !IPAddress.isNonCanonicalIPv4(host) else { return nil }
+            guard !IPAddress.isNonCanonicalIPv4(bytes: name) else { return nil }
+            host = lowercasedASCII(name)
         }
         let port: Int
-        if let portText {
-            guard let value = parsePort(portText) else { return nil }
+        if let portStart {
+            guard let value = parsePort(slice(authority, portStart, authority.count)) else { return nil }
             port = value
         } else {
             guard let defaultPort else { return nil }
             port = defaultPort
         }
-        let hasUpper = host.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-        return (hasUpper ? host.lowercased() : String(host), port)
+        return (host, port)
     }
 
     /// 1 to 5 decimal digits, 1–65535.
-    private static func parsePort(_ text: Substring.UTF8View.SubSequence) -> Int? {
+    private static func parsePort(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
         guard !text.isEmpty, text.count <= 5 else { return nil }
         var value = 0
         for byte in text {
@@ -108,6 +120,20 @@ package enum ClientTarget: Equatable, Sendable {
             value = value * 10 + Int(byte - UInt8(ascii: "0"))
         }
         return (1...65535).contains(value) ? value : nil
+    }
+
+    /// A host of ``isHostByte(_:)`` bytes, A–Z lowercased.
+    private static func lowercasedASCII(_ name: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: name.count) { buffer in
+            for (offset, byte) in name.enumerated() {
+                buffer[offset] = (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
+            }
+            return name.count
+        }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
     }
 
     private static func isHostByte(_ byte: UInt8) -> Bool {
