@@ -14,11 +14,11 @@ import NIOHTTP1
 /// timeout, on which the connection closes at once (nothing can reach a
 /// client that does not read);
 /// an idle connection is closed quietly.
-final class ClientTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
+///
+/// Inbound only: the response's writes and flushes do not pass through it.
+final class ClientTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
 
     private var machine: ClientTimeoutStateMachine
     private var timer: Scheduled<Void>?
