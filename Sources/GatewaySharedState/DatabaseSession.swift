@@ -34,9 +34,6 @@ final class DatabaseSession: Sendable {
         self.limit = limit
     }
 
-    /// Whether the watch ran out and closed the connection.
-    var expired: Bool { watch.withLockedValue { $0.expired } }
-
     /// (Re)starts the watch: the database must answer within `limit` plus `extra`.
     func allow(_ extra: Duration = .zero) {
         let connection = self.connection
@@ -67,20 +64,26 @@ final class DatabaseSession: Sendable {
         }
     }
 
-    /// Waits for the close the watch started, if it did: the pool must see the
-    /// connection closed before it gets it back, or it lends it again.
-    func closed() async {
+    /// Whether the watch ran out (once the close it started is done: the pool
+    /// must see the connection closed before it gets it back, or it lends it again).
+    func settled() async -> Bool {
         let closing = watch.withLockedValue { $0.closing }
-        try? await closing?.get()
+        guard let closing else { return false }
+        try? await closing.get()
+        return true
     }
 
     private func expire(_ generation: Int) {
         let connection = self.connection
-        watch.withLockedValue { watch in
-            guard watch.timer != nil, watch.generation == generation, !watch.expired else { return }
+        let closed = connection.eventLoop.makePromise(of: Void.self)
+        let fire = watch.withLockedValue { watch -> Bool in
+            guard watch.timer != nil, watch.generation == generation, !watch.expired else { return false }
             watch.expired = true
             watch.timer = nil
-            watch.closing = connection.close()
+            watch.closing = closed.futureResult
+            return true
         }
+        // Closed outside the lock: closing fires the pool's and the statement's callbacks.
+        if fire { connection.close().cascade(to: closed) } else { closed.succeed() }
     }
 }

@@ -138,20 +138,13 @@ public final class SharedStateDatabase: Sendable {
                         defer { session.stop() }
                         do {
                             let result = try await body(session)
-                            if session.expired {
-                                expiredQuietly.withLockedValue { $0 = true }
-                                await session.closed()
-                            }
+                            if await session.settled() { expiredQuietly.withLockedValue { $0 = true } }
                             return result
                         } catch let error as PassThroughError {
-                            if session.expired {
-                                expiredQuietly.withLockedValue { $0 = true }
-                                await session.closed()
-                            }
+                            if await session.settled() { expiredQuietly.withLockedValue { $0 = true } }
                             throw error
-                        } catch where session.expired {
-                            await session.closed()
-                            throw SharedStateUnavailable(unanswered)
+                        } catch {
+                            throw await session.settled() ? SharedStateUnavailable(unanswered) : error
                         }
                     }
                 }
