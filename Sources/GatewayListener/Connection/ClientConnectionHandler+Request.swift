@@ -72,7 +72,7 @@ extension ClientConnectionHandler {
             let route = active.routes.route(forUpstream: request.upstreamName)
             if !route.observers.isEmpty {
                 info.observations = route.observers.map { $0.begin(request, context: context) }
-                current = info
+                current?.observations = info.observations  // in place: not a copy of the whole info
             }
             guard let eventLoop = self.context?.eventLoop else { return }
             let plan = route.retry?.begin(request) ?? .single
