@@ -1,4 +1,4 @@
-package import GatewayCore
+import GatewayCore
 package import NIOCore
 
 /// The client connection's request decoder: raw bytes in, ``ClientRequestPart``s

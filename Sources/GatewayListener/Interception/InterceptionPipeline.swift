@@ -38,7 +38,7 @@ enum InterceptionPipeline {
             sync.removeHandler(catcher)
         }.map {
             for bytes in catcher.caught {
-                pipeline.fireChannelRead(NIOAny(bytes))
+                pipeline.fireChannelRead(bytes)
             }
             if !catcher.caught.isEmpty { pipeline.fireChannelReadComplete() }
         }.nonisolated()

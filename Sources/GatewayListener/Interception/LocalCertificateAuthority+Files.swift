@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import X509
 
 /// Why the local CA could not be loaded or created: names the file and what is wrong.

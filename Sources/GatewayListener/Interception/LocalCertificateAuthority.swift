@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 public import Foundation
 import GatewayConfig
 import SwiftASN1

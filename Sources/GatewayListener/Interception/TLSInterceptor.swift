@@ -3,7 +3,7 @@ import Foundation
 public import GatewayCore
 public import Logging
 import NIOConcurrencyHelpers
-public import NIOSSL
+import NIOSSL
 import SwiftASN1
 import X509
 

@@ -1,5 +1,5 @@
 import GatewayCore
-package import NIOCore
+import NIOCore
 
 /// Builds the per-connection pipeline of the proxy listener:
 ///

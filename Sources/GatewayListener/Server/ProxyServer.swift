@@ -66,7 +66,7 @@ public final class ProxyServer: Service, Sendable {
         logger.notice("proxy listening on \(address.displayText)", metadata: ["address": "\(address.displayText)"])
 
         let drainTimeout = limits.drainTimeout
-        try await withGracefulShutdownHandler {
+        await withGracefulShutdownHandler {
             try? await server.closeFuture.get()
             // In-flight exchanges finish (or meet the drain timeout) before the service ends.
             await tracker.waitUntilEmpty()

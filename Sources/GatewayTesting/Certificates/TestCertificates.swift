@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+import Foundation
 public import NIOSSL
 import SwiftASN1
 public import X509

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A throwaway PostgreSQL server for tests: `initdb` in a temporary
 /// directory, `pg_ctl start` on a free loopback port, `stop()` removes it.
@@ -72,7 +72,7 @@ public final class PostgresTestCluster: Sendable {
     /// never returns under the test runner), its output in `server.log`.
     public func startServer() async throws {
         let logPath = "\(directory)/server.log"
-        if !FileManager.default.fileExists(atPath: logPath) { FileManager.default.createFile(atPath: logPath, contents: nil) }
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         guard let log = FileHandle(forWritingAtPath: logPath) else { throw PostgresTestClusterError("cannot open \(logPath)") }
         log.seekToEndOfFile()
         var arguments = [

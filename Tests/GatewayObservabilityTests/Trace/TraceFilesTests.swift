@@ -17,7 +17,7 @@ struct TraceFilesTests {
         }
         // Not rotated copies of this trace: ignored.
         for stray in ["trace.jsonl.bak", "trace.jsonl.1x", "trace.jsonl.0", "other.jsonl.1"] {
-            FileManager.default.createFile(atPath: "\(dir)/\(stray)", contents: Data(TraceWriterTests.record("stray").jsonLine()))
+            _ = FileManager.default.createFile(atPath: "\(dir)/\(stray)", contents: Data(TraceWriterTests.record("stray").jsonLine()))
         }
         #expect(TraceFiles.existing(file) == [file + ".3", file + ".2", file + ".1", file])
         let records = TraceFiles.records(file)

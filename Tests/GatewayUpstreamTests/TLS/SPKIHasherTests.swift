@@ -30,7 +30,7 @@ struct SPKIHasherTests {
         let certificate = try Certificate(pemEncoded: pem)
         #expect(try SPKIHasher.pin(for: certificate).description == expected)
 
-        let nio = try NIOSSLCertificate(file: dir + "/cert.pem", format: .pem)
+        let nio = try #require(try NIOSSLCertificate.fromPEMFile(dir + "/cert.pem").first)
         #expect(try SPKIHasher.pin(for: nio).description == expected)
         #expect(try SPKIHasher.pin(forDER: nio.toDERBytes()).description == expected)
         #expect(SPKIHasher.pin(subjectPublicKeyInfoDER: try nio.extractPublicKey().toSPKIBytes()).description == expected)

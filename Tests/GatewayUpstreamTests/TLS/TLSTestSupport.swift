@@ -235,7 +235,8 @@ enum MiniTLSServer {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let body = "ok"
             let response = "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
-            context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: response))).whenComplete { _ in
+            let written = context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: response)))
+            written.assumeIsolated().whenComplete { _ in
                 context.close(promise: nil)
             }
         }
