@@ -24,8 +24,7 @@ final class DatabaseSession: Sendable {
         var timer: Scheduled<Void>?
         /// Which start of the watch `timer` belongs to (a cancelled timer may still fire).
         var generation = 0
-        var expired = false
-        /// The close the watch started.
+        /// The close the watch started when it ran out (nil while it has not).
         var closing: EventLoopFuture<Void>?
     }
 
@@ -39,7 +38,7 @@ final class DatabaseSession: Sendable {
         let connection = self.connection
         let delay = TimeAmount(limit + extra)
         watch.withLockedValue { watch in
-            guard !watch.expired else { return }
+            guard watch.closing == nil else { return }
             watch.timer?.cancel()
             watch.generation += 1
             let generation = watch.generation
@@ -77,8 +76,7 @@ final class DatabaseSession: Sendable {
         let connection = self.connection
         let closed = connection.eventLoop.makePromise(of: Void.self)
         let fire = watch.withLockedValue { watch -> Bool in
-            guard watch.timer != nil, watch.generation == generation, !watch.expired else { return false }
-            watch.expired = true
+            guard watch.timer != nil, watch.generation == generation, watch.closing == nil else { return false }
             watch.timer = nil
             watch.closing = closed.futureResult
             return true

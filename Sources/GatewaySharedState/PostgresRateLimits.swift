@@ -85,21 +85,14 @@ public struct PostgresRateLimits: SharedRateLimits {
         return holds.map { ($0.authority, .milliseconds(Int64(($0.remaining * 1000).rounded(.down)))) }
     }
 
-    /// Drops pauses that ended a while ago.
-    func pruneHolds() async throws {
+    /// Drops pauses that ended a while ago, and buckets full for a while
+    /// (endpoints no longer called, keys of old configs): a full bucket is what
+    /// a missing row starts as. Rows of an older gateway's leases (no
+    /// `full_at`) stay until a lease writes one.
+    func prune() async throws {
         let logger = database.logger
-        _ = try await database.withConnection("prune upstream pauses") { session in
+        _ = try await database.withConnection("prune ended pauses and full buckets") { session in
             try await session.connection.query("DELETE FROM gateway_upstream_holds WHERE until < clock_timestamp() - interval '1 minute'", logger: logger)
-            return true
-        }
-    }
-
-    /// Drops buckets full for a while (endpoints no longer called, keys of
-    /// old configs): a full bucket is what a missing row starts as. Rows of an
-    /// older gateway's leases (no `full_at`) stay until a lease writes one.
-    func pruneBuckets() async throws {
-        let logger = database.logger
-        _ = try await database.withConnection("prune rate-limit buckets") { session in
             try await session.connection.query("DELETE FROM gateway_rate_buckets WHERE full_at < clock_timestamp() - interval '1 minute'", logger: logger)
             return true
         }

@@ -63,7 +63,7 @@ enum SharedStateSchema {
         ],
         // 2. Buckets say when they are full again (`full_at`): a full bucket is
         //    what a missing row becomes on its next lease, so rows full for a
-        //    while can go (``PostgresRateLimits/pruneBuckets()``). A row another
+        //    while can go (``PostgresRateLimits/prune()``). A row another
         //    replica leases meanwhile is locked and no longer full: not deleted.
         [
             "ALTER TABLE gateway_rate_buckets ADD COLUMN IF NOT EXISTS full_at timestamptz",

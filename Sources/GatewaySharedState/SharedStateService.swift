@@ -19,7 +19,7 @@ public final class SharedStateService: Service, Sendable {
     private let logger: Logger
 
     public static let unavailableLogInterval: Duration = .seconds(60)
-    /// How often expired upstream pauses are deleted from the shared table.
+    /// How often ended upstream pauses and long-full rate buckets are deleted from the shared tables.
     static let pruneInterval: Duration = .seconds(60)
 
     public init(
@@ -62,8 +62,7 @@ public final class SharedStateService: Service, Sendable {
                 // Expired pauses and long-full buckets leave their tables about once a minute, whatever `sync_interval` is.
                 if ContinuousClock.now - lastPrune >= Self.pruneInterval {
                     lastPrune = ContinuousClock.now
-                    try? await rateLimits.pruneHolds()
-                    try? await rateLimits.pruneBuckets()
+                    try? await rateLimits.prune()
                 }
                 // A token kept locally (a commit that failed, an outage shorter than a
                 // sync) goes to the database as soon as it answers, not only after an outage seen here.

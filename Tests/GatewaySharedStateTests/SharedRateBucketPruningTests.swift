@@ -19,12 +19,12 @@ struct SharedRateBucketPruningTests {
         )
         #expect(refill == "fast=1,slow=10000")
 
-        try await limits.pruneBuckets()
+        try await limits.prune()
         #expect(try await fixture.cluster.psql("SELECT count(*) FROM gateway_rate_buckets") == "2", "the fast one is not full for a minute yet")
 
         // Two minutes pass (the rows are aged: a test does not wait them out).
         _ = try await fixture.cluster.psql("UPDATE gateway_rate_buckets SET updated_at = updated_at - interval '2 minutes', full_at = full_at - interval '2 minutes'")
-        try await limits.pruneBuckets()
+        try await limits.prune()
         #expect(try await fixture.cluster.psql("SELECT string_agg(key, ',') FROM gateway_rate_buckets") == "slow")
         // The pruned bucket leases as the full bucket it was.
         #expect(try await limits.lease(bucket: "fast", rate: 10, burst: 10, want: 10).granted == 10)
@@ -49,7 +49,7 @@ struct SharedRateBucketPruningTests {
         #expect(try await database.migrate() == 2)
         #expect(try await cluster.psql("SELECT key || ':' || tokens || ':' || (full_at IS NULL)::text FROM gateway_rate_buckets") == "payments:3:true")
         let limits = PostgresRateLimits(database: database)
-        try await limits.pruneBuckets()
+        try await limits.prune()
         #expect(try await cluster.psql("SELECT count(*) FROM gateway_rate_buckets") == "1", "a row without full_at stays")
         // Its next lease writes when it is full again.
         #expect(try await limits.lease(bucket: "payments", rate: 0.01, burst: 10, want: 1).granted == 1)

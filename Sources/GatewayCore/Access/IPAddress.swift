@@ -102,7 +102,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
+    /// `0`–`9`, `a`–`f`, `A`–`F`.
+    package static func isHexDigit(_ byte: UInt8) -> Bool {
         isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
     }
 

@@ -83,7 +83,7 @@ package enum ClientTarget: Equatable, Sendable {
                 guard authority[close + 1] == UInt8(ascii: ":") else { return nil }
                 portStart = close + 2
             }
-            guard !inner.isEmpty, inner.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return nil }
+            guard !inner.isEmpty, inner.allSatisfy({ IPAddress.isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return nil }
             // One spelling per address: `[0::1]` is `::1`, so rules and routing see one text.
             guard let address = IPAddress(String(decoding: inner, as: UTF8.self)), !address.isIPv4 else { return nil }
             host = address.description
@@ -130,10 +130,6 @@ package enum ClientTarget: Equatable, Sendable {
             }
             return name.count
         }
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
     }
 
     private static func isHostByte(_ byte: UInt8) -> Bool {
