@@ -6,6 +6,19 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// How the release executable is linked on Linux (the Dockerfile's build, and the
+/// benchmark's): with the toolchain's lld, relative relocations packed (DT_RELR,
+/// glibc 2.36+: the runtime image is Debian 12) and no symbol table exported for
+/// dynamic linking (`--static-swift-stdlib` asks for one; nothing loads against
+/// the gateway). The loader no longer reads 3 MB of relocation entries and 1 MB
+/// of exported symbols at every start: about 1.7 MiB less resident memory, idle.
+let releaseLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(
+        ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+        .when(platforms: [.linux], configuration: .release)
+    ),
+]
+
 let package = Package(
     name: "gateway",
     platforms: [.macOS(.v14)],
@@ -155,7 +168,8 @@ let package = Package(
         .executableTarget(
             name: "gateway",
             dependencies: ["GatewayApp"],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            linkerSettings: releaseLinkerSettings
         ),
         .target(
             name: "GatewayTesting",
