@@ -9,6 +9,8 @@ COPY Package.swift ./
 RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
+# Release on Linux links with the toolchain's lld, packed relative relocations and
+# no exported symbols (Package.swift, releaseLinkerSettings): needs the runtime's glibc 2.36.
 RUN swift build -c release --product gateway --static-swift-stdlib \
     && mkdir -p /out \
     && cp "$(swift build -c release --show-bin-path)/gateway" /out/gateway
