@@ -72,11 +72,6 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return host.withUTF8 { isNonCanonicalIPv4(bytes: $0) }
     }
 
-    public static func isNonCanonicalIPv4(_ host: Substring) -> Bool {
-        var host = host
-        return host.withUTF8 { isNonCanonicalIPv4(bytes: $0) }
-    }
-
     /// ``isNonCanonicalIPv4(_:)`` of a host's UTF-8 bytes (one pass over them,
     /// every request: not generic, so no witness call per byte).
     package static func isNonCanonicalIPv4(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
