@@ -43,6 +43,7 @@ struct UpstreamConnector: Sendable {
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers)
             .connect(host: key.host, port: key.port)
             .flatMapError { error in
                 eventLoop.makeFailedFuture(GatewayError.connectFailure(error, upstream: upstream))
@@ -131,6 +132,10 @@ struct UpstreamConnector: Sendable {
             return channel.eventLoop.makeFailedFuture(error)
         }
     }
+
+    /// Upstream reads grow up to 128 KiB (NIO's default stops at 64 KiB), so a
+    /// response body of up to ~128 KiB that has arrived is read in one call.
+    static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 128 * 1024)
 
     /// The address `channel` is connected to, when the `deny` rules cover it.
     static func deniedAddress(of channel: any Channel, in denied: DeniedAddresses) -> IPAddress? {
