@@ -44,6 +44,12 @@ def parse_wrk(out):
     return result
 
 
+def busy_pct(before, after):
+    """Busy share of one CPU between two (busy, total) readings, in percent."""
+    busy, total = after[0] - before[0], after[1] - before[1]
+    return round(100.0 * busy / total, 1) if total > 0 else None
+
+
 def origin_counters(url):
     """(accepted connections, requests) from nginx stub_status."""
     try:
@@ -68,6 +74,7 @@ def main():
     ap.add_argument("--origin-pid", type=int, default=0)
     ap.add_argument("--origin-status", default="")
     ap.add_argument("--wrk-cpu", default="0")
+    ap.add_argument("--proxy-cpu", default="1", help="the CPU the proxy is pinned to (its busy share is recorded)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--warmup", type=int, default=0,
                     help="seconds of the same load first, unmeasured (after the idle RSS is read)")
@@ -90,6 +97,9 @@ def main():
            "--latency", "--timeout", "5s", "-s", args.lua, f"http://{args.target}/"]
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy0, proxy0, origin0 = procstat.system_busy_ticks(), procstat.cpu_ticks(proxy_pids), procstat.cpu_ticks(origin_pids)
+    # Each CPU's busy share: when the load CPU (wrk, and the origin beside it) is saturated, the
+    # run's throughput is the load side's, whichever proxy is in the middle.
+    load_cpu0, proxy_cpu0 = procstat.cpu_busy_ticks(args.wrk_cpu), procstat.cpu_busy_ticks(args.proxy_cpu)
     t0 = time.monotonic()
     wrk = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     rss_peak = rss_idle or 0
@@ -105,6 +115,7 @@ def main():
     elapsed = time.monotonic() - t0
     proxy_pids_after = procstat.tree(args.proxy_pid) if args.proxy_pid else []
     busy1 = procstat.system_busy_ticks()
+    load_cpu1, proxy_cpu1 = procstat.cpu_busy_ticks(args.wrk_cpu), procstat.cpu_busy_ticks(args.proxy_cpu)
     proxy1 = procstat.cpu_ticks(proxy_pids_after)
     origin1 = procstat.cpu_ticks(origin_pids)
     usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -121,6 +132,8 @@ def main():
         "cpu_us_per_req": (proxy_ticks / procstat.CLK_TCK * 1e6 / rec["requests"])
         if proxy_pids and rec["requests"] else None,
         "rss_idle_kib": rss_idle, "rss_load_kib": rss_peak if proxy_pids else None,
+        "load_cpu_busy_pct": busy_pct(load_cpu0, load_cpu1),
+        "proxy_cpu_busy_pct": busy_pct(proxy_cpu0, proxy_cpu1),
         "other_cpu_pct": round(max(0.0, other) * 100.0 / (elapsed * procstat.CLK_TCK * procstat.NCPU), 1),
         "origin_requests": (after_origin[1] - before_origin[1] - 1) if before_origin and after_origin else None,
         "origin_accepts": (after_origin[0] - before_origin[0] - 1) if before_origin and after_origin else None,
@@ -138,7 +151,8 @@ def main():
           f"{rec['rps'] or 0:>9.0f} req/s  p50 {p50:>8}  p99 {p99:>8}  cpu {cpu:>12}  "
           f"non2xx {rec['non2xx']}  errors {errs}  origin saw {rec['origin_requests']} req "
           f"on {rec['origin_accepts']} new conns  "
-          f"other-load {rec['other_cpu_pct']}%", flush=True)
+          f"other-load {rec['other_cpu_pct']}%  CPU busy load/proxy {rec['load_cpu_busy_pct']}/{rec['proxy_cpu_busy_pct']}%",
+          flush=True)
     if rec["rps"] is None:
         print(out, file=sys.stderr)
         sys.exit(1)

@@ -70,3 +70,13 @@ def system_busy_ticks():
     line = _read("/proc/stat").splitlines()[0].split()
     values = [int(x) for x in line[1:9]]  # user nice system idle iowait irq softirq steal
     return sum(values) - values[3] - values[4]
+
+
+def cpu_busy_ticks(cpu):
+    """(busy, total) jiffies of one CPU since boot, from its /proc/stat line."""
+    for line in _read("/proc/stat").splitlines():
+        fields = line.split()
+        if fields[0] == f"cpu{cpu}":
+            values = [int(x) for x in fields[1:9]]
+            return sum(values) - values[3] - values[4], sum(values)
+    return 0, 0

@@ -61,6 +61,7 @@ def row_stats(rs):
         "rss_idle": min((r["rss_idle_kib"] for r in ok if r.get("rss_idle_kib")), default=None),
         "rss_load": max((r["rss_load_kib"] for r in ok if r.get("rss_load_kib")), default=None),
         "busy": max(r.get("other_cpu_pct") or 0 for r in ok),
+        "load_busy": avg("load_cpu_busy_pct"), "proxy_busy": avg("proxy_cpu_busy_pct"),
         "errors": sum(r["non2xx"] + sum(v for k, v in r["errors"].items()
                                         if not (k == "read" and r.get("expect_read_errors"))) for r in ok),
         "closes": sum(r["errors"]["read"] for r in ok if r.get("expect_read_errors")),
@@ -133,6 +134,10 @@ CPU_VARIANTS = [("gateway", "default config"), ("gateway-policies", "typical pol
                 ("gateway-traces", "debug traces")]
 
 
+# A load CPU busier than this (percent) during a run is taken as saturated.
+LOAD_BOUND_PCT = 97.0
+
+
 def fmt_x(v):
     return "—" if v is None else f"{v:.2f}×"
 
@@ -198,7 +203,27 @@ def targets_14(stats, body="1k", conns=50):
         r = cpu_ratio(g[name], g["gateway"])
         if r is not None:
             out.append(f"- {label}: ≤ {limit}× the default config's CPU per request: {r:.2f}× — {verdict(r <= limit)}")
+    out += throughput_100k(stats)
     return out
+
+
+def throughput_100k(stats, conns=50):
+    """The 100 KiB throughput target, with how busy each CPU was: when the load CPU (wrk and the
+    origin) is saturated in both rows, both proxies ran at the load side's pace, and the ratio
+    says more about that CPU than about the proxies (their CPU per request still does)."""
+    g, h = stats.get(("gateway", "100k", conns)), stats.get(("haproxy", "100k", conns))
+    if not g or not h:
+        return []
+    r = g["rps"] / h["rps"]
+    line = f"- 100 KiB × {conns}: throughput ≥ HAProxy's: {r:.2f}× — {verdict(r >= 1)}"
+    if g.get("load_busy") is not None and h.get("load_busy") is not None:
+        line += (f"; load CPU (wrk + origin) busy {g['load_busy']:.0f}% / {h['load_busy']:.0f}%, proxy CPU busy "
+                 f"{g['proxy_busy']:.0f}% / {h['proxy_busy']:.0f}% (gateway / HAProxy)")
+        if min(g["load_busy"], h["load_busy"]) >= LOAD_BOUND_PCT:
+            c = cpu_ratio(g, h)
+            line += (f". Both rows were bound by the load CPU: the throughput ratio is that CPU's; the proxies' "
+                     f"own cost at 100 KiB is their CPU per request" + (f", gateway {c:.2f}× HAProxy's" if c else ""))
+    return [line]
 
 
 def kept_section(path, title):
