@@ -20,12 +20,10 @@ public enum HTTP1HeadLines {
     @inlinable
     public static func scanHead(_ raw: UnsafeRawBufferPointer, from start: Int) -> HeadScan {
         var i = start
-        while i < raw.count {
-            if raw[i] == 10 {
-                guard i > 0, raw[i - 1] == 13 else { return .bareLineFeed }
-                if i >= 3, raw[i - 2] == 10, raw[i - 3] == 13 { return .complete(length: i + 1) }
-            }
-            i += 1
+        while let lf = HeadBytes.first(.lineFeed, in: raw, from: i, to: raw.count) {
+            guard lf > 0, raw[lf - 1] == 13 else { return .bareLineFeed }
+            if lf >= 3, raw[lf - 2] == 10, raw[lf - 3] == 13 { return .complete(length: lf + 1) }
+            i = lf + 1
         }
         return .incomplete
     }
@@ -33,22 +31,16 @@ public enum HTTP1HeadLines {
     /// How many LFs follow `start`: one more than the field lines (the head's last empty line).
     @inlinable
     public static func lineCount(in raw: UnsafeRawBufferPointer, from start: Int) -> Int {
-        var count = 0
-        for i in start..<raw.count where raw[i] == 10 { count += 1 }
-        return count
+        HeadBytes.count(.lineFeed, in: raw, from: start, to: raw.count)
     }
 
     /// The offset of the CR of the next CRLF at or after `start`; nil when a
     /// bare CR or LF comes first, or no line end is in.
     @inlinable
     public static func lineEnd(in raw: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        var i = start
-        while i + 1 < raw.count {
-            if raw[i] == 13 { return raw[i + 1] == 10 ? i : nil }
-            if raw[i] == 10 { return nil }  // bare LF
-            i += 1
-        }
-        return nil
+        guard let i = HeadBytes.first(.lineBreak, in: raw, from: start, to: raw.count),
+              raw[i] == 13, i + 1 < raw.count, raw[i + 1] == 10 else { return nil }  // bare LF or CR, or no line end
+        return i
     }
 
     /// `name: value` between `start` and the line's CR at `end`, with optional
@@ -80,7 +72,7 @@ public enum HTTP1HeadLines {
         var valueEnd = end
         while valueStart < valueEnd, raw[valueStart] == 32 || raw[valueStart] == 9 { valueStart += 1 }
         while valueEnd > valueStart, raw[valueEnd - 1] == 32 || raw[valueEnd - 1] == 9 { valueEnd -= 1 }
-        for i in valueStart..<valueEnd where !HTTPFieldBytes.isFieldValueByte(raw[i]) { return nil }
+        guard !HeadBytes.containsNonFieldValueByte(raw, from: valueStart, to: valueEnd) else { return nil }
         return (colon, valueStart, valueEnd)
     }
 
