@@ -6,22 +6,21 @@ import Testing
 /// DEL, controls, high bytes), at every start and end offset, so each match
 /// falls at each position of a word and in the tail.
 @Suite struct HeadBytesTests {
-    /// A fixed-seed generator: the same inputs on every run.
-    struct SplitMix: RandomNumberGenerator {
+    /// xorshift64, seeded: the same inputs on every run.
+    struct XorShift: RandomNumberGenerator {
         var state: UInt64
         mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
         }
     }
 
     static let interesting: [UInt8] = [10, 13, 9, 127, 0, 1, 31, 32, 0x80, 0x8A, 0x8D, 0xFF, 0x7E, 0x20]
 
     static func samples(count: Int, seed: UInt64) -> [[UInt8]] {
-        var rng = SplitMix(state: seed)
+        var rng = XorShift(state: seed | 1)
         return (0..<count).map { _ in
             let length = Int.random(in: 0...40, using: &rng)
             return (0..<length).map { _ in
@@ -36,40 +35,39 @@ import Testing
         (start..<end).first { bytes[$0] == 10 || (lineBreak && bytes[$0] == 13) }
     }
 
-    @Test func firstAndCountAgreeWithAByteAtATimeReading() {
-        var disagreements: [String] = []
-        for bytes in Self.samples(count: 400, seed: 14) {
+    /// The places, `bytes` and `start..<end`, where `agrees` is false, over
+    /// every range of every sample.
+    static func disagreements(seed: UInt64, _ agrees: ([UInt8], UnsafeRawBufferPointer, Int, Int) -> Bool) -> [String] {
+        var found: [String] = []
+        for bytes in samples(count: 400, seed: seed) {
             bytes.withUnsafeBytes { raw in
                 for start in 0...bytes.count {
-                    for end in start...bytes.count {
-                        let slice = bytes[start..<end]
-                        let agree = HeadBytes.first(.lineFeed, in: raw, from: start, to: end) == Self.referenceFirst(bytes, start, end, lineBreak: false)
-                            && HeadBytes.first(.lineBreak, in: raw, from: start, to: end) == Self.referenceFirst(bytes, start, end, lineBreak: true)
-                            && HeadBytes.count(.lineFeed, in: raw, from: start, to: end) == slice.filter { $0 == 10 }.count
-                            && HeadBytes.count(.lineBreak, in: raw, from: start, to: end) == slice.filter { $0 == 10 || $0 == 13 }.count
-                        if !agree { disagreements.append("\(bytes) \(start)..<\(end)") }
+                    for end in start...bytes.count where !agrees(bytes, raw, start, end) {
+                        found.append("\(bytes) \(start)..<\(end)")
                     }
                 }
             }
         }
-        #expect(disagreements.isEmpty, "\(disagreements.prefix(3))")
+        return found
+    }
+
+    @Test func firstAndCountAgreeWithAByteAtATimeReading() {
+        let found = Self.disagreements(seed: 14) { bytes, raw, start, end in
+            let slice = bytes[start..<end]
+            return HeadBytes.first(.lineFeed, in: raw, from: start, to: end) == Self.referenceFirst(bytes, start, end, lineBreak: false)
+                && HeadBytes.first(.lineBreak, in: raw, from: start, to: end) == Self.referenceFirst(bytes, start, end, lineBreak: true)
+                && HeadBytes.count(.lineFeed, in: raw, from: start, to: end) == slice.filter { $0 == 10 }.count
+                && HeadBytes.count(.lineBreak, in: raw, from: start, to: end) == slice.filter { $0 == 10 || $0 == 13 }.count
+        }
+        #expect(found.isEmpty, "\(found.prefix(3))")
     }
 
     @Test func fieldValueCheckAgreesWithTheByteRule() {
-        var disagreements: [String] = []
-        for bytes in Self.samples(count: 400, seed: 9) {
-            bytes.withUnsafeBytes { raw in
-                for start in 0...bytes.count {
-                    for end in start...bytes.count {
-                        let expected = bytes[start..<end].contains { !HTTPFieldBytes.isFieldValueByte($0) }
-                        if HeadBytes.containsNonFieldValueByte(raw, from: start, to: end) != expected {
-                            disagreements.append("\(bytes) \(start)..<\(end)")
-                        }
-                    }
-                }
-            }
+        let found = Self.disagreements(seed: 9) { bytes, raw, start, end in
+            HeadBytes.containsNonFieldValueByte(raw, from: start, to: end)
+                == bytes[start..<end].contains { !HTTPFieldBytes.isFieldValueByte($0) }
         }
-        #expect(disagreements.isEmpty, "\(disagreements.prefix(3))")
+        #expect(found.isEmpty, "\(found.prefix(3))")
     }
 
     /// Every byte value, at every position of a word and of the tail.
