@@ -67,16 +67,15 @@ def rss_kib(pids):
 
 def system_busy_ticks():
     """Busy jiffies of all CPUs together (everything but idle and iowait)."""
-    line = _read("/proc/stat").splitlines()[0].split()
-    values = [int(x) for x in line[1:9]]  # user nice system idle iowait irq softirq steal
-    return sum(values) - values[3] - values[4]
+    return cpu_busy_ticks(None)[0]
 
 
 def cpu_busy_ticks(cpu):
-    """(busy, total) jiffies of one CPU since boot, from its /proc/stat line."""
+    """(busy, total) jiffies since boot of one CPU, or of all of them (cpu None), from /proc/stat."""
+    name = "cpu" if cpu is None else f"cpu{cpu}"
     for line in _read("/proc/stat").splitlines():
         fields = line.split()
-        if fields[0] == f"cpu{cpu}":
-            values = [int(x) for x in fields[1:9]]
+        if fields[0] == name:
+            values = [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal
             return sum(values) - values[3] - values[4], sum(values)
     return 0, 0

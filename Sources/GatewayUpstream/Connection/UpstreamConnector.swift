@@ -135,6 +135,8 @@ struct UpstreamConnector: Sendable {
 
     /// Upstream reads grow up to 128 KiB (NIO's default stops at 64 KiB), so a
     /// response body of up to ~128 KiB that has arrived is read in one call.
+    /// NIO's pooled allocator keeps the largest buffer a connection read into:
+    /// a pooled connection that carried a large response holds up to 128 KiB.
     static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 128 * 1024)
 
     /// The address `channel` is connected to, when the `deny` rules cover it.

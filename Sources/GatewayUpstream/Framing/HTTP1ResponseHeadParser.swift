@@ -103,14 +103,7 @@ enum HTTP1ResponseHeadParser {
                 if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "transfer-encoding") {
                     scan.transferEncoding = HTTP1HeadLines.text(raw, valueStart..<valueEnd)
                 } else if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "connection") {
-                    // The usual values, one option each, are read in place (no string).
-                    if HTTP1HeadLines.equalsIgnoringCase(raw, from: valueStart, to: valueEnd, "keep-alive") {
-                        scan.connection.keepAlive = true
-                    } else if HTTP1HeadLines.equalsIgnoringCase(raw, from: valueStart, to: valueEnd, "close") {
-                        scan.connection.close = true
-                    } else {
-                        scan.connection.add(HTTP1HeadLines.text(raw, valueStart..<valueEnd))
-                    }
+                    scan.connection.add(HTTP1HeadLines.text(raw, valueStart..<valueEnd))
                 }
             }
             if let dropped = scan.dropped {
