@@ -1,3 +1,4 @@
+import GatewayCore
 @testable import GatewayListener
 import NIOHTTP1
 import Testing
@@ -71,10 +72,48 @@ struct RequestHeadValidatorTests {
 
 struct RequestRouterHostTests {
     @Test func hostIsReplacedInPlaceOrAddedFirst() {
-        let replaced = RequestRouter.settingHost("up:81", in: ["A": "1", "Host": "client", "B": "2", "host": "dup"])
+        let replaced = RequestRouter.endToEndHeaders(of: ["A": "1", "Host": "client", "B": "2", "host": "dup"], authority: "up:81")
         #expect(replaced.map { "\($0.name)=\($0.value)" } == ["A=1", "Host=up:81", "B=2"])
-        let added = RequestRouter.settingHost("up", in: ["A": "1"])
+        let added = RequestRouter.endToEndHeaders(of: ["A": "1"], authority: "up")
         #expect(added.map { "\($0.name)=\($0.value)" } == ["Host=up", "A=1"])
+    }
+
+    /// One copy drops what ``HopByHopHeaders/removeAll(from:)`` and the
+    /// `Expect` removal dropped, in any case, and keeps the order and
+    /// duplicates of everything else.
+    @Test func endToEndHeadersDropHopByHopNamedAndExpect() {
+        let headers: HTTPHeaders = [
+            "Accept": "a", "connection": "Keep-Alive, X-Secret , close", "Keep-Alive": "timeout=5",
+            "x-secret": "s", "Host": "client", "EXPECT": "100-continue", "TE": "trailers",
+            "Proxy-Authorization": "Basic eA==", "Upgrade": "websocket", "Accept": "b", "Cookie": "c=1",
+        ]
+        let result = RequestRouter.endToEndHeaders(of: headers, authority: "up")
+        #expect(result.map { "\($0.name)=\($0.value)" } == ["Accept=a", "Host=up", "Accept=b", "Cookie=c=1"])
+        var removed = headers
+        HopByHopHeaders.removeAll(from: &removed)
+        removed.remove(name: "expect")
+        removed.replaceOrAdd(name: "Host", value: "up")
+        #expect(Set(result.map { "\($0.name)=\($0.value)" }) == Set(removed.map { "\($0.name)=\($0.value)" }))
+        // `Connection: host` does not take the Host field away.
+        #expect(RequestRouter.endToEndHeaders(of: ["Connection": "host", "Host": "c"], authority: "up").map(\.value) == ["up"])
+    }
+
+    /// The connection's fate after a request, as NIOHTTP1's `isKeepAlive` and
+    /// `isUpgradeLike` read it, without `canonicalForm`.
+    @Test(arguments: [
+        ([:], HTTPVersion.http1_1, true),
+        ([:], .http1_0, false),
+        (["Connection": "close"], .http1_1, false),
+        (["connection": "Keep-Alive"], .http1_0, true),
+        (["Connection": "keep-alive, close"], .http1_1, false),
+        (["Connection": "keep-alive", "Connection": "keep-alive"], .http1_0, false),
+        (["Connection": "x-other"], .http1_1, true),
+        (["Connection": "Upgrade", "Upgrade": "websocket"], .http1_1, false),
+    ] as [(HTTPHeaders, HTTPVersion, Bool)])
+    func keepsConnectionAsNIOReadsIt(_ headers: HTTPHeaders, _ version: HTTPVersion, _ expected: Bool) {
+        let request = HTTPRequestHead(version: version, method: .GET, uri: "http://h/", headers: headers)
+        #expect(request.keepsConnection == expected)
+        #expect(request.keepsConnection == (request.isKeepAlive && !request.isUpgradeLike))
     }
 
     @Test func logLinesDropQueryValues() {

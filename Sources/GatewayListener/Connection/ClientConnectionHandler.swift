@@ -106,7 +106,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func handle(_ part: ClientRequestPart) {
         switch part {
         case .head(let head), .headWithBody(let head, _), .refused(let head, _):
-            switch machine.requestHead(keepAlive: head.isKeepAlive && !head.isUpgradeLike) {
+            switch machine.requestHead(keepAlive: head.keepsConnection) {
             case .start:
                 guard let verdict = part.verdict else { return }
                 // A refused head's request stops here: no body follows it.
@@ -266,5 +266,34 @@ extension HTTPRequestHead {
     /// expects us to perform): the connection cannot carry another request.
     var isUpgradeLike: Bool {
         method == .CONNECT || headers.contains(name: "upgrade")
+    }
+
+    /// Whether the client connection may carry another request after this one:
+    /// `isKeepAlive && !isUpgradeLike`, read in one pass over the names and
+    /// without NIOHTTP1's `canonicalForm` (an array and a lowercased string
+    /// per name): the keep-alive rules are NIOHTTP1's (HTTP/1.1 keeps the
+    /// connection unless `Connection: close`, HTTP/1.0 closes it unless
+    /// `Connection: keep-alive`; both tokens, or either twice, close it).
+    var keepsConnection: Bool {
+        guard method != .CONNECT else { return false }
+        var option: Bool?  // true: keep-alive, false: close
+        for (name, value) in headers {
+            switch name.utf8.count {
+            case 7:
+                if HopByHopHeaders.equalsIgnoringCase(name, "upgrade") { return false }
+            case 10:
+                guard HopByHopHeaders.equalsIgnoringCase(name, "connection") else { continue }
+                HopByHopHeaders.forEachToken(in: value) { token in
+                    if HopByHopHeaders.equalsIgnoringCase("close", token) {
+                        option = false
+                    } else if HopByHopHeaders.equalsIgnoringCase("keep-alive", token) {
+                        option = option == nil
+                    }
+                }
+            default:
+                continue
+            }
+        }
+        return option ?? (version.major == 1 && version.minor >= 1)
     }
 }

@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOHTTP1
 
 extension HTTPRequestHead {
@@ -7,6 +8,13 @@ extension HTTPRequestHead {
     /// must not send one to it), so it never gets a 100.
     var expectsContinue: Bool {
         guard version.major > 1 || (version.major == 1 && version.minor >= 1) else { return false }
-        return headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
+        // By bytes, one pass: most requests have no `Expect` (`canonicalForm` lowercases every name).
+        var expects = false
+        for (name, value) in headers where name.utf8.count == 6 && HopByHopHeaders.equalsIgnoringCase(name, "expect") {
+            HopByHopHeaders.forEachToken(in: value) { token in
+                if HopByHopHeaders.equalsIgnoringCase("100-continue", token) { expects = true }
+            }
+        }
+        return expects
     }
 }

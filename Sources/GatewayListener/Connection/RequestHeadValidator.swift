@@ -12,13 +12,38 @@ package enum RequestHeadValidator {
         case chunked
     }
 
-    package static func framing(of head: HTTPRequestHead) throws(GatewayError) -> BodyFraming {
-        let lengths = head.headers[canonicalForm: "content-length"]
-        let encodings = head.headers[canonicalForm: "transfer-encoding"]
+    /// The fields the validator and the framer look for, found in one pass
+    /// over the names (most are told apart by their length alone).
+    package struct Names {
+        package private(set) var hosts = 0
+        package private(set) var contentLength = false
+        package private(set) var transferEncoding = false
+        package private(set) var upgrade = false
+
+        package init(_ headers: HTTPHeaders) {
+            for (name, _) in headers {
+                switch name.utf8.count {
+                case 4: if HopByHopHeaders.equalsIgnoringCase(name, "host") { hosts += 1 }
+                case 7: if HopByHopHeaders.equalsIgnoringCase(name, "upgrade") { upgrade = true }
+                case 14: if HopByHopHeaders.equalsIgnoringCase(name, "content-length") { contentLength = true }
+                case 17: if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") { transferEncoding = true }
+                default: break
+                }
+            }
+        }
+    }
+
+    /// `names`: the head's ``Names`` when the caller has them already.
+    package static func framing(of head: HTTPRequestHead, names: Names? = nil) throws(GatewayError) -> BodyFraming {
         // By name, not by value: an empty `Transfer-Encoding:` or `Content-Length:`
         // has no canonical values, yet the field is there and a next hop may frame by it.
-        let hasLength = head.headers.contains(name: "content-length")
-        let hasEncoding = head.headers.contains(name: "transfer-encoding")
+        let names = names ?? Names(head.headers)
+        let hasLength = names.contentLength
+        let hasEncoding = names.transferEncoding
+        // Most requests have neither: no value is read.
+        guard hasLength || hasEncoding else { return .none }
+        let lengths = head.headers[canonicalForm: "content-length"]
+        let encodings = head.headers[canonicalForm: "transfer-encoding"]
         if hasLength && hasEncoding {
             throw GatewayError(.requestSmuggling, "a request must not carry both Content-Length and Transfer-Encoding")
         }
@@ -69,6 +94,18 @@ package enum RequestHeadValidator {
             }
             if name.utf8.count == 4, HopByHopHeaders.equalsIgnoringCase(name, "host") { hosts += 1 }
         }
+        try checkHosts(hosts, of: head)
+    }
+
+    /// ``checkHeaders(of:)`` for a head ``HTTP1RequestHeadParser`` read: it
+    /// refused every name that is no token and every value with a control
+    /// byte as it read them, so only the `Host` rule is left (the fuzz
+    /// invariants hold the framer's verdicts to ``checkHeaders(of:)``'s).
+    package static func checkParsedHeaders(of head: HTTPRequestHead, names: Names) throws(GatewayError) {
+        try checkHosts(names.hosts, of: head)
+    }
+
+    private static func checkHosts(_ hosts: Int, of head: HTTPRequestHead) throws(GatewayError) {
         if hosts > 1 {
             throw GatewayError(.badRequest, "more than one Host header")
         }

@@ -48,31 +48,54 @@ struct RequestRouter {
             tls: index.map { active.config.upstreams[$0].tls } ?? .standard
         )
         request.clientOrigin = clientOrigin
-        var headers = head.headers
-        HopByHopHeaders.removeAll(from: &headers)
-        if headers.contains(name: "expect") { headers.remove(name: "expect") }  // `remove` copies even when it finds nothing
-        request.headers = Self.settingHost(request.authority, in: headers)
+        request.headers = Self.endToEndHeaders(of: head.headers, authority: request.authority)
         HopByHopHeaders.addVia(to: &request.headers, version: head.version, pseudonym: Self.viaPseudonym)
         return request
     }
 
-    /// `Host` first if the client sent none, else replaced in place; duplicates dropped.
-    static func settingHost(_ authority: String, in headers: HTTPHeaders) -> HTTPHeaders {
+    /// The client's fields as they go upstream, built in one copy: hop-by-hop
+    /// fields and those `Connection` names dropped (``HopByHopHeaders``),
+    /// `Expect` dropped, `Host` set to `authority` (first if the client sent
+    /// none, else in the place of the first; duplicates dropped), the rest in
+    /// their order. Room is left for `Via` and a credential.
+    static func endToEndHeaders(of headers: HTTPHeaders, authority: String) -> HTTPHeaders {
+        // Names `Connection` lists (rare: most say `keep-alive` or `close`), and whether a Host is there.
+        var named: [Substring] = []
+        var hasHost = false
+        for (name, value) in headers {
+            switch name.utf8.count {
+            case 4:
+                if HopByHopHeaders.equalsIgnoringCase(name, "host") { hasHost = true }
+            case 10:
+                guard HopByHopHeaders.equalsIgnoringCase(name, "connection") else { continue }
+                HopByHopHeaders.forEachToken(in: value) { token in
+                    if !HopByHopHeaders.equalsIgnoringCase("keep-alive", token), !HopByHopHeaders.equalsIgnoringCase("close", token) {
+                        named.append(token)
+                    }
+                }
+            default:
+                continue
+            }
+        }
         var result = HTTPHeaders()
-        result.reserveCapacity(headers.count + 2)  // and `Via`, added next
+        result.reserveCapacity(headers.count + 2)
         var placed = false
-        if !headers.contains(name: "host") {
+        if !hasHost {
             result.add(name: "Host", value: authority)
             placed = true
         }
         for (name, value) in headers {
-            if HopByHopHeaders.equalsIgnoringCase(name, "host") {
+            if HopByHopHeaders.isAlwaysHopByHop(name) { continue }
+            if name.utf8.count == 6, HopByHopHeaders.equalsIgnoringCase(name, "expect") { continue }
+            // Before the names `Connection` lists: a `Connection: host` does not take Host away.
+            if name.utf8.count == 4, HopByHopHeaders.equalsIgnoringCase(name, "host") {
                 if !placed {
                     result.add(name: name, value: authority)
                     placed = true
                 }
                 continue
             }
+            if !named.isEmpty, named.contains(where: { HopByHopHeaders.equalsIgnoringCase(name, $0) }) { continue }
             result.add(name: name, value: value)
         }
         return result

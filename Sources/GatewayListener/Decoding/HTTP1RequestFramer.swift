@@ -160,11 +160,12 @@ struct HTTP1RequestFramer {
                 throw error
             }
             bytes.moveReaderIndex(forwardBy: length)
-            upgradeAfterEnd = head.method == .CONNECT || head.headers.contains(name: "upgrade")
+            let names = RequestHeadValidator.Names(head.headers)
+            upgradeAfterEnd = head.method == .CONNECT || names.upgrade
             let framing: RequestHeadValidator.BodyFraming
             do {
-                try RequestHeadValidator.checkHeaders(of: head)
-                framing = try RequestHeadValidator.framing(of: head)
+                try RequestHeadValidator.checkParsedHeaders(of: head, names: names)
+                framing = try RequestHeadValidator.framing(of: head, names: names)
             } catch {
                 state = .stopped
                 return .refused(head, error)
