@@ -39,7 +39,9 @@
 #   BENCH_OUT          results file (default scripts/bench-results.md)
 #   BENCH_CACHE        where the mitmproxy venv lives (default ~/.cache/gateway-bench)
 #   BENCH_GATEWAY_BIN  gateway binary to measure (implies --no-build)
-#   BENCH_LOADS        the loads, "BODY CONNS" separated by ";" (default "1k 50;100k 50;1k 1")
+#   BENCH_LOADS        the loads, "BODY CONNS" separated by ";" (default "1k 50;100k 50;1k 1;1k-app 50");
+#                      BODY 1k or 100k, wrk's bare head; 1k-app, the head of a mobile app's request
+#                      (10 fields, ~560 bytes: templates/absolute-app.lua)
 #
 # Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
 # (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on.
@@ -79,7 +81,7 @@ GATEWAY_BIN=${BENCH_GATEWAY_BIN:-$STATIC_SCRATCH/release/gateway}
 FLOOR_BIN="$ROOT/Benchmarks/.build-bench/release/NIOProxyFloor"
 BYTE_FLOOR_BIN="$ROOT/Benchmarks/.build-bench/release/NIOByteFloor"
 [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && NO_BUILD=1
-IFS=';' read -r -a LOADS <<<"${BENCH_LOADS:-1k 50;100k 50;1k 1}"
+IFS=';' read -r -a LOADS <<<"${BENCH_LOADS:-1k 50;100k 50;1k 1;1k-app 50}"
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -319,9 +321,12 @@ wait_idle() {
 # measure NAME BODY CONNS SECONDS REP PROXYPID TARGETPORT
 measure() {
     local name=$1 body=$2 conns=$3 secs=$4 rep=$5 pid=$6 port=$7 lua="$WORK/$2.lua"
-    [[ -f "$lua" ]] || render "$TEMPLATES/absolute.lua" "$lua" ORIGIN_PORT="$ORIGIN_PORT" FILE="$body"
-    if [[ $name != direct ]] && ! fetch_check "$port" "$body"; then
-        fail "$name: /$body through the proxy differs from the origin's (HTTP $(cat "$WORK/fetched.code" 2>/dev/null))"
+    # A body named FILE-app: FILE, requested with an app's head (absolute-app.lua).
+    local file=${body%-app} template=absolute.lua
+    [[ $body == *-app ]] && template=absolute-app.lua
+    [[ -f "$lua" ]] || render "$TEMPLATES/$template" "$lua" ORIGIN_PORT="$ORIGIN_PORT" FILE="$file"
+    if [[ $name != direct ]] && ! fetch_check "$port" "$file"; then
+        fail "$name: /$file through the proxy differs from the origin's (HTTP $(cat "$WORK/fetched.code" 2>/dev/null))"
         return 1
     fi
     # The first run of each load follows a warm-up (measure.py reads the idle RSS before it).
