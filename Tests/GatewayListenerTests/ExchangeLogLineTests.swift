@@ -12,6 +12,8 @@ struct ExchangeLogLineTests {
         ("http://example.com/p?next=http://u:p@x", "http://example.com/p?next="),
         ("/relative?a=1", "/relative?a="),
         ("http://example.com/a@b", "http://example.com/a@b"),
+        ("http://h/p?a=1=2&&b&é=ü#f&c=3", "http://h/p?a=&&b&é=&c="),
+        ("http://h/p?", "http://h/p?"),
     ])
     func userInfoAndQueryValuesAreDropped(_ url: String, _ expected: String) {
         #expect(ExchangeLogLine.withoutQueryValues(url) == expected)

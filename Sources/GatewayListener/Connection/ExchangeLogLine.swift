@@ -64,13 +64,25 @@ enum ExchangeLogLine {
         // Most targets have neither a query nor userinfo: returned as they are, unscanned.
         guard url.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") }) else { return url }
         let url = withoutUserInfo(url)
-        guard let q = url.firstIndex(of: "?") else { return url }
-        let query = url[url.index(after: q)...]
-        let names = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> Substring in
-            if let eq = pair.firstIndex(of: "=") { return pair[..<eq] + "=" }
-            return pair
+        let bytes = url.utf8
+        guard let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return url }
+        // By bytes, in one copy: each `name=value` pair keeps `name=`; cut only at
+        // ASCII bytes, so the result is as valid UTF-8 as the URL.
+        var kept: [UInt8] = []
+        kept.reserveCapacity(bytes.count)
+        kept.append(contentsOf: bytes[...q])
+        var inValue = false
+        for byte in bytes[bytes.index(after: q)...] {
+            if byte == UInt8(ascii: "&") {
+                inValue = false
+            } else if inValue {
+                continue
+            } else if byte == UInt8(ascii: "=") {
+                inValue = true
+            }
+            kept.append(byte)
         }
-        return String(url[...q]) + names.joined(separator: "&")
+        return String(decoding: kept, as: UTF8.self)
     }
 
     /// `http://user:pass@h/p` → `http://h/p`, `user:pass@h:443` (a CONNECT

@@ -77,23 +77,28 @@ public struct TraceRedactor: Sendable {
     }
 
     /// `prefix` + `target` with redacted query parameter values as `${REDACTED_<NAME>}`.
-    /// Everything else is kept byte for byte.
+    /// Everything else is kept byte for byte. Split by bytes (`?`, `#`, `&`, `=`
+    /// are ASCII, so every cut is on a character boundary).
     public func url(prefix: String, target: String) -> [ShellQuoting.Part] {
+        let bytes = target.utf8
         // Two literals, one quoted word: no string made for the whole URL.
-        guard enabled, let q = target.firstIndex(of: "?") else { return [.literal(prefix), .literal(scrub(target))] }
+        guard enabled, let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return [.literal(prefix), .literal(scrub(target))] }
         var parts: [ShellQuoting.Part] = [.literal(prefix + String(target[...q]))]
-        var rest = target[target.index(after: q)...]
+        var rest = target[bytes.index(after: q)...]
         var fragment = ""
-        if let hash = rest.firstIndex(of: "#") {
+        if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) {
             fragment = String(rest[hash...])
             rest = rest[..<hash]
         }
-        let pairs = rest.split(separator: "&", omittingEmptySubsequences: false)
-        for (i, pair) in pairs.enumerated() {
-            if i > 0 { parts.append(.literal("&")) }
-            let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            let decoded = (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased()
-            if pair.contains("="), queryNames.contains(decoded) {
+        var first = true
+        for pairBytes in rest.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false) {
+            if !first { parts.append(.literal("&")) }
+            first = false
+            let pair = Substring(pairBytes)
+            let equals = pairBytes.firstIndex(of: UInt8(ascii: "="))
+            let name = String(pair[..<(equals ?? pair.endIndex)])
+            let decoded = Self.decodedQueryName(name)
+            if equals != nil, queryNames.contains(decoded) {
                 parts.append(.literal(name + "="))
                 parts.append(.variable(Self.redactedVariable(decoded)))
             } else {
@@ -102,6 +107,16 @@ public struct TraceRedactor: Sendable {
         }
         if !fragment.isEmpty { parts.append(.literal(fragment)) }
         return merged(parts)
+    }
+
+    /// A query parameter's name as the redaction lists hold it: `+` read as a
+    /// space, percent-decoded, lowercased. Plain ASCII names (nearly all) are
+    /// lowercased by bytes; the others go through Foundation, as before.
+    static func decodedQueryName(_ name: String) -> String {
+        let plain = name.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "+") }
+        guard plain else { return (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased() }
+        guard name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return name }
+        return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// The body with JSON fields / form parameters redacted; unchanged bytes when nothing matched.

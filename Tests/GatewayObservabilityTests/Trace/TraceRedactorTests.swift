@@ -35,6 +35,21 @@ struct TraceRedactorTests {
         #expect(String(decoding: form, as: UTF8.self) == "grant_type=refresh_token&refresh_token=[REDACTED]&client_secret=[REDACTED]")
     }
 
+    /// Query names are decoded as they were with Foundation alone (`+`, percent
+    /// escapes, Unicode lowercasing); the byte path only takes plain ASCII names.
+    @Test(arguments: ["token", "Access_Token", "API-KEY", "x", "", "a+b", "access%5Ftoken", "%7", "T%C3%96KEN", "TÖKEN", "Ключ", "sig%zz"])
+    func queryNamesDecodeAsFoundationDecodes(_ name: String) {
+        let foundation = (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased()
+        #expect(TraceRedactor.decodedQueryName(name) == foundation)
+    }
+
+    @Test func queryValuesAreRedactedWhateverTheNamesSpelling() {
+        let redactor = TraceRedactor(config: GatewayConfig())
+        let line = CurlCommand(method: "GET", url: redactor.url(prefix: "http://h", target: "/p?ACCESS_TOKEN=a1&access%5Ftoken=a2&q=&&token&x=1=2&é=v"), headers: [], body: .none).line
+        #expect(!line.contains("a1") && !line.contains("a2"))
+        #expect(line.contains(#"?ACCESS_TOKEN=${REDACTED_ACCESS_TOKEN}&access%5Ftoken=${REDACTED_ACCESS_TOKEN}&q=&&token&x=1=2&é=v"#))
+    }
+
     @Test func configuredSecretValuesAreScrubbedAnywhere() {
         var config = GatewayConfig()
         config.upstreams = [UpstreamConfig(name: "gh", hosts: [HostPattern("api.github.com")!], auth: AuthConfig(kind: .bearer(token: Secret(source: .env("GITHUB_TOKEN"), value: "ghp_leaky"))))]
