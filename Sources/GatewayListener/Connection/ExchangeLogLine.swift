@@ -87,18 +87,31 @@ enum ExchangeLogLine {
 
     /// `http://user:pass@h/p` → `http://h/p`, `user:pass@h:443` (a CONNECT
     /// target) → `h:443`: everything up to the authority's last `@` goes.
+    /// By bytes: a scheme is letters, digits, `+`, `-`, `.` (any non-ASCII byte
+    /// counts too: a line loses a userinfo rather than keeps one).
     static func withoutUserInfo(_ url: String) -> String {
-        var authorityStart = url.startIndex
-        if let scheme = url.firstRange(of: "://"),
-            url[..<scheme.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." })
+        let bytes = url.utf8
+        var authorityStart = bytes.startIndex
+        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8),
+            bytes[..<colon].allSatisfy(isSchemeByte)
         {
-            authorityStart = scheme.upperBound
-        } else if url.hasPrefix("/") {
+            authorityStart = bytes.index(colon, offsetBy: 3)
+        } else if bytes.first == UInt8(ascii: "/") {
             return url  // origin-form: no authority
         }
-        let rest = url[authorityStart...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
-        return String(url[..<authorityStart]) + String(url[url.index(after: at)...])
+        let rest = bytes[authorityStart...]
+        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) else { return url }
+        return String(url[..<authorityStart]) + String(url[bytes.index(after: at)...])
+    }
+
+    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), 0x80...:
+            return true
+        default:
+            return false
+        }
     }
 }
