@@ -19,13 +19,19 @@ public enum HopByHopHeaders {
         for (name, value) in headers where isAlwaysHopByHop(name) {
             if let index = names.firstIndex(where: { equalsIgnoringCase(name, $0) }) { present |= 1 << index }
             guard equalsIgnoringCase(name, "connection") else { continue }
-            // `keep-alive` is removed anyway, `close` names no field.
-            forEachToken(in: value) { token in
-                if !equalsIgnoringCase("keep-alive", token), !equalsIgnoringCase("close", token) { named.append(token) }
-            }
+            appendFieldsNamed(inConnection: value, to: &named)
         }
         for (index, name) in names.enumerated() where present & (1 << index) != 0 { headers.remove(name: name) }
         for name in named { headers.remove(name: String(name)) }
+    }
+
+    /// Appends the field names a `Connection` value lists (its options but
+    /// `keep-alive`, which goes anyway, and `close`, which names no field).
+    @inlinable
+    public static func appendFieldsNamed(inConnection value: String, to named: inout [Substring]) {
+        forEachToken(in: value) { token in
+            if !equalsIgnoringCase("keep-alive", token), !equalsIgnoringCase("close", token) { named.append(token) }
+        }
     }
 
     /// Calls `body` with each non-empty token of a comma-separated field value,

@@ -68,11 +68,7 @@ struct RequestRouter {
                 if HopByHopHeaders.equalsIgnoringCase(name, "host") { hasHost = true }
             case 10:
                 guard HopByHopHeaders.equalsIgnoringCase(name, "connection") else { continue }
-                HopByHopHeaders.forEachToken(in: value) { token in
-                    if !HopByHopHeaders.equalsIgnoringCase("keep-alive", token), !HopByHopHeaders.equalsIgnoringCase("close", token) {
-                        named.append(token)
-                    }
-                }
+                HopByHopHeaders.appendFieldsNamed(inConnection: value, to: &named)
             default:
                 continue
             }
