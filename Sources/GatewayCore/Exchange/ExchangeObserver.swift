@@ -24,11 +24,34 @@ public protocol ExchangeObservation: AnyObject {
     /// response head), `error` why the exchange failed (nil when it did not, or
     /// when the client went away: `cancelled`).
     func finish(_ outcome: ExchangeOutcome)
+    /// The exchange ended in `101 Switching Protocols` (a WebSocket) and the
+    /// tunnel it became opened (after ``finish(_:)``, whose status was 101);
+    /// ``tunnelClosed(_:)`` follows once it closes.
+    func tunnelOpened()
+    /// The tunnel closed: the bytes each way and how long it was open.
+    func tunnelClosed(_ summary: TunnelSummary)
 }
 
 extension ExchangeObservation {
     /// Observers that do not look at response heads (metrics) need not implement it.
     public func responseHead(status: Int, fields: ResponseFields, via: String?) {}
+    public func tunnelOpened() {}
+    public func tunnelClosed(_ summary: TunnelSummary) {}
+}
+
+/// A tunnel an exchange became (a WebSocket after its 101), as it closed.
+public struct TunnelSummary: Sendable, Equatable {
+    /// Bytes the client sent through it (to the upstream).
+    public var bytesFromClient: Int
+    /// Bytes the upstream sent through it (to the client).
+    public var bytesFromUpstream: Int
+    public var duration: Duration
+
+    public init(bytesFromClient: Int, bytesFromUpstream: Int, duration: Duration) {
+        self.bytesFromClient = bytesFromClient
+        self.bytesFromUpstream = bytesFromUpstream
+        self.duration = duration
+    }
 }
 
 /// How an exchange ended, for metrics and traces.

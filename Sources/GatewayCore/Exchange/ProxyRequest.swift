@@ -31,6 +31,10 @@ public struct ProxyRequest: Sendable {
     /// `origin` rewrote it (`https://` inside an intercepted `CONNECT`); nil when
     /// unchanged. Traces replay through the gateway with it.
     public var clientOrigin: String?
+    /// A WebSocket opening handshake (RFC 6455 §4): the upstream head carries
+    /// `Connection: Upgrade` and `Upgrade: websocket` (hop-by-hop fields the
+    /// listener dropped from `headers`), and a `101` turns the exchange into a tunnel.
+    public var isWebSocketHandshake = false
 
     public init(
         method: HTTPMethod,

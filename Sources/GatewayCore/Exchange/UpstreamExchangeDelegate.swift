@@ -36,7 +36,9 @@ public struct UpstreamResponseHead: Sendable {
 /// any number of `upstreamResponseBodyPart` (each read's parts followed by
 /// `upstreamReadComplete`), `upstreamResponseEnd`; or
 /// `upstreamExchangeFailed` at any point, after which nothing more is called.
-/// By `upstreamResponseEnd` the connection is already back in the pool.
+/// By `upstreamResponseEnd` the connection is already back in the pool. A
+/// WebSocket handshake answered `101` ends with `upstreamUpgraded` instead of
+/// a head: the connection is the receiver's from then on.
 public protocol UpstreamExchangeDelegate: AnyObject {
     /// The connection is leased and the request head written: the request body goes to `writer`.
     func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter)
@@ -48,6 +50,11 @@ public protocol UpstreamExchangeDelegate: AnyObject {
     func upstreamReadComplete()
     func upstreamResponseEnd()
     func upstreamExchangeFailed(_ error: any Error)
+    /// The upstream answered `101 Switching Protocols` to a WebSocket handshake
+    /// (``ProxyRequest/isWebSocketHandshake``): `head` is the 101 (its
+    /// end-to-end fields: `Sec-WebSocket-Accept`, a subprotocol) and `tunnel`
+    /// the connection, out of the pool, for the receiver to splice or close.
+    func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel)
     /// Asked before each read from the upstream: true while the receiver cannot
     /// take more (the client socket is not writable). It calls
     /// ``UpstreamRequestWriter/resumeReading()`` when it can again.

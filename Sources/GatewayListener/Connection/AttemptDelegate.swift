@@ -41,6 +41,11 @@ final class AttemptDelegate: UpstreamExchangeDelegate {
         exchange?.upstreamExchangeFailed(error)
     }
 
+    func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) {
+        guard let exchange else { return tunnel.channel.close(promise: nil) }
+        exchange.upstreamUpgraded(head, tunnel: tunnel)
+    }
+
     var upstreamShouldPauseReading: Bool {
         exchange?.upstreamShouldPauseReading ?? false
     }

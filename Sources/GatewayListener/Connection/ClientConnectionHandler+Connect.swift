@@ -65,59 +65,18 @@ extension ClientConnectionHandler {
         context.writeAndFlush(wrapOutboundOut(ResponseFraming.bareHead(version: version, code: 200, reason: "Connection Established")), promise: nil)
     }
 
-    /// Answers 200, replaces the HTTP handlers with a tunnel to `peer`, logs when both close.
+    /// Answers 200 and becomes a tunnel to `peer`; logs when both sides closed.
     private func splice(head: HTTPRequestHead, peer: any Channel, upstream: String, info: ExchangeInfo) {
-        guard let context, context.channel.isActive else {
-            peer.close(promise: nil)
-            return
-        }
-        writeConnectionEstablished(version: head.version)
-        let idleTimeout = TimeAmount(environment.liveConfig.current.config.limits.tunnelIdleTimeout)
-        let (clientGlue, peerGlue) = TunnelHandler.pair(idleTimeout: idleTimeout)
-        let pipeline = context.pipeline
-        let sync = pipeline.syncOperations
-        let handlers = self.pipeline
-        do {
-            try sync.addHandler(clientGlue, position: .after(self))
-            try peer.pipeline.syncOperations.addHandler(peerGlue)
-        } catch {
-            peer.close(promise: nil)
-            context.close(promise: nil)
-            return
-        }
-        let client = context.channel
-        // Completed on this loop: the synchronous pipeline and the handlers stay on it.
-        let removal = NIOLoopBound((sync: sync, handlers: handlers), eventLoop: context.eventLoop)
-        sync.removeHandler(self)
-            .flatMap { removal.value.sync.removeHandler(removal.value.handlers.decoder) }
-            .flatMap { removal.value.sync.removeHandler(removal.value.handlers.timeouts) }
-            .flatMap {
-                // Bytes the client sent right after CONNECT were forwarded by the
-                // decoder without a read-complete; flush them now.
-                pipeline.fireChannelReadComplete()
-                return client.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            }
-            .flatMap { peer.setOption(ChannelOptions.autoRead, value: true) }
-            .whenComplete { result in
-                guard case .success = result else {
-                    peer.close(promise: nil)
-                    client.close(promise: nil)
-                    return
-                }
-                peer.read()
-                client.read()  // a read the HTTP handler held went with it
-            }
         let logger = info.logger
         let started = info.started
-        let glues = NIOLoopBound((clientGlue, peerGlue), eventLoop: context.eventLoop)
-        client.closeFuture.and(peer.closeFuture).whenComplete { _ in
-            let (clientGlue, peerGlue) = glues.value
+        let established = ResponseFraming.bareHead(version: head.version, code: 200, reason: "Connection Established")
+        switchToTunnel(peer: peer, first: [established]) { totals in
             logger.info(
                 "CONNECT \(upstream) 200",
                 metadata: [
                     "ms": "\(((ContinuousClock.now - started).seconds * 100_000).rounded() / 100)",
-                    "bytes_in": "\(clientGlue.bytesRead)",
-                    "bytes_out": "\(peerGlue.bytesRead)",
+                    "bytes_in": "\(totals.bytesFromClient)",
+                    "bytes_out": "\(totals.bytesFromPeer)",
                 ]
             )
         }

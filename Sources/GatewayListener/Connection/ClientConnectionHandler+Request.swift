@@ -67,7 +67,8 @@ extension ClientConnectionHandler {
             case .length(let length): length
             case .chunked: nil
             }
-            let request = RequestRouter(active: active).route(head: head, scheme: scheme, host: host, port: port, target: path, declaredLength: declaredLength)
+            var request = RequestRouter(active: active).route(head: head, scheme: scheme, host: host, port: port, target: path, declaredLength: declaredLength)
+            if framing == .none, head.isWebSocketHandshake { request.isWebSocketHandshake = true }
             context.record.upstreamName = request.upstreamName
             let route = active.routes.route(forUpstream: request.upstreamName)
             if !route.observers.isEmpty {

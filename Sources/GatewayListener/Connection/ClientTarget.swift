@@ -2,7 +2,8 @@ package import GatewayCore
 
 /// Where a client asked the proxy to send a request, parsed from the request target.
 package enum ClientTarget: Equatable, Sendable {
-    /// `GET http://host:port/path?q HTTP/1.1`: forward (originating TLS for `https://`).
+    /// `GET http://host:port/path?q HTTP/1.1`: forward (originating TLS for
+    /// `https://`); `ws://` and `wss://` are read as `http://` and `https://`.
     case absolute(scheme: UpstreamScheme, host: String, port: Int, target: String)
     /// `CONNECT host:port HTTP/1.1`: a tunnel.
     case authority(host: String, port: Int)
@@ -31,6 +32,11 @@ package enum ClientTarget: Equatable, Sendable {
         if let after = Self.afterScheme("http://", in: bytes) {
             (scheme, authorityStart) = (.http, after)
         } else if let after = Self.afterScheme("https://", in: bytes) {
+            (scheme, authorityStart) = (.https, after)
+        } else if let after = Self.afterScheme("ws://", in: bytes) {
+            // A WebSocket URI as some clients (aiohttp) send it: its http(s) form (RFC 6455 §3).
+            (scheme, authorityStart) = (.http, after)
+        } else if let after = Self.afterScheme("wss://", in: bytes) {
             (scheme, authorityStart) = (.https, after)
         } else {
             return nil

@@ -248,6 +248,17 @@ final class DirectExchange: UpstreamExchangeDelegate {
         }
     }
 
+    /// The upstream answered the WebSocket handshake with 101: the exchange
+    /// ends here (status 101) and the client connection becomes a tunnel to it.
+    func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) {
+        guard case .attempting = phase else { return tunnel.channel.close(promise: nil) }
+        phase = .finished
+        releaseUpstream()
+        status = Int(head.status.code)
+        log(status: Int(head.status.code), error: nil)
+        handler.switchToWebSocket(head, tunnel: tunnel, info: info, url: routed.url)
+    }
+
     var upstreamShouldPauseReading: Bool {
         if case .discarding = phase { return false }
         return !(handler.context?.channel.isWritable ?? true)

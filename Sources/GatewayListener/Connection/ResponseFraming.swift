@@ -6,7 +6,8 @@ package import NIOHTTP1
 /// goes out (the gateway writes its own bytes: no `HTTPResponseEncoder`, no
 /// `HTTPHeaders` copy): `Content-Length` when known, chunked for HTTP/1.1,
 /// close-delimited for HTTP/1.0; no body for HEAD, 1xx, 204 and 304;
-/// `Connection: close` when the connection ends after it.
+/// `Connection: close` when the connection ends after it; `Connection: Upgrade`
+/// and `Upgrade` on a 101 that switches protocols.
 ///
 /// The fields are the upstream's in their order (the framer read them strictly,
 /// so they hold no control byte), less its framing and `Connection`, with `Via`
@@ -29,6 +30,7 @@ package struct ResponseFraming {
         requestVersion: HTTPVersion,
         keepAlive: Bool,
         via: String? = nil,
+        upgrade: String? = nil,
         allocator: ByteBufferAllocator = ByteBufferAllocator(),
         spare: consuming ByteBuffer? = nil
     ) {
@@ -81,7 +83,12 @@ package struct ResponseFraming {
         if let via { Self.writeField(&head, name: "Via", value: via) }
         if let own = length.own, !length.dropped { Self.writeField(&head, name: "Content-Length", value: String(own)) }
         if chunked { head.writeStaticString("Transfer-Encoding: chunked\r\n") }
-        if !keepAlive {
+        if let upgrade {
+            // A 101 to a handshake: the protocol switched to, for this hop too.
+            head.writeStaticString("Connection: Upgrade\r\nUpgrade: ")
+            head.writeString(upgrade)
+            head.writeStaticString("\r\n")
+        } else if !keepAlive {
             head.writeStaticString("Connection: close\r\n")
         } else if requestVersion == .http1_0 {
             head.writeStaticString("Connection: keep-alive\r\n")

@@ -25,6 +25,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     private let queued: LabeledHandles<Gauge>
     let interceptionCertificates: LabeledHandles<Counter>
     let interceptionHandshakeFailures: LabeledHandles<Counter>
+    let webSockets: LabeledHandles<Gauge>
+    let webSocketBytes: LabeledHandles<Counter>
 
     /// - Parameters:
     ///   - statsWindow: the sliding window of `/stats` (`metrics.stats_window`).
@@ -61,6 +63,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
         self.queued = LabeledHandles { factory.gauge(.queuedRequests, $0) }
         self.interceptionCertificates = LabeledHandles { factory.counter(.interceptionCertificates, $0) }
         self.interceptionHandshakeFailures = LabeledHandles { factory.counter(.interceptionHandshakeFailures, $0) }
+        self.webSockets = LabeledHandles { factory.gauge(.webSocketsOpen, $0) }
+        self.webSocketBytes = LabeledHandles { factory.counter(.webSocketBytes, $0) }
     }
 
     /// The exposition text for `/metrics`: every family, with HELP and TYPE even before its first sample.

@@ -89,6 +89,14 @@ public struct MetricFamily: Sendable, Hashable {
         name: "gateway_interception_handshake_failures_total", kind: .counter,
         help: "Client TLS handshakes with the gateway that failed on intercepted CONNECTs; reason untrusted_ca means the client does not trust the gateway's CA",
         labelNames: ["upstream", "reason"])
+    public static let webSocketsOpen = MetricFamily(
+        name: "gateway_websockets_open", kind: .gauge,
+        help: "WebSockets open through the gateway (handshakes answered 101, until either side closes)",
+        labelNames: ["upstream"])
+    public static let webSocketBytes = MetricFamily(
+        name: "gateway_websocket_bytes_total", kind: .counter,
+        help: "Bytes carried by closed WebSockets, by endpoint of the handshake and direction (to_upstream: sent by the client; to_client: sent by the upstream)",
+        labelNames: ["upstream", "endpoint", "direction"])
     public static let upstreamConnections = MetricFamily(
         name: "gateway_upstream_connections_open", kind: .gauge,
         help: "Open upstream connections",
@@ -114,7 +122,7 @@ public struct MetricFamily: Sendable, Hashable {
     public static let all: [MetricFamily] = [
         requests, requestErrors, requestDuration, upstreamAttempts, upstreamPhase,
         retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
-        interceptionCertificates, interceptionHandshakeFailures,
+        interceptionCertificates, interceptionHandshakeFailures, webSocketsOpen, webSocketBytes,
         upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, buildInfo,
     ]
 }

@@ -27,4 +27,13 @@ final class MetricsObservation: ExchangeObservation {
         pending.statusClass = outcome.status.map(StatusClass.init(status:)) ?? .error
         pending.finish(errorCode: outcome.error)
     }
+
+    /// A WebSocket the exchange's 101 opened: counted open under its upstream.
+    func tunnelOpened() {
+        pending.metrics.webSocketOpened(pending.recorder.key)
+    }
+
+    func tunnelClosed(_ summary: TunnelSummary) {
+        pending.metrics.webSocketClosed(pending.recorder.key, toUpstream: summary.bytesFromClient, toClient: summary.bytesFromUpstream)
+    }
 }

@@ -5,7 +5,8 @@ import NIOHTTP1
 extension ProxyRequest {
     /// The request head sent upstream, serialized: HTTP/1.1, origin-form target,
     /// `Host` first when absent, the request's end-to-end fields in their order
-    /// (hop-by-hop ones removed again, defensively), and framing set from the
+    /// (hop-by-hop ones removed again, defensively; a WebSocket handshake's
+    /// `Connection: Upgrade` and `Upgrade: websocket` added), and framing set from the
     /// body: `Content-Length` when its length is known, else `Transfer-Encoding: chunked`.
     /// Throws when a field would corrupt the head (a control byte in a value).
     /// `spare`: a buffer to write the head into (see ``HTTP1RequestHead/init(method:target:allocator:spare:)``).
@@ -20,6 +21,11 @@ extension ProxyRequest {
             }
             for (name, value) in endToEnd where !HopByHopHeaders.equalsIgnoringCase(name, "content-length") {
                 try head.add(name: name, value: value)
+            }
+            if isWebSocketHandshake {
+                // The hop-by-hop fields of the handshake, for this hop (RFC 6455 §4.1).
+                try head.add(name: "Connection", value: "Upgrade")
+                try head.add(name: "Upgrade", value: "websocket")
             }
             switch bodyLength {
             case .some(0):

@@ -28,7 +28,9 @@ extension UpstreamConnection {
             handler.value.releaseUnused()
             throw error
         }
-        try handler.value.start(head: head, body: Self.requestBody(of: request).0, recorder: recorder, delegate: delegate)
+        try handler.value.start(
+            head: head, body: Self.requestBody(of: request).0, upgrade: request.isWebSocketHandshake, recorder: recorder, delegate: delegate
+        )
     }
 
     /// Sends the request and returns when the response head arrives. A streamed

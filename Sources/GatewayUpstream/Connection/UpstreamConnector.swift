@@ -21,11 +21,12 @@ struct UpstreamConnector: Sendable {
         id: Int,
         key: UpstreamKey,
         upstreamName: String?,
+        on chosenLoop: (any EventLoop)? = nil,
         onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
     ) -> EventLoopFuture<UpstreamConnection> {
         // Prefer the caller's event loop: a client connection's task runs on its
         // channel's loop, so its upstream channel on the same loop avoids thread hops.
-        let eventLoop = MultiThreadedEventLoopGroup.currentEventLoop ?? eventLoopGroup.next()
+        let eventLoop = chosenLoop ?? MultiThreadedEventLoopGroup.currentEventLoop ?? eventLoopGroup.next()
         let upstream = key.upstream
         let promise = eventLoop.makePromise(of: UpstreamConnection.self)
         let channelBox = NIOLockedValueBox<(any Channel)?>(nil)

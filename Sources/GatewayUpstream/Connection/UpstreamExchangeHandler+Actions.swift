@@ -29,6 +29,8 @@ extension UpstreamExchangeHandler {
             cancelTimer()
         case .release(let reusable):
             onRelease(reusable)
+        case .upgrade(let head):
+            handOver(head)
         }
         scheduleTimerIfArmed()
     }
@@ -59,6 +61,26 @@ extension UpstreamExchangeHandler {
         }
         onRelease(reusable)
         ended?.delegate.upstreamResponseEnd()
+    }
+
+    /// A handshake's 101: the connection leaves this handler (and the pool's
+    /// accounting: a connection for a handshake is never pooled) as a tunnel.
+    /// The bytes read after the head go with it; the delegate splices the
+    /// channel before this read's later bytes arrive.
+    private func handOver(_ head: UpstreamResponseHead) {
+        let upgraded = active
+        active = nil
+        cancelTimer()
+        upgraded?.recorder.responseHead(status: Int(head.status.code))
+        upgraded?.recorder.ended()
+        let leftover = framer.takeUnparsed()
+        guard let context, let upgraded else {
+            context?.close(promise: nil)
+            return
+        }
+        let channel = context.channel
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        upgraded.delegate.upstreamUpgraded(head, tunnel: UpstreamTunnel(channel: channel, leftover: leftover))
     }
 
     private func failExchange(_ error: any Error) {

@@ -93,16 +93,19 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Starts an exchange: writes the head (and a buffered body), then tells the
     /// delegate, which writes a streamed body through the writer it gets.
     /// Throws ``ConnectionClosedBeforeUse`` when the connection closed while idle.
+    /// `upgrade`: a WebSocket handshake, whose 101 hands the connection to the
+    /// delegate (any other answer closes it after the response).
     func start(
         head: HTTP1RequestHead,
         body: RequestBody,
+        upgrade: Bool = false,
         recorder: AttemptRecorder,
         delegate: any UpstreamExchangeDelegate
     ) throws {
         let endQueued: Bool
         if case .streamed = body { endQueued = false } else { endQueued = true }
-        // The head never asks to close: hop-by-hop fields are not forwarded.
-        switch machine.startExchange(isHEAD: head.isHEAD, keepAlive: true, endQueued: endQueued, now: eventLoop.now) {
+        // Only a handshake's head asks for anything of the connection: hop-by-hop fields are not forwarded.
+        switch machine.startExchange(isHEAD: head.isHEAD, keepAlive: !upgrade, upgrade: upgrade, endQueued: endQueued, now: eventLoop.now) {
         case .refuseBusy:
             throw GatewayError(.internalError, "upstream connection leased twice", upstream: upstream)
         case .refuseClosed:

@@ -28,6 +28,10 @@ extension UpstreamExchangeStateMachine {
         case stopTimer
         /// Give an unused lease back to the pool.
         case release(reusable: Bool)
+        /// A handshake's 101: record it, stop the timer, take the bytes read
+        /// after the head, leave the pipeline and hand the connection to the
+        /// delegate as a tunnel (it is not released to the pool: it never goes back).
+        case upgrade(UpstreamResponseHead)
     }
 
     /// What becomes of the connection when an exchange ends normally.
@@ -54,7 +58,7 @@ extension UpstreamExchangeStateMachine {
     enum ProtocolViolation: Equatable {
         /// A second response head for one request.
         case secondHead
-        /// A 1xx head the framer let through (101: we never ask for an upgrade).
+        /// A 1xx head the framer let through (a 101 that answers no handshake).
         case informational(UInt)
         case bodyBeforeHead
         case endBeforeHead

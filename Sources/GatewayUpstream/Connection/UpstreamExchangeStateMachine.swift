@@ -41,6 +41,8 @@ struct UpstreamExchangeStateMachine {
         let isHEAD: Bool
         /// The request did not ask to close the connection.
         let requestKeepAlive: Bool
+        /// A WebSocket handshake: a 101 hands the connection over.
+        let upgrade: Bool
         var request: RequestPhase
         var response: ResponsePhase
         /// Observed writes (the end of the request, streamed body chunks) not yet completed.
@@ -53,6 +55,8 @@ struct UpstreamExchangeStateMachine {
         case exchange(Exchange)
         /// Closed or closing: no exchange can start on it.
         case closed
+        /// A handshake's 101 came: the connection is the delegate's tunnel, nothing is framed here any more.
+        case upgraded
     }
 
     private(set) var state: State = .idle
@@ -65,26 +69,27 @@ struct UpstreamExchangeStateMachine {
         self.timeout = UpstreamRequestTimeout(timeout: requestTimeout)
     }
 
-    var isClosed: Bool { state == .closed }
+    /// No exchange can run on it any more (closed, or handed over after a 101).
+    var isClosed: Bool { state == .closed || state == .upgraded }
 
     // MARK: Request side
 
     /// Starts an exchange. `endQueued`: the whole request (head, any buffered
     /// body, end) is written at once; otherwise the delegate streams the body.
-    mutating func startExchange(isHEAD: Bool, keepAlive: Bool, endQueued: Bool, now: NIODeadline) -> StartDecision {
+    mutating func startExchange(isHEAD: Bool, keepAlive: Bool, upgrade: Bool = false, endQueued: Bool, now: NIODeadline) -> StartDecision {
         switch state {
         case .idle:
             lastExchangeID += 1
             state = .exchange(
                 Exchange(
-                    id: lastExchangeID, isHEAD: isHEAD, requestKeepAlive: keepAlive,
+                    id: lastExchangeID, isHEAD: isHEAD, requestKeepAlive: keepAlive, upgrade: upgrade,
                     request: endQueued ? .endQueued : .streaming, response: .awaitingHead,
                     outstandingWrites: endQueued ? 1 : 0
                 )
             )
             updateTimeout(now: now)
             return .start(exchangeID: lastExchangeID)
-        case .closed:
+        case .closed, .upgraded:
             return .refuseClosed
         case .exchange:
             assertionFailure("an upstream connection leased twice")
@@ -149,7 +154,13 @@ struct UpstreamExchangeStateMachine {
     ) -> Action {
         guard case .exchange(var exchange) = state else { return unexpectedResponsePart() }
         guard exchange.response == .awaitingHead else { return fail(.protocolViolation(.secondHead)) }
-        // 1xx other than 101 are dropped by the framer; we never ask for an upgrade.
+        // 1xx other than 101 are dropped by the framer; a 101 answers only a handshake.
+        if status.code == 101, exchange.upgrade, exchange.request == .sent || exchange.request == .endQueued {
+            state = .upgraded
+            readHeld = false
+            timeout.disarm()
+            return .upgrade(UpstreamResponseHead(status: status, fields: fields, declaredLength: nil, hasBody: false))
+        }
         guard status.code >= 200 else { return fail(.protocolViolation(.informational(status.code))) }
         exchange.response = .streaming(keepAlive: keepAlive)
         state = .exchange(exchange)
@@ -207,7 +218,7 @@ struct UpstreamExchangeStateMachine {
     mutating func consumerDemand(exchangeID: Int, now: NIODeadline) -> Action {
         switch state {
         case .exchange(let exchange) where exchange.id != exchangeID: return .none
-        case .closed: return .none
+        case .closed, .upgraded: return .none
         case .idle, .exchange: break
         }
         let held = readHeld
@@ -222,7 +233,7 @@ struct UpstreamExchangeStateMachine {
         switch state {
         case .idle: return closeIdle()
         case .exchange: return fail(.protocolViolation(.malformed(error)))
-        case .closed: return .none
+        case .closed, .upgraded: return .none
         }
     }
 
@@ -244,7 +255,7 @@ struct UpstreamExchangeStateMachine {
             return .stopTimer
         case .exchange(let exchange):
             return fail(.closed(beforeHead: exchange.response == .awaitingHead))
-        case .closed:
+        case .closed, .upgraded:
             return .none
         }
     }
@@ -254,7 +265,7 @@ struct UpstreamExchangeStateMachine {
         switch state {
         case .idle: return closeIdle()
         case .exchange: return fail(.error(error))
-        case .closed: return .none
+        case .closed, .upgraded: return .none
         }
     }
 
@@ -271,7 +282,7 @@ struct UpstreamExchangeStateMachine {
         switch state {
         case .idle:
             return .release(reusable: true)
-        case .closed:
+        case .closed, .upgraded:
             return .release(reusable: false)
         case .exchange:
             assertionFailure("an unused lease released while an exchange runs on it")

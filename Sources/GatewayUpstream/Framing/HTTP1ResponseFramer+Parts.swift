@@ -4,8 +4,9 @@ import NIOHTTP1
 
 /// The head and the chunked body: the parts of a response that need scanning.
 extension HTTP1ResponseFramer {
-    /// A head once CRLFCRLF is in; 1xx heads are skipped (101 is passed on, for
-    /// the exchange to refuse: the gateway never asks for an upgrade).
+    /// A head once CRLFCRLF is in; 1xx heads are skipped but 101, which is
+    /// passed on: the exchange takes it for a handshake's answer, or refuses it.
+    /// What follows a 101 is not HTTP: it stays unframed (``takeUnparsed()``).
     mutating func nextHead(_ bytes: inout ByteBuffer, scanFrom: Int) throws(HTTP1FramingError) -> Event? {
         let length: Int
         switch bytes.withUnsafeReadableBytes({ HTTP1HeadLines.scanHead($0, from: scanFrom) }) {

@@ -72,6 +72,14 @@ package struct HTTP1ResponseFramer {
         input.appendUnframed(bytes)
     }
 
+    /// The bytes read after a 101's head (the protocol switched to): for the
+    /// tunnel that takes the connection over. Nothing is framed after it.
+    package mutating func takeUnparsed() -> ByteBuffer? {
+        defer { input = nil }
+        guard let bytes = input, bytes.readableBytes > 0 else { return nil }
+        return bytes
+    }
+
     /// Whether bytes are buffered that no event has taken yet.
     package var hasUnframedBytes: Bool { (input?.readableBytes ?? 0) > 0 }
 

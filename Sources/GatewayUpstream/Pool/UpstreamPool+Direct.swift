@@ -57,6 +57,9 @@ final class DirectAttempt {
         pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop,
         delegate: any UpstreamExchangeDelegate
     ) -> UpstreamExchangeCancellation {
+        if request.isWebSocketHandshake {
+            return HandshakeAttempt.start(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
+        }
         let ready = pool.leaseIdleNow(UpstreamKey(request), on: eventLoop)
         var staleLeases = 0
         if case .success(let lease)? = ready, lease.connection.eventLoop.inEventLoop {

@@ -197,6 +197,48 @@ struct UpstreamExchangeHandlerTests {
         #expect(harness.releases == [true])
     }
 
+    /// A WebSocket handshake's 101 hands the connection over: the handler
+    /// leaves the pipeline, the bytes after the head go with the tunnel, the
+    /// pool hears nothing (the connection was never its), and the channel stays open.
+    @Test func aHandshakesSwitchingProtocolsHandsTheConnectionOver() throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        let record = try harness.start(upgrade: true, delegate: delegate)
+        #expect(try harness.sent().contains("GET / HTTP/1.1\r\n"))
+        try harness.respond("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: abc\r\n\r\n\u{81}\u{02}hi")
+        #expect(delegate.events == [.started, .upgraded(status: 101, leftover: "\u{81}\u{02}hi")])
+        #expect(delegate.head?.headers["sec-websocket-accept"] == ["abc"])
+        // Hop-by-hop fields stay behind: the client's side writes its own.
+        #expect(delegate.head?.headers["upgrade"] == [])
+        #expect(harness.releases.isEmpty)
+        #expect(harness.channel.isActive)
+        #expect(delegate.tunnel?.channel === harness.channel)
+        #expect(throws: (any Error).self) { try harness.channel.pipeline.syncOperations.context(handlerType: UpstreamExchangeHandler.self) }
+        #expect(record.attempts.first?.status == 101)
+        // Later bytes are the tunnel's, not a protocol error.
+        try harness.channel.writeInbound(ByteBuffer(string: "more"))
+        #expect(delegate.events.count == 2)
+    }
+
+    /// A 101 to a request that asked for no upgrade is a protocol error; any
+    /// other answer to a handshake is a normal response, and the connection closes after it.
+    @Test func switchingProtocolsOnlyAnswersAHandshake() throws {
+        let unasked = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        try unasked.start(delegate: delegate)
+        try unasked.respond("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")
+        #expect(delegate.events == [.started, .failed(.upstreamProtocolError)])
+        #expect(!unasked.channel.isActive)
+
+        let refused = try UpstreamExchangeHarness()
+        let refusedDelegate = RecordingDelegate()
+        try refused.start(upgrade: true, delegate: refusedDelegate)
+        try refused.respond("HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\nno")
+        #expect(refusedDelegate.events == [.started, .head(status: 403, hasBody: true), .body("no"), .end])
+        #expect(refused.releases == [false])
+        #expect(!refused.channel.isActive)
+    }
+
     /// A response the framer refuses (here a smuggling shape) fails its exchange
     /// as the upstream's protocol error, and the connection is never reused.
     @Test func aMalformedResponseFailsTheExchange() throws {

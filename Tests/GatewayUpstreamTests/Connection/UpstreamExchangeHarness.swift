@@ -40,6 +40,7 @@ final class UpstreamExchangeHarness {
         uri: String = "/",
         headers: HTTPHeaders = ["Host": "upstream.test"],
         body: UpstreamExchangeHandler.RequestBody = .none,
+        upgrade: Bool = false,
         delegate: RecordingDelegate
     ) throws -> ExchangeRecord {
         let record = ExchangeRecord()
@@ -49,7 +50,7 @@ final class UpstreamExchangeHarness {
             if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") { head.addChunkedFraming() } else { try head.add(name: name, value: value) }
         }
         head.end()
-        try handler.start(head: head, body: body, recorder: AttemptRecorder(record: record, index: index), delegate: delegate)
+        try handler.start(head: head, body: body, upgrade: upgrade, recorder: AttemptRecorder(record: record, index: index), delegate: delegate)
         return record
     }
 
@@ -87,6 +88,8 @@ final class RecordingDelegate: UpstreamExchangeDelegate {
         case body(String)
         case end
         case failed(GatewayError.Code?)
+        /// A handshake's 101, with the bytes read after it.
+        case upgraded(status: UInt, leftover: String)
     }
 
     private(set) var events: [Event] = []
@@ -124,4 +127,12 @@ final class RecordingDelegate: UpstreamExchangeDelegate {
     }
 
     var upstreamShouldPauseReading: Bool { pause }
+
+    private(set) var tunnel: UpstreamTunnel?
+
+    func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) {
+        self.head = head
+        self.tunnel = tunnel
+        events.append(.upgraded(status: head.status.code, leftover: tunnel.leftover.map { String(buffer: $0) } ?? ""))
+    }
 }

@@ -25,6 +25,7 @@ enum Seen: Equatable {
     case close
     case stopTimer
     case release(Bool)
+    case upgrade(status: UInt)
 }
 
 extension UpstreamExchangeStateMachine.Action {
@@ -43,6 +44,7 @@ extension UpstreamExchangeStateMachine.Action {
         case .close: .close
         case .stopTimer: .stopTimer
         case .release(let reusable): .release(reusable)
+        case .upgrade(let head): .upgrade(status: head.status.code)
         }
     }
 }

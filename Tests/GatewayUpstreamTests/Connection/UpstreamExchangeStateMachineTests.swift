@@ -315,6 +315,23 @@ struct UpstreamExchangeStateMachineTests {
         #expect(end.responseEnd(bytesFollow: false).seen == .failed(.violation(.endBeforeHead)))
     }
 
+    /// A handshake's 101 ends the exchange in the hand-over; nothing after it
+    /// is the machine's (no close, no release), and no exchange starts on it again.
+    @Test func aHandshakesSwitchingProtocolsIsAnUpgrade() {
+        var machine = Machine(requestTimeout: .seconds(5))
+        guard case .start = machine.startExchange(isHEAD: false, keepAlive: false, upgrade: true, endQueued: true, now: .at(0)) else {
+            Issue.record("the handshake did not start")
+            return
+        }
+        let switching = HTTPResponseHead(version: .http1_1, status: .switchingProtocols)
+        #expect(machine.responseHead(switching, untilClose: false, now: .at(1)).seen == .upgrade(status: 101))
+        #expect(machine.isClosed)
+        #expect(machine.timeout.deadline == nil)
+        #expect(machine.channelClosed().seen == Seen.none)
+        #expect(machine.errorCaught(CancellationError()).seen == Seen.none)
+        #expect(machine.startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(2)) == .refuseClosed)
+    }
+
     @Test func bytesThatDoNotFrameFailTheExchangeOrCloseAnIdleConnection() {
         var machine = Machine(requestTimeout: .seconds(5))
         _ = machine.startGET(at: 0)
