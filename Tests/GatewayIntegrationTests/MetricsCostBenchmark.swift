@@ -27,6 +27,7 @@ struct MetricsCostBenchmark {
         }
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
         let config = gateway.app.liveConfig.current.config
+        let admission = gateway.app.liveConfig.current.admission
         let metricsPolicy = MetricsPolicy(metrics: gateway.app.metrics, config: config)
         let pool = gateway.app.pool
         let withMetrics = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: [metricsPolicy]))
@@ -40,7 +41,7 @@ struct MetricsCostBenchmark {
         var results: [String: [Double]] = [:]
         for round in 0..<4 {
             let on = round % 2 == 0
-            gateway.app.liveConfig.replace(with: ActiveConfig(config: config, routes: on ? withMetrics : without, transport: pool))
+            gateway.app.liveConfig.replace(with: ActiveConfig(config: config, admission: admission, routes: on ? withMetrics : without, transport: pool))
             let cpuBefore = Self.processCPUSeconds()
             let run = try await ProcessRunner.run(
                 "taskset", ["-c", "0", wrk, "-t1", "-c50", "-d\(seconds)s", "-s", script.path, gateway.proxyURL],

@@ -105,4 +105,17 @@ struct PolicyChainBindingTests {
         for step in after.steps where step is AuthInjectionPolicy { (step as? AuthInjectionPolicy)?.inject(into: &again) }
         #expect(!again.headers.contains(name: "Authorization"))
     }
+
+    @Test func proxyAuthIsAdmittedBeforeTheAccessRulesAndOnlyWhenConfigured() {
+        var config = GatewayConfig()
+        config.listen.proxy = BindAddress(host: "127.0.0.1", port: 0)
+        config.listen.admin = BindAddress(host: "127.0.0.1", port: 0)
+        let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let withoutAuth = GatewayApplication(config: config, configPath: nil, logger: quiet, handleSignals: false)
+        #expect(withoutAuth.liveConfig.current.admission.map { "\(type(of: $0))" } == ["AccessStep"], "no proxy_auth, no step for it")
+
+        config.proxyAuth = ProxyAuthConfig(realm: "gw", users: [ProxyUser(username: "u", password: Secret(source: .env("GATEWAY_TEST_PROXY_PASSWORD"), value: "p"))])
+        let authenticated = GatewayApplication(config: config, configPath: nil, logger: quiet, handleSignals: false)
+        #expect(authenticated.liveConfig.current.admission.map { "\(type(of: $0))" } == ["ProxyAuthStep", "AccessStep"])
+    }
 }

@@ -1,39 +1,61 @@
 import GatewayConfig
 import GatewayCore
+import GatewayListener
 import GatewayObservability
 import GatewayPolicies
 import GatewayUpstream
 
 /// The phases of a client request, in the order they run, and the one place
-/// that sets that order: each config load (and reload) builds every upstream's
-/// route here, and the client connection runs it as given.
+/// that sets that order: each config load (and reload) builds the admission
+/// steps and every upstream's route here, and the client connection runs them
+/// as given (`GatewayListener/Connection/ClientConnectionHandler+Request.swift`).
 ///
-/// 1. Route: the request's upstream picks its ``UpstreamRoute``
+/// 1. Admission, before the request is routed (``admission(for:)``): proxy
+///    authentication (`proxy_auth`, when configured), then the access rules
+///    (`access`). A step that refuses, or answers (a 407), ends the request.
+/// 2. Route: the request's upstream picks its ``UpstreamRoute``
 ///    (``routes(config:services:)``); a host no upstream names takes the
 ///    `unconfigured` route, which has observers only.
-/// 2. Observers begin, outermost first (``observers(config:services:)``):
+/// 3. Observers begin, outermost first (``observers(config:services:)``):
 ///    trace (while `debug` is on), then metrics. They see the request as
 ///    routed, are told of the rest of the exchange, and never change it.
-/// 3. Retry: the upstream's retry planner (`retry`), asked once per client
+/// 4. Retry: the upstream's retry planner (`retry`), asked once per client
 ///    request and after each attempt.
-/// 4. Attempt steps, on each upstream attempt, in order: rate limit
+/// 5. Attempt steps, on each upstream attempt, in order: rate limit
 ///    (`rate_limit`), OAuth2 token (`auth: oauth2`), static credential
 ///    (`auth`). Then the upstream pool.
-/// 5. Observers finish: the response has gone out, the exchange failed, or
+/// 6. Observers finish: the response has gone out, the exchange failed, or
 ///    the client went away.
 ///
-/// The planner, the steps and the observers are called on the client
-/// connection's event loop and never block it: a phase that must wait (a
-/// backoff, an upstream's pause, a rate-limit queue slot, a token refresh)
-/// returns a future. A body that may be sent twice (retried, or replayed after
-/// a 401) is copied as it goes to the first attempt, within the limits the
-/// retry planner and the steps give.
+/// The admission steps, the planner, the attempt steps and the observers are
+/// called on the client connection's event loop and never block it: a phase
+/// that must wait (a backoff, an upstream's pause, a rate-limit queue slot, a
+/// token refresh) returns a future. A body that may be sent twice (retried,
+/// or replayed after a 401) is copied as it goes to the first attempt, within
+/// the limits the retry planner and the steps give.
 ///
 /// Each upstream's phases are bound to its settings (`retry`, `rate_limit`,
 /// `auth`) when its route is built: nothing on the request path looks the
 /// config up by upstream name, and a phase the upstream does not configure is
 /// not in its route.
 enum ExchangePhases {
+    /// The phases of `config` as requests run them: its admission steps and
+    /// routes, the upstream pool behind them.
+    static func activeConfig(_ config: GatewayConfig, services: GatewayServices, interceptor: TLSInterceptor? = nil) -> ActiveConfig {
+        ActiveConfig(
+            config: config, admission: admission(for: config), routes: routes(config: config, services: services),
+            transport: services.pool, interceptor: interceptor
+        )
+    }
+
+    /// The admission steps of `config`, in order: proxy authentication (when configured), then the access rules.
+    static func admission(for config: GatewayConfig) -> [any AdmissionStep] {
+        var steps: [any AdmissionStep] = []
+        if let auth = config.proxyAuth { steps.append(ProxyAuthStep(config: auth)) }
+        steps.append(AccessStep(access: config.access))
+        return steps
+    }
+
     /// The routes of `config`: one per upstream, and the `unconfigured` one.
     static func routes(config: GatewayConfig, services: GatewayServices) -> RouteTable {
         let observers = Self.observers(config: config, services: services)
