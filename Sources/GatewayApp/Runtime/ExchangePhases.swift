@@ -71,7 +71,7 @@ enum ExchangePhases {
     static func observers(config: GatewayConfig, services: GatewayServices) -> [any ExchangeObserver] {
         var observers: [any ExchangeObserver] = []
         if config.debug { observers.append(TracePolicy.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
-        observers.append(MetricsPolicy(metrics: services.metrics, config: config))
+        observers.append(MetricsObserver(metrics: services.metrics, config: config))
         return observers
     }
 
