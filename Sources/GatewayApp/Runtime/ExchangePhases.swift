@@ -70,7 +70,7 @@ enum ExchangePhases {
     /// The observers of every route, outermost first: trace (while `debug` is on), then metrics.
     static func observers(config: GatewayConfig, services: GatewayServices) -> [any ExchangeObserver] {
         var observers: [any ExchangeObserver] = []
-        if config.debug { observers.append(TracePolicy.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
+        if config.debug { observers.append(TraceObserver.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
         observers.append(MetricsObserver(metrics: services.metrics, config: config))
         return observers
     }
