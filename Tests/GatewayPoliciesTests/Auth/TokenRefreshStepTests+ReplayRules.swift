@@ -72,8 +72,8 @@ extension TokenRefreshStepTests {
         #expect(request.headers["Authorization"] == ["Bearer \(token)"])
     }
 
-    /// Issue 18: one policy per OAuth2 upstream, built with its route; other
-    /// upstreams' routes have none (see PolicyChainBindingTests), and requests
+    /// One policy per OAuth2 upstream, built with its route; other
+    /// upstreams' routes have none (see ExchangePhasesTests), and requests
     /// outside the credential's hosts pass untouched.
     @Test func onlyOAuth2UpstreamsGetAPolicyAndItKeepsToTheirHosts() async throws {
         let f = try OAuthFixture()
