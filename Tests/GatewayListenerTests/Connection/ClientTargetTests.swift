@@ -21,7 +21,7 @@ struct ClientTargetTests {
         #expect(ClientTarget.parse(uri, isConnect: false) == nil)
     }
 
-    /// Found by the target-parser fuzz target (issue 15): `hasPrefix("/")`
+    /// Found by the target-parser fuzz target: `hasPrefix("/")`
     /// compares characters, and `/` followed by a combining mark is another
     /// one, so such an origin-form target (a request inside an intercepted
     /// tunnel) was refused as malformed.

@@ -9,7 +9,7 @@ import NIOHTTP1
 import Testing
 @testable import GatewayObservability
 
-/// The event loop's trace observation (issue 14: one object, no locks): what
+/// The event loop's trace observation (one object, no locks): what
 /// it captures of the body and the response head, one record per exchange,
 /// and the curl line tagged `request=<id>` as the exchange's logger tags it.
 @Suite("Trace observation on the event loop", .timeLimit(.minutes(1)))
