@@ -274,6 +274,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // GatewayTesting's own tests: its loopback upstreams, raw TCP clients and process runner.
+        .testTarget(
+            name: "GatewayTestingTests",
+            dependencies: [
+                "GatewayTesting",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "GatewayIntegrationTests",
             dependencies: [

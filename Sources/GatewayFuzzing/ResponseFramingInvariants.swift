@@ -5,7 +5,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Raw bytes as an upstream's responses on one connection, through the
-/// gateway's response framer (issue 14: its own HTTP/1 framing, fields kept as
+/// gateway's response framer (its own HTTP/1 framing, fields kept as
 /// bytes) and on to the head the client gets (``ResponseFraming``).
 ///
 /// The first byte picks the request method (bit 0: HEAD) and how the bytes

@@ -2,7 +2,7 @@ import GatewayConfig
 import GatewayCore
 import Testing
 
-/// Issue 15 item 4: access rules match addresses as addresses (any spelling),
+/// Access rules match addresses as addresses (any spelling),
 /// accept CIDR ranges, and check the address actually connected to.
 @Suite("access IP rules")
 struct AccessIPRulesTests {

@@ -2,7 +2,7 @@ import GatewayConfig
 import GatewayCore
 import Testing
 
-/// `ports`: where an upstream's credential may go over TLS (issue 15 item 2).
+/// `ports`: where an upstream's credential may go over TLS.
 @Suite("upstream ports")
 struct CredentialPortsTests {
     @Test func portsAreDecodedAndScopeTheCredential() {

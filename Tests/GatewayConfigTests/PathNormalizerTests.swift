@@ -42,7 +42,7 @@ struct PathNormalizerTests {
         #expect(PathNormalizer.normalize(path[...]) == path)
     }
 
-    /// Found by the path-normalizer fuzz target (issue 15): `.` and `..` segments
+    /// Found by the path-normalizer fuzz target: `.` and `..` segments
     /// stayed in the template, so `/x/../users/42` was an endpoint (a metrics
     /// series, a rate-limit bucket) apart from `/users/42`, which the origin serves.
     @Test(arguments: [

@@ -95,7 +95,7 @@ struct StructureTests {
         #expect(ConfigError(file: "f.yaml", keyPath: "", message: "bad").description == "f.yaml: bad")
     }
 
-    /// Found by the config-decoding fuzz target (issue 15): a key that is a list
+    /// Found by the config-decoding fuzz target: a key that is a list
     /// or a mapping at the top level gave an error with neither key path nor
     /// position, so nothing said where in the file it was.
     @Test func aComplexKeyIsLocatedByPosition() {
@@ -107,7 +107,7 @@ struct StructureTests {
         #expect(nested?.message.hasSuffix("(line 2, column 5)") == true)
     }
 
-    /// Found by the config-decoding fuzz target (issue 15): an empty key at the
+    /// Found by the config-decoding fuzz target: an empty key at the
     /// top level (`?` alone) was an "unknown key ''" at the empty key path.
     @Test func anEmptyKeyIsLocatedByPosition() {
         let error = TestSupport.error(of: "open: true\n?\n")

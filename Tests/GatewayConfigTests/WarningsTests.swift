@@ -63,7 +63,7 @@ struct WarningsTests {
     }
 }
 
-/// Issue 15 (low): warnings for an admin listener off loopback and for a
+/// Warnings for an admin listener off loopback and for a
 /// credential sent to any host.
 @Suite("warnings: exposure")
 struct ExposureWarningsTests {

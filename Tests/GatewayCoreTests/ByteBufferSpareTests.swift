@@ -2,8 +2,8 @@ import GatewayCore
 import NIOCore
 import Testing
 
-/// A connection writes each head into the buffer of the one before (issue 14:
-/// no allocation per head), never into bytes a pending write still holds.
+/// A connection writes each head into the buffer of the one before (no
+/// allocation per head), never into bytes a pending write still holds.
 struct ByteBufferSpareTests {
     private static func base(_ buffer: ByteBuffer) -> UnsafeRawPointer? {
         buffer.withUnsafeReadableBytes { UnsafeRawPointer($0.baseAddress) }

@@ -2,7 +2,7 @@ import GatewayCore
 import Testing
 
 /// `clientAuthority`: the authority the client asked for, read from `clientOrigin`
-/// by a byte scan (issue 14: no Foundation `range(of:)` per traced request).
+/// by a byte scan (no Foundation `range(of:)` per traced request).
 struct ProxyRequestAuthorityTests {
     private func request(clientOrigin: String?) -> ProxyRequest {
         var request = ProxyRequest(method: .GET, scheme: .https, host: "origin.internal", port: 8443, target: "/x", headers: [:])

@@ -3,7 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import Testing
 
-/// Issue 14: a request's logger is built when a line is logged, not per
+/// A request's logger is built when a line is logged, not per
 /// request; its lines carry `request=<id>` either way.
 @Suite(.timeLimit(.minutes(1)))
 struct RequestContextLoggerTests {

@@ -4,7 +4,7 @@ import GatewayCore
 import GatewayTesting
 import Testing
 
-/// Issue 15 items 2 and 5 end to end: a credential goes to its origin only
+/// Through the live gateway: a credential goes to its origin only
 /// (over TLS unless the upstream names an http:// origin), and never on TRACE.
 @Suite(.timeLimit(.minutes(3)))
 struct AuthScopeTests {

@@ -3,7 +3,7 @@ import GatewayConfig
 import GatewayTesting
 import Testing
 
-/// Client limits through the live gateway (issue #15, item 3): a client that
+/// Client limits through the live gateway: a client that
 /// stops sending its body no longer holds the only upstream connection, and
 /// connections beyond `limits.max_client_connections` are refused.
 @Suite(.timeLimit(.minutes(1)))

@@ -2,7 +2,7 @@ import Foundation
 import GatewayTesting
 import Testing
 
-/// Issue 15 (low): `Expect: 100-continue` from an HTTP/1.0 client gets no
+/// `Expect: 100-continue` from an HTTP/1.0 client gets no
 /// `100 Continue` (RFC 9110 §10.1.1); an HTTP/1.1 client still gets one.
 @Suite(.timeLimit(.minutes(2)))
 struct ExpectContinueHTTP10Tests {

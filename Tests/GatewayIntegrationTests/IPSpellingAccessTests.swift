@@ -4,7 +4,7 @@ import GatewayCore
 import GatewayTesting
 import Testing
 
-/// Issue 15 item 4 end to end: `deny: [127.0.0.2, "::1"]` is not bypassed by
+/// Through the live gateway: `deny: [127.0.0.2, "::1"]` is not bypassed by
 /// other spellings of those addresses; numeric IPv4 forms get 400, IPv6
 /// spellings and IPv4-mapped addresses 403.
 @Suite(.timeLimit(.minutes(2)))

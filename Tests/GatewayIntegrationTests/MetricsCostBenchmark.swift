@@ -10,8 +10,8 @@ import Testing
 
 /// The cost of metrics per request, run by hand: `GATEWAY_BENCH=1 swift test --filter MetricsCostBenchmark`.
 /// Prints requests/s through the live gateway (wrk, keep-alive, 1 KiB bodies)
-/// with `MetricsPolicy` observing and without, alternating, and the
-/// policy's own cost per request in a tight loop.
+/// with `MetricsObserver` observing and without, alternating, and the
+/// observer's own cost per request in a tight loop.
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["GATEWAY_BENCH"] != nil), .timeLimit(.minutes(5)))
 struct MetricsCostBenchmark {
     @Test func throughputWithAndWithoutMetrics() async throws {
@@ -27,9 +27,10 @@ struct MetricsCostBenchmark {
         }
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
         let config = gateway.app.liveConfig.current.config
-        let metricsPolicy = MetricsPolicy(metrics: gateway.app.metrics, config: config)
+        let admission = gateway.app.liveConfig.current.admission
+        let metricsObserver = MetricsObserver(metrics: gateway.app.metrics, config: config)
         let pool = gateway.app.pool
-        let withMetrics = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: [metricsPolicy]))
+        let withMetrics = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: [metricsObserver]))
         let without = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: []))
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-bench-\(UUID().uuidString).lua")
         try """
@@ -40,7 +41,7 @@ struct MetricsCostBenchmark {
         var results: [String: [Double]] = [:]
         for round in 0..<4 {
             let on = round % 2 == 0
-            gateway.app.liveConfig.replace(with: ActiveConfig(config: config, routes: on ? withMetrics : without, transport: pool))
+            gateway.app.liveConfig.replace(with: ActiveConfig(config: config, admission: admission, routes: on ? withMetrics : without, transport: pool))
             let cpuBefore = Self.processCPUSeconds()
             let run = try await ProcessRunner.run(
                 "taskset", ["-c", "0", wrk, "-t1", "-c50", "-d\(seconds)s", "-s", script.path, gateway.proxyURL],
@@ -67,11 +68,11 @@ struct MetricsCostBenchmark {
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
-    @Test func policyCostPerRequest() {
+    @Test func observerCostPerRequest() {
         let metrics = GatewayMetrics()
         var config = GatewayConfig()
         config.upstreams = [UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!], endpoints: [EndpointTemplate("GET /users/{id}")!])]
-        let policy = MetricsPolicy(metrics: metrics, config: config)
+        let observer = MetricsObserver(metrics: metrics, config: config)
         /// What the pool records for one attempt.
         func attempt(_ context: RequestContext) {
             let start = ContinuousClock.now
@@ -89,7 +90,7 @@ struct MetricsCostBenchmark {
                 for i in 0..<iterations {
                     let request = ProxyRequest(method: .GET, scheme: .http, host: "api.test", port: 80, target: paths[i % paths.count], headers: [:], upstreamName: "api")
                     let context = RequestContext(id: "b", clientAddress: "127.0.0.1:1", logger: logger)
-                    let observation = useMetrics ? policy.begin(request, context: context) : nil
+                    let observation = useMetrics ? observer.begin(request, context: context) : nil
                     attempt(context)
                     observation?.finish(ExchangeOutcome(status: 200, responseBytes: 5, error: nil))
                 }
@@ -99,6 +100,6 @@ struct MetricsCostBenchmark {
         let off = run(false)
         let on = run(true)
         let perRequest = (on - off) / iterations
-        print("bench policy: \(iterations) requests, without metrics \(off), with \(on): metrics cost \(perRequest) per request")
+        print("bench observer: \(iterations) requests, without metrics \(off), with \(on): metrics cost \(perRequest) per request")
     }
 }

@@ -4,7 +4,7 @@ import GatewayCore
 import GatewayTesting
 import Testing
 
-/// Issue 15 item 4, the rest: `deny` IP/CIDR rules apply to the address a
+/// `deny` IP/CIDR rules apply to the address a
 /// name resolves to, for forwarded requests and for `CONNECT` tunnels: a
 /// name is no way around them.
 @Suite(.timeLimit(.minutes(2)))

@@ -5,7 +5,7 @@ import GatewayObservability
 import GatewayTesting
 import Testing
 
-/// Issue 15 item 6 end to end: with `auth: {type: header, name: X-Vendor-Key,
+/// Through the live gateway: with `auth: {type: header, name: X-Vendor-Key,
 /// client_auth: keep}` and debug on, the client's own X-Vendor-Key value is in
 /// neither the stderr curl line nor trace.jsonl.
 @Suite(.timeLimit(.minutes(2)))

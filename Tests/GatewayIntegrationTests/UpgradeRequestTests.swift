@@ -5,7 +5,7 @@ import Testing
 
 /// After a request the HTTP decoder takes for an upgrade (`Upgrade` header, or
 /// `CONNECT`) it parses no more: the gateway answers it and closes, instead of
-/// keeping the connection open and buffering whatever follows (issue #15, item 1).
+/// keeping the connection open and buffering whatever follows.
 @Suite(.timeLimit(.minutes(1)))
 struct UpgradeRequestTests {
     static let upgrade = "GET http://127.0.0.1:9/ HTTP/1.1\r\nHost: 127.0.0.1:9\r\nConnection: Upgrade\r\nUpgrade: x\r\n\r\n"

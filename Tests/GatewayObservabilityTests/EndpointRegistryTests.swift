@@ -15,13 +15,13 @@ struct EndpointRegistryTests {
         let metrics = GatewayMetrics()
         var config = GatewayConfig()
         config.upstreams = [UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!])]
-        let policy = MetricsPolicy(metrics: metrics, config: config)
+        let observer = MetricsObserver(metrics: metrics, config: config)
         var endpoints = Set<String>()
         for i in 0..<10_000 {
             // Letters only, so normalization cannot collapse them: 10,000 distinct templates.
             let target = "/\(randomSegment())/\(randomSegment())-\(i % 3 == 0 ? "x" : "y")\(randomSegment())?id=\(i)"
             let request = ProxyRequest(method: .GET, scheme: .http, host: "api.test", port: 80, target: target, headers: [:], upstreamName: "api")
-            endpoints.insert(policy.recorder(for: request).key.endpoint)
+            endpoints.insert(observer.recorder(for: request).key.endpoint)
         }
         #expect(endpoints.count == 201, "200 named endpoints plus other")
         #expect(endpoints.contains(EndpointKey.overflow))
@@ -40,10 +40,10 @@ struct EndpointRegistryTests {
                 endpoints: [EndpointTemplate("GET /users/{name}")!, EndpointTemplate("/health")!, EndpointTemplate("/orders/{id}/items")!]
             )
         ]
-        let policy = MetricsPolicy(metrics: metrics, config: config)
+        let observer = MetricsObserver(metrics: metrics, config: config)
         func endpoint(_ method: HTTPMethod, _ target: String) -> String {
             let request = ProxyRequest(method: method, scheme: .http, host: "api.test", port: 80, target: target, headers: [:], upstreamName: "api")
-            return policy.recorder(for: request).key.endpoint
+            return observer.recorder(for: request).key.endpoint
         }
         // Fill the automatic budget first.
         #expect(endpoint(.GET, "/a") == "/a")
@@ -58,11 +58,11 @@ struct EndpointRegistryTests {
 
     @Test func unconfiguredHostsAreBoundedToo() {
         let metrics = GatewayMetrics(maxHostUpstreams: 3)
-        let policy = MetricsPolicy(metrics: metrics, config: GatewayConfig())
+        let observer = MetricsObserver(metrics: metrics, config: GatewayConfig())
         var upstreams = Set<String>()
         for i in 0..<50 {
             let request = ProxyRequest(method: .GET, scheme: .http, host: "Host\(i).example", port: 80, target: "/", headers: [:])
-            upstreams.insert(policy.recorder(for: request).key.upstream)
+            upstreams.insert(observer.recorder(for: request).key.upstream)
         }
         #expect(upstreams == ["host0.example", "host1.example", "host2.example", "other"])
         #expect(metrics.upstreamLabel("host1.example") == "host1.example")
@@ -75,11 +75,11 @@ struct EndpointRegistryTests {
         let metrics = GatewayMetrics(maxHostUpstreams: 20)
         var config = GatewayConfig()
         config.metrics.maxEndpointsPerUpstream = 30
-        let policy = MetricsPolicy(metrics: metrics, config: config)
+        let observer = MetricsObserver(metrics: metrics, config: config)
         for i in 0..<2_000 {
             let target = "/\(randomSegment())/\(randomSegment())"
             let request = ProxyRequest(method: .GET, scheme: .http, host: "h\(i % 40).example", port: 80, target: target, headers: [:])
-            _ = policy.recorder(for: request)
+            _ = observer.recorder(for: request)
         }
         let recorders = metrics.endpoints.all
         let named = recorders.filter { $0.key.endpoint != EndpointKey.overflow }

@@ -7,7 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import Testing
 
-/// Issue 18: a rate-limit policy is built once per upstream when its route is
+/// A rate-limit policy is built once per upstream when its route is
 /// built (config load or reload), bound to that upstream's `rate_limit` and to
 /// the limiter the registry resolved for it then; every step made from it
 /// shares that limiter, and nothing is looked up by name per request.

@@ -124,7 +124,7 @@ struct RateLimitPolicyTests {
         #expect(isProceed(prepare(step, on: embedded)), "the step looks again: the hold is over")
     }
 
-    /// Issue 15 item 8: a pause beyond `max_wait` is not kept: the next
+    /// A pause beyond `max_wait` is not kept: the next
     /// request goes to the upstream, and the client gets the upstream's own 429.
     @Test func aHoldBeyondMaxWaitIsNotKeptTheUpstreamAnswers() throws {
         let events = RecordingEvents()
@@ -136,7 +136,7 @@ struct RateLimitPolicyTests {
         #expect(events.rateLimited == ["upstream", "upstream"])
     }
 
-    /// Issue 15 item 8: holds are per host:port, so one host's pause does not
+    /// Holds are per host:port, so one host's pause does not
     /// stop the upstream's other hosts (or ports).
     @Test func holdsAreKeyedByHostAndPortNotUpstream() throws {
         let step = try step(RateLimitConfig(requestsPerSecond: nil, maxWait: .seconds(10)), clock: ManualClock())

@@ -65,7 +65,7 @@ struct RetryPolicyTests {
         #expect(RetryPolicy(upstream: upstreamConfig(retry: nil, rateLimit: RateLimitConfig()), budgets: RetryBudgets()) == nil)
     }
 
-    /// Issue 18: a policy is bound to its upstream's settings when the route is
+    /// A policy is bound to its upstream's settings when the route is
     /// built; the request's `upstreamName` is never looked up (the route chose the policy).
     @Test func eachUpstreamsPolicyAppliesTheSettingsItWasBuiltWith() throws {
         let budgets = RetryBudgets()

@@ -43,7 +43,7 @@ struct SharedRateLimitTests {
                     group.addTask {
                         var count = 0
                         while ContinuousClock.now - start < window {
-                            guard case .admitted = try? await limiter.acquire() else { break }
+                            guard (try? await limiter.admitted()) == true else { break }
                             if ContinuousClock.now - start < window { count += 1 }
                         }
                         return count
@@ -78,13 +78,13 @@ struct SharedRateLimitTests {
         let local = RateLimiter(parameters, clock: SystemPolicyClock(), shared: .init(backend: PostgresRateLimits(database: fixture.databases[0]), key: "payments"))
         try await fixture.cluster.stopServer()
         fixture.databases[0].health.recordFailure("stopped")
-        #expect(try await local.acquire() == .admitted)
+        #expect(try await local.admitted())
 
         let failing = SharedStateFixture.config(fixture.cluster.url, onUnavailable: .fail)
         let database = SharedStateDatabase(config: failing, logger: .init(label: "test"))
         database.health.recordFailure("stopped")
         let refusing = RateLimiter(parameters, clock: SystemPolicyClock(), shared: .init(backend: PostgresRateLimits(database: database), key: "payments"))
-        let error = await #expect(throws: GatewayError.self) { try await refusing.acquire() }
+        let error = await #expect(throws: GatewayError.self) { try await refusing.admitted() }
         #expect(error?.code == .sharedStateUnavailable)
         await fixture.stop()
     }

@@ -90,7 +90,7 @@ struct SharedStateQueryTimeoutTests {
 
         let parameters = RateLimiter.Parameters(requestsPerSecond: 100, burst: 5, maxQueue: 10, maxWait: .seconds(10))
         let limiter = RateLimiter(parameters, clock: SystemPolicyClock(), shared: .init(backend: PostgresRateLimits(database: database), key: "payments"))
-        #expect(try await limiter.acquire() == .admitted)
+        #expect(try await limiter.admitted())
         #expect(!unlocked.withLockedValue { $0 }, "admitted while the lock was still held")
         #expect(!database.health.isAvailable)
         #expect(database.health.current.lastError?.contains("lease rate-limit tokens: no answer within 300ms") == true)

@@ -60,7 +60,7 @@ public final class GatewayApplication: Sendable {
             }
             deniedAddresses.replace(with: config.access.deny.compactMap(\.network))
             let interceptor = try shared.interceptors.interceptor(for: config, events: metrics, logger: logger)
-            return ActiveConfig(config: config, routes: PolicyChainFactory.routes(config: config, services: shared), transport: pool, interceptor: interceptor)
+            return ExchangePhases.activeConfig(config, services: shared, interceptor: interceptor)
         }
         let initial: ActiveConfig
         do {
@@ -68,7 +68,7 @@ public final class GatewayApplication: Sendable {
             self.startupError = nil
         } catch {
             // Reported by run(), which then refuses to start.
-            initial = ActiveConfig(config: config, routes: PolicyChainFactory.routes(config: config, services: shared), transport: pool)
+            initial = ExchangePhases.activeConfig(config, services: shared)
             self.startupError = "\(error)"
         }
         let liveConfig = LiveConfig(initial)

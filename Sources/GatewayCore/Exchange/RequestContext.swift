@@ -32,7 +32,7 @@ public struct RequestContext: Sendable {
     }
 
     /// The logger for this request's lines: ``baseLogger``, with `request=<id>`
-    /// when ``tagsLinesWithID``. Built when read, not per request (issue 14: a
+    /// when ``tagsLinesWithID``. Built when read, not per request (a
     /// logger with its own metadata costs three allocations, and most exchanges
     /// log only their own line, tagged by ``addRequestMetadata(to:)``): read it where
     /// a line is logged, not to keep.

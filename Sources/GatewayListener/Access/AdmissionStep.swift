@@ -1,17 +1,17 @@
-import GatewayConfig
-import GatewayCore
+package import GatewayConfig
+package import GatewayCore
 import NIOHTTP1
 
-/// The first steps of every request, before it is routed: proxy
-/// authentication, then the access rules. Built once per config load (see
-/// ``ActiveConfig/admission``) and run in order by the client connection's
-/// handler; each answers synchronously.
-protocol AdmissionStep: Sendable {
+/// A first step of every request, before it is routed (proxy authentication,
+/// the access rules). Built once per config load, in the order GatewayApp's
+/// `ExchangePhases` sets (``ActiveConfig/admission``), and run in that order by
+/// the client connection's handler; each answers synchronously.
+package protocol AdmissionStep: Sendable {
     func admit(_ request: AdmissionRequest) -> Admission
 }
 
 /// What the admission steps see of a request.
-struct AdmissionRequest {
+package struct AdmissionRequest {
     let head: HTTPRequestHead
     /// Where the request goes (inside an intercepted tunnel, already resolved to its origin).
     let target: ClientTarget
@@ -22,7 +22,7 @@ struct AdmissionRequest {
 }
 
 /// What an admission step decided.
-enum Admission {
+package enum Admission {
     case proceed
     /// Refused with a gateway error; the connection closes after the answer.
     case refuse(GatewayError)
@@ -31,10 +31,14 @@ enum Admission {
 }
 
 /// `proxy_auth`: `Proxy-Authorization: Basic` against the configured users.
-struct ProxyAuthStep: AdmissionStep {
+package struct ProxyAuthStep: AdmissionStep {
     let authenticator: ProxyAuthenticator
 
-    func admit(_ request: AdmissionRequest) -> Admission {
+    package init(config: ProxyAuthConfig) {
+        authenticator = ProxyAuthenticator(config: config)
+    }
+
+    package func admit(_ request: AdmissionRequest) -> Admission {
         guard !request.insideInterception, !authenticator.isAuthorized(request.head.headers) else { return .proceed }
         // A bodyless request may be followed by another on this connection; a
         // CONNECT, an upgrade or a request with a body may not.
@@ -44,10 +48,14 @@ struct ProxyAuthStep: AdmissionStep {
 
 /// `access`: the host must be allowed (and not denied), and a `CONNECT` must go
 /// to one of `connect_ports`. Origin-form targets pass (they are refused later).
-struct AccessStep: AdmissionStep {
+package struct AccessStep: AdmissionStep {
     let access: AccessConfig
 
-    func admit(_ request: AdmissionRequest) -> Admission {
+    package init(access: AccessConfig) {
+        self.access = access
+    }
+
+    package func admit(_ request: AdmissionRequest) -> Admission {
         switch request.target {
         case .origin:
             return .proceed
@@ -70,15 +78,5 @@ struct AccessStep: AdmissionStep {
             return .refuse(GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: upstream))
         }
         return .proceed
-    }
-}
-
-extension ActiveConfig {
-    /// The admission steps of `config`, in order.
-    static func admissionSteps(for config: GatewayConfig) -> [any AdmissionStep] {
-        var steps: [any AdmissionStep] = []
-        if let auth = config.proxyAuth { steps.append(ProxyAuthStep(authenticator: ProxyAuthenticator(config: auth))) }
-        steps.append(AccessStep(access: config.access))
-        return steps
     }
 }

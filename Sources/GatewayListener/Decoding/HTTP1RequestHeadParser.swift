@@ -3,7 +3,7 @@ import NIOHTTP1
 
 /// Parses one client request head (request line and fields, CRLFCRLF
 /// included) in one scan: the listener's own HTTP/1 parsing, in place of
-/// NIOHTTP1's `HTTPRequestDecoder` and llhttp (issue 14). As strict as llhttp
+/// NIOHTTP1's `HTTPRequestDecoder` and llhttp. As strict as llhttp
 /// is by default where a lenient parser would let a request be read two ways
 /// (RFC 9112 §2.2, §3, §5): bare LF or CR line ends, obs-fold, whitespace
 /// before a colon, control bytes in the target or a value are refused.

@@ -2,8 +2,10 @@ public import GatewayConfig
 public import GatewayCore
 import NIOConcurrencyHelpers
 
-/// A config snapshot and the routes (one per upstream) built for it. Swapped
-/// as one on reload, so each exchange runs start to end on the config it started with.
+/// A config snapshot and the phases built for it (GatewayApp's
+/// `ExchangePhases`): the admission steps, and the routes (one per upstream).
+/// Swapped as one on reload, so each exchange runs start to end on the config
+/// it started with.
 ///
 /// A class: every request reads the current one, and a struct copy of the
 /// config (its strings, arrays, upstreams) cost a retain and a release per
@@ -11,16 +13,16 @@ import NIOConcurrencyHelpers
 public final class ActiveConfig: Sendable {
     public let config: GatewayConfig
     public let routes: RouteTable
-    /// Where the direct path sends requests (the upstream pool).
+    /// Where exchanges send their requests (the upstream pool).
     public let transport: any UpstreamTransport
     /// Terminates TLS for `CONNECT`s to upstreams with `intercept: true`; nil when none intercepts.
     public let interceptor: TLSInterceptor?
-    /// Proxy auth and access rules, the first steps of every request.
-    let admission: [any AdmissionStep]
+    /// The first steps of every request, in order: proxy auth (when configured), access rules.
+    package let admission: [any AdmissionStep]
 
-    public init(config: GatewayConfig, routes: RouteTable, transport: any UpstreamTransport, interceptor: TLSInterceptor? = nil) {
+    package init(config: GatewayConfig, admission: [any AdmissionStep], routes: RouteTable, transport: any UpstreamTransport, interceptor: TLSInterceptor? = nil) {
         self.config = config
-        self.admission = Self.admissionSteps(for: config)
+        self.admission = admission
         self.routes = routes
         self.transport = transport
         self.interceptor = interceptor

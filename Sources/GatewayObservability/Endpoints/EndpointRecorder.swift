@@ -2,7 +2,7 @@ public import GatewayCore
 import NIOConcurrencyHelpers
 import Prometheus
 
-/// A finished client exchange, as `MetricsPolicy` saw it.
+/// A finished client exchange, as `MetricsObserver` saw it.
 public struct CompletedExchange: Sendable {
     /// Client-visible: from the request head to the end of the response body.
     public var duration: Duration

@@ -73,7 +73,7 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     }
 
     /// Configured upstream names are `upstream` labels as they are; unconfigured
-    /// hosts only up to a bound. `MetricsPolicy` registers them for each config.
+    /// hosts only up to a bound. `MetricsObserver` registers them for each config.
     public func addConfiguredUpstreams(_ names: some Sequence<String>) {
         endpoints.addConfiguredUpstreams(names)
     }

@@ -36,7 +36,7 @@ public struct MetricFamily: Sendable, Hashable {
         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
     ]
 
-    // MARK: Per endpoint (recorded by MetricsPolicy)
+    // MARK: Per endpoint (recorded by MetricsObserver)
 
     public static let requests = MetricFamily(
         name: "gateway_requests_total", kind: .counter,

@@ -15,7 +15,7 @@ public struct TokenEndpointClient: Sendable {
 
     public let upstream: String
     public let config: OAuth2Config
-    public let transport: any ProxyHandler
+    public let transport: any HTTPRequestSender
     public let clock: any PolicyClock
     public let timeout: Duration
     public let logger: Logger
@@ -23,7 +23,7 @@ public struct TokenEndpointClient: Sendable {
     public init(
         upstream: String,
         config: OAuth2Config,
-        transport: any ProxyHandler,
+        transport: any HTTPRequestSender,
         clock: any PolicyClock = SystemPolicyClock(),
         timeout: Duration = TokenEndpointClient.defaultTimeout,
         logger: Logger

@@ -82,7 +82,7 @@ public actor TokenStore {
         config: OAuth2Config,
         stateDir: String,
         route: TokenEndpointRoute?,
-        transport: any ProxyHandler,
+        transport: any HTTPRequestSender,
         clock: any PolicyClock = SystemPolicyClock(),
         events: any GatewayEvents = NoGatewayEvents(),
         timeout: Duration = TokenEndpointClient.defaultTimeout,

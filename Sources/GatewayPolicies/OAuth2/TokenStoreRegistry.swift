@@ -47,7 +47,7 @@ public final class TokenStoreRegistry: Sendable {
 
     /// The stores for every `type: oauth2` upstream of `config`, by upstream name.
     /// Upstreams no longer configured are forgotten (exchanges still running keep theirs).
-    public func stores(for config: GatewayConfig, transport: any ProxyHandler, events: any GatewayEvents, logger: Logger) -> [String: TokenStore] {
+    public func stores(for config: GatewayConfig, transport: any HTTPRequestSender, events: any GatewayEvents, logger: Logger) -> [String: TokenStore] {
         var wanted: [(name: String, oauth: OAuth2Config)] = []
         for upstream in config.upstreams {
             if case .oauth2(let oauth)? = upstream.auth?.kind {

@@ -56,9 +56,8 @@ extension RateLimiter {
     /// Refuses every waiter with 503 `shared_state_unavailable`.
     func refuseWaiters() {
         let error = unavailableError()
-        let waiters = state.withLockedValue { s in s.takeWaiters(s.queue.removeAll(), early: \.refusedEarly) }
+        let waiters = state.withLockedValue { s in s.takeWaiters(s.queue.removeAll()) }
         if waiters.count > 0 { depthChanged(-waiters.count) }
-        for continuation in waiters.continuations { continuation.resume(throwing: error) }
         for promise in waiters.promises { promise.fail(error) }
     }
 }

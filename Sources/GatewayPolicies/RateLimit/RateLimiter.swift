@@ -3,28 +3,17 @@ import NIOConcurrencyHelpers
 public import NIOCore
 
 /// One local rate limiter (an upstream's, or one endpoint's): drives a
-/// ``RateLimitQueue`` with real waiting. Waiters suspend on a continuation; one
-/// pump task sleeps on the injected clock until the head's token is due and
-/// resumes waiters in FIFO order. A cancelled waiter (the client went away)
-/// leaves the queue at once and wakes with `CancellationError`.
+/// ``RateLimitQueue`` with real waiting. A request that must wait its turn
+/// gets a promise on its event loop; one pump task sleeps on the injected
+/// clock until the head's token is due and fulfils the waiters' promises in
+/// FIFO order. A waiter withdrawn (the client went away) leaves the queue at
+/// once and its future fails with `CancellationError`.
 public final class RateLimiter: Sendable {
-    public enum Admission: Sendable, Equatable {
-        case admitted
-        case rejected(retryAfter: Duration)
-    }
-
     struct State {
         var queue: RateLimitQueue
         var nextID = 0
-        var continuations: [Int: CheckedContinuation<Void, any Error>] = [:]
-        /// Waiters of the direct path: a promise on their event loop.
+        /// The waiters in the queue: a promise on each one's event loop.
         var promises: [Int: EventLoopPromise<Void>] = [:]
-        /// Granted before their continuation was stored.
-        var grantedEarly: Set<Int> = []
-        /// Cancelled before their continuation was stored.
-        var cancelledEarly: Set<Int> = []
-        /// Refused (shared state unavailable, `on_unavailable: fail`) before their continuation was stored.
-        var refusedEarly: Set<Int> = []
         var pumpRunning = false
     }
 
@@ -62,60 +51,12 @@ public final class RateLimiter: Sendable {
         state.withLockedValue { $0.queue.isIdle(now: now) }
     }
 
-    /// Returns when the request may go (at once, or after waiting its turn), or
-    /// with a rejection. Throws `CancellationError` if cancelled while waiting.
-    public func acquire() async throws -> Admission {
-        try Task.checkCancellation()
-        let now = clock.now
-        let mode = sharedMode()
-        if mode == .refuse { throw unavailableError() }
-        let (id, admission, startPump) = state.withLockedValue { s -> (Int, RateLimitQueue.Admission, Bool) in
-            s.queue.setLeased(mode == .leased, now: now)
-            s.nextID += 1
-            let admission = s.queue.arrive(s.nextID, now: now)
-            var startPump = false
-            if admission == .wait, !s.pumpRunning {
-                s.pumpRunning = true
-                startPump = true
-            }
-            return (s.nextID, admission, startPump)
-        }
-        switch admission {
-        case .proceed: return .admitted
-        case .reject(let retryAfter): return .rejected(retryAfter: retryAfter)
-        case .wait: break
-        }
-        depthChanged(1)
-        if startPump { Task { await self.pump() } }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let result = state.withLockedValue { s -> Result<Void, any Error>? in
-                    if s.grantedEarly.remove(id) != nil { return .success(()) }
-                    if s.cancelledEarly.remove(id) != nil { return .failure(CancellationError()) }
-                    if s.refusedEarly.remove(id) != nil { return .failure(self.unavailableError()) }
-                    s.continuations[id] = continuation
-                    return nil
-                }
-                if let result { continuation.resume(with: result) }
-            }
-        } onCancel: {
-            let (left, continuation) = state.withLockedValue { s -> (Bool, CheckedContinuation<Void, any Error>?) in
-                guard s.queue.cancel(id) else { return (false, nil) }
-                if let continuation = s.continuations.removeValue(forKey: id) { return (true, continuation) }
-                s.cancelledEarly.insert(id)
-                return (true, nil)
-            }
-            if left { depthChanged(-1) }
-            continuation?.resume(throwing: CancellationError())
-        }
-        return .admitted
-    }
-
-    /// The direct path's `acquire`: decides at once, without a task. A request
-    /// that must wait its turn gets a future on `eventLoop` that succeeds when
-    /// its token is granted, and a cancel that withdraws it (the future then
-    /// fails with `CancellationError`).
-    public func admit(on eventLoop: any EventLoop) -> DirectAdmission {
+    /// Decides at once, without a task. A request that must wait its turn gets
+    /// a future on `eventLoop` that succeeds when its token is granted (or
+    /// fails with the 503 of ``Admission/unavailable(_:)`` when the shared
+    /// bucket becomes unreachable with `fail`), and a cancel that withdraws it
+    /// (the future then fails with `CancellationError`).
+    public func admit(on eventLoop: any EventLoop) -> Admission {
         let now = clock.now
         let mode = sharedMode()
         if mode == .refuse { return .unavailable(unavailableError()) }
@@ -150,7 +91,7 @@ public final class RateLimiter: Sendable {
         return .queued(promise.futureResult, cancel: { [self] in self.withdraw(id) })
     }
 
-    /// A direct-path waiter gave up: it leaves the queue and its future fails.
+    /// A waiter gave up: it leaves the queue and its future fails.
     private func withdraw(_ id: Int) {
         let promise = state.withLockedValue { s -> EventLoopPromise<Void>? in
             guard s.queue.cancel(id) else { return nil }
@@ -161,7 +102,8 @@ public final class RateLimiter: Sendable {
         promise.fail(CancellationError())
     }
 
-    public enum DirectAdmission {
+    /// What ``admit(on:)`` decided.
+    public enum Admission {
         case admitted
         case rejected(retryAfter: Duration)
         case queued(EventLoopFuture<Void>, cancel: @Sendable () -> Void)
@@ -198,27 +140,18 @@ public final class RateLimiter: Sendable {
     /// Gives the tokens in hand to the waiters at the head of the queue.
     private func grantWaiters() {
         let now = clock.now
-        let waiters = state.withLockedValue { s in s.takeWaiters(s.queue.grant(now: now), early: \.grantedEarly) }
+        let waiters = state.withLockedValue { s in s.takeWaiters(s.queue.grant(now: now)) }
         if waiters.count > 0 { depthChanged(-waiters.count) }
-        for continuation in waiters.continuations { continuation.resume() }
         for promise in waiters.promises { promise.succeed() }
     }
 }
 
 extension RateLimiter.State {
-    /// The waiters of `ids`, taken out: continuations (async path) and
-    /// promises (direct path); an id whose waiter is not stored yet goes to
-    /// `early` (it finds its outcome there when it stores itself).
-    mutating func takeWaiters(_ ids: [Int], early: WritableKeyPath<Self, Set<Int>>) -> RateLimiter.TakenWaiters {
+    /// The waiters of `ids`, taken out of ``promises``.
+    mutating func takeWaiters(_ ids: [Int]) -> RateLimiter.TakenWaiters {
         var taken = RateLimiter.TakenWaiters(count: ids.count)
         for id in ids {
-            if let continuation = continuations.removeValue(forKey: id) {
-                taken.continuations.append(continuation)
-            } else if let promise = promises.removeValue(forKey: id) {
-                taken.promises.append(promise)
-            } else {
-                self[keyPath: early].insert(id)
-            }
+            if let promise = promises.removeValue(forKey: id) { taken.promises.append(promise) }
         }
         return taken
     }
@@ -227,7 +160,6 @@ extension RateLimiter.State {
 extension RateLimiter {
     struct TakenWaiters {
         var count: Int
-        var continuations: [CheckedContinuation<Void, any Error>] = []
         var promises: [EventLoopPromise<Void>] = []
     }
 }

@@ -4,10 +4,10 @@ import NIOCore
 import NIOHTTP1
 
 extension OAuthTestAuthority {
-    /// The token endpoint as an in-process ``ProxyHandler`` (no socket): any
+    /// The token endpoint as an in-process ``HTTPRequestSender`` (no socket): any
     /// request is answered by ``respond(to:)``. For unit tests of token clients.
-    public var tokenEndpoint: any ProxyHandler {
-        ClosureProxyHandler { request, _ in
+    public var tokenEndpoint: any HTTPRequestSender {
+        ClosureRequestSender { request, _ in
             await TestResponse.proxyResponse(self.respond(to: try await RecordedRequest(request)))
         }
     }

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// A request head for the upstream, serialized as it is built: the gateway's own
-/// HTTP/1.1 request writing (issue 14's follow-up), in place of NIOHTTP1's
+/// HTTP/1.1 request writing, in place of NIOHTTP1's
 /// `HTTPRequestEncoder` and its headers validator, with no `HTTPHeaders` copy in
 /// between and no `NIOAny` per part.
 ///

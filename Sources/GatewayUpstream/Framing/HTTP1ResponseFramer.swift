@@ -3,8 +3,8 @@ package import NIOCore
 package import NIOHTTP1
 
 /// Frames the HTTP/1.1 responses of one upstream connection from its bytes: the
-/// first piece of the gateway's own HTTP/1 framing (issue 14's follow-up), to take
-/// the place of NIOHTTP1's `HTTPResponseDecoder` and its per-part `NIOAny` boxing.
+/// gateway's own HTTP/1 framing, in place of NIOHTTP1's `HTTPResponseDecoder`
+/// and its per-part `NIOAny` boxing.
 ///
 /// A pure value: the connection's handler tells it a request went out
 /// (``expectResponse(isHEAD:)``), appends what it reads (``append(_:)``) and

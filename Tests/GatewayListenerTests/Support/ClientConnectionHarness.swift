@@ -15,11 +15,19 @@ final class ClientConnectionHarness {
     let transport = ScriptedTransport()
     let tracker: ConnectionTracker
 
-    /// - Parameter tracker: share one to test limits across connections.
-    init(config: GatewayConfig = GatewayConfig(), routes: RouteTable? = nil, tracker: ConnectionTracker = ConnectionTracker()) throws {
+    /// - Parameters:
+    ///   - admission: the steps before routing; by default the access rules of `config`.
+    ///   - tracker: share one to test limits across connections.
+    init(
+        config: GatewayConfig = GatewayConfig(), admission: [any AdmissionStep]? = nil, routes: RouteTable? = nil,
+        tracker: ConnectionTracker = ConnectionTracker()
+    ) throws {
         self.tracker = tracker
         let empty = UpstreamRoute(observers: [])
-        let active = ActiveConfig(config: config, routes: routes ?? RouteTable(byUpstream: [:], unconfigured: empty), transport: transport)
+        let active = ActiveConfig(
+            config: config, admission: admission ?? [AccessStep(access: config.access)],
+            routes: routes ?? RouteTable(byUpstream: [:], unconfigured: empty), transport: transport
+        )
         var logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         logger.logLevel = .critical
         let environment = ClientConnectionEnvironment(

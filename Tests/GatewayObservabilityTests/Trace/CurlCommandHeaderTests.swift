@@ -1,7 +1,7 @@
 import Testing
 @testable import GatewayObservability
 
-/// A header's single literal value is kept without an array of parts (issue 14):
+/// A header's single literal value is kept without an array of parts:
 /// it equals, quotes and templates exactly as the same value given as parts.
 struct CurlCommandHeaderTests {
     @Test(arguments: ["application/json", "", "it's \"quoted\" $HOME `x` !", "a'b'c"])

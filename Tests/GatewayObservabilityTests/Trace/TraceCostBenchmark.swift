@@ -38,7 +38,7 @@ struct TraceCostBenchmark {
         var quiet = Logger(label: "bench")
         quiet.logLevel = .warning
         let writer = TraceWriter(file: file, maxFileBytes: 1 << 30, maxFiles: 1, bufferRecords: 100_000, maxQueuedBytes: 1 << 30)
-        let policy = TracePolicy(config: config, writer: writer, proxyURL: "http://127.0.0.1:8080", logger: quiet)
+        let observer = TraceObserver(config: config, writer: writer, proxyURL: "http://127.0.0.1:8080", logger: quiet)
         let headers: HTTPHeaders = ["Host": "api.test", "User-Agent": "wrk", "Accept": "*/*", "Via": "1.1 gateway"]
         let request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: "/bytes/1024?x=1", headers: headers, upstreamName: "api")
         let count = 20_000
@@ -47,7 +47,7 @@ struct TraceCostBenchmark {
             let threadBefore = Self.threadCPU()
             for i in 0..<count {
                 let context = RequestContext(id: "bench-\(round)-\(i)", clientAddress: "127.0.0.1:5000", logger: quiet)
-                let observation = policy.begin(request, context: context)
+                let observation = observer.begin(request, context: context)
                 observation.finish(ExchangeOutcome(status: 200, responseBytes: 1024, error: nil))
             }
             let submitting = (Self.threadCPU() - threadBefore) / Double(count) * 1e6
@@ -66,10 +66,10 @@ struct TraceCostBenchmark {
         )
         var start = Self.threadCPU()
         var sink = 0
-        for _ in 0..<count { sink &+= policy.formatter.entry(for: capture, bodyPath: "/dev/null").line.count }
+        for _ in 0..<count { sink &+= observer.formatter.entry(for: capture, bodyPath: "/dev/null").line.count }
         let byHand = (Self.threadCPU() - start) / Double(count) * 1e6
         // The first version's way: a record, encoded by `JSONEncoder`.
-        let record = try TraceRecord.decode(line: String(decoding: policy.formatter.entry(for: capture, bodyPath: "/dev/null").line, as: UTF8.self))
+        let record = try TraceRecord.decode(line: String(decoding: observer.formatter.entry(for: capture, bodyPath: "/dev/null").line, as: UTF8.self))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         start = Self.threadCPU()

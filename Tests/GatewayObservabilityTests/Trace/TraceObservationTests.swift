@@ -9,7 +9,7 @@ import NIOHTTP1
 import Testing
 @testable import GatewayObservability
 
-/// The event loop's trace observation (issue 14: one object, no locks): what
+/// The event loop's trace observation (one object, no locks): what
 /// it captures of the body and the response head, one record per exchange,
 /// and the curl line tagged `request=<id>` as the exchange's logger tags it.
 @Suite("Trace observation on the event loop", .timeLimit(.minutes(1)))
@@ -18,7 +18,7 @@ struct TraceObservationTests {
         let dir: String
         let file: String
         let writer: TraceWriter
-        let policy: TracePolicy
+        let observer: TraceObserver
         let lines: NIOLockedValueBox<[(message: String, metadata: Logger.Metadata)]>
         let logger: Logger
 
@@ -31,7 +31,7 @@ struct TraceObservationTests {
             self.lines = lines
             writer = TraceWriter(file: file, maxFileBytes: 1 << 24, maxFiles: 1, bufferRecords: 10, maxQueuedBytes: 1 << 26)
             // No logger override: the line goes through the exchange's logger, as in the gateway.
-            policy = TracePolicy(config: GatewayConfig(), writer: writer, proxyURL: "http://127.0.0.1:8080")
+            observer = TraceObserver(config: GatewayConfig(), writer: writer, proxyURL: "http://127.0.0.1:8080")
         }
 
         func request(body: ProxyBody) -> ProxyRequest {
@@ -51,7 +51,7 @@ struct TraceObservationTests {
         let rig = try Rig()
         defer { try? FileManager.default.removeItem(atPath: rig.dir) }
         let context = RequestContext(id: "obs-1", clientAddress: "127.0.0.1:5000", logger: rig.logger, tagsLinesWithID: true)
-        let observation = rig.policy.begin(rig.request(body: .passedThrough(declaredLength: nil)), context: context)
+        let observation = rig.observer.begin(rig.request(body: .passedThrough(declaredLength: nil)), context: context)
         observation.requestBodyPart(ByteBuffer(string: "hello "))
         observation.requestBodyPart(ByteBuffer(string: "world"))
         observation.responseHead(status: 201, fields: ResponseFields(["Content-Length": "2"]), via: "1.1 gateway")
@@ -79,7 +79,7 @@ struct TraceObservationTests {
         var config = GatewayConfig()
         config.upstreams = [UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!], auth: AuthConfig(kind: .bearer(token: Secret(source: .env("API_TOKEN"), value: "s3cret-token"))))]
         let writer = TraceWriter(file: file, maxFileBytes: 1 << 24, maxFiles: 1, bufferRecords: 10, maxQueuedBytes: 1 << 26)
-        let policy = TracePolicy(config: config, writer: writer, proxyURL: "http://127.0.0.1:8080", logger: Logger(label: "quiet"))
+        let observer = TraceObserver(config: config, writer: writer, proxyURL: "http://127.0.0.1:8080", logger: Logger(label: "quiet"))
         var head = ByteBuffer(string: "HTTP/1.1 200 OK\r\n")
         let start = head.writerIndex
         head.writeString("Server:\torigin  \r\nSet-Cookie: session=abc\r\nConnection: close\r\nX-Echo: Bearer s3cret-token\r\n")
@@ -88,7 +88,7 @@ struct TraceObservationTests {
         let fields = ResponseFields(lines: lines, dropped: 0b100)
 
         let request = ProxyRequest(method: .GET, scheme: .http, host: "api.test", port: 80, target: "/", headers: ["Host": "api.test"], upstreamName: "api")
-        let observation = policy.begin(request, context: RequestContext(id: "fields", clientAddress: "127.0.0.1:1", logger: Logger(label: "quiet")))
+        let observation = observer.begin(request, context: RequestContext(id: "fields", clientAddress: "127.0.0.1:1", logger: Logger(label: "quiet")))
         observation.responseHead(status: 200, fields: fields, via: "1.1 gateway")
         head.clear()  // the read buffer is reused: the observation kept its own copy
         head.writeString(String(repeating: "x", count: lines.readableBytes + 32))
@@ -107,7 +107,7 @@ struct TraceObservationTests {
             .init(name: "Via", value: "1.1 gateway"),
         ])
         // The same fields made `HTTPHeaders` first (the gateway's own responses) read the same.
-        let viaHeaders = policy.begin(request, context: RequestContext(id: "headers", clientAddress: "127.0.0.1:1", logger: Logger(label: "quiet")))
+        let viaHeaders = observer.begin(request, context: RequestContext(id: "headers", clientAddress: "127.0.0.1:1", logger: Logger(label: "quiet")))
         viaHeaders.responseHead(status: 200, fields: ResponseFields(fields.headers), via: "1.1 gateway")
         viaHeaders.finish(ExchangeOutcome(status: 200, responseBytes: 0, error: nil))
         await writer.flush()
@@ -120,7 +120,7 @@ struct TraceObservationTests {
         let rig = try Rig()
         defer { try? FileManager.default.removeItem(atPath: rig.dir) }
         let context = RequestContext(id: "obs-2", clientAddress: "127.0.0.1:5000", logger: rig.logger)
-        let observation = rig.policy.begin(rig.request(body: .passedThrough(declaredLength: nil)), context: context)
+        let observation = rig.observer.begin(rig.request(body: .passedThrough(declaredLength: nil)), context: context)
         observation.finish(ExchangeOutcome(status: nil, responseBytes: 0, error: nil, cancelled: true))
 
         let record = try #require(try await rig.records().first)
@@ -136,9 +136,9 @@ struct TraceObservationTests {
         let rig = try Rig()
         defer { try? FileManager.default.removeItem(atPath: rig.dir) }
         let context = RequestContext(id: "obs-3", clientAddress: "127.0.0.1:5000", logger: rig.logger)
-        let observation = rig.policy.begin(rig.request(body: .passedThrough(declaredLength: nil)), context: context)
+        let observation = rig.observer.begin(rig.request(body: .passedThrough(declaredLength: nil)), context: context)
         let chunk = ByteBuffer(repeating: UInt8(ascii: "x"), count: 1 << 20)
-        for _ in 0...(TracePolicy.teeLimit >> 20) { observation.requestBodyPart(chunk) }
+        for _ in 0...(TraceObserver.teeLimit >> 20) { observation.requestBodyPart(chunk) }
         observation.requestBodyPart(ByteBuffer(string: "after the limit"))
         observation.finish(ExchangeOutcome(status: 200, responseBytes: 0, error: nil))
 

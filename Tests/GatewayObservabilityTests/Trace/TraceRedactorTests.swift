@@ -65,7 +65,7 @@ struct TraceRedactorTests {
     }
 }
 
-/// Issue 15 item 6: an upstream's auth header and query names are redacted,
+/// An upstream's auth header and query names are redacted,
 /// also when the client sends its own value (`client_auth: keep`).
 @Suite("Trace redaction of upstream auth names", .timeLimit(.minutes(1)))
 struct TraceRedactorUpstreamAuthTests {

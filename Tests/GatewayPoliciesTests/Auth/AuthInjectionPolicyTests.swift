@@ -68,9 +68,9 @@ struct AuthInjectionPolicyTests {
         #expect(AuthInjectionPolicy(upstream: UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!])) == nil)
     }
 
-    /// Issue 18: the policy is bound to its upstream's credential and scope when
-    /// the route is built. Which upstream a request belongs to chooses the route
-    /// (see PolicyChainBindingTests); the policy itself still keeps the
+    /// The policy is bound to its upstream's credential and scope when the
+    /// route is built. Which upstream a request belongs to chooses the route
+    /// (see ExchangePhasesTests); the policy itself still keeps the
     /// credential to its upstream's hosts whatever the request's name says.
     @Test func theCredentialStaysWithinItsUpstreamsHosts() throws {
         let upstream = UpstreamConfig(name: "api", hosts: [HostPattern("api.test")!], auth: AuthConfig(kind: .bearer(token: Self.secret)))

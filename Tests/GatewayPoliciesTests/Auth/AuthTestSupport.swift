@@ -68,7 +68,7 @@ struct OAuthFixture {
         TokenEndpointRoute(tokenURL: Self.tokenURL, config: GatewayConfig())!
     }
 
-    func makeStore(timeout: Duration = .seconds(30), transport: (any ProxyHandler)? = nil) -> TokenStore {
+    func makeStore(timeout: Duration = .seconds(30), transport: (any HTTPRequestSender)? = nil) -> TokenStore {
         TokenStore(
             upstream: "payments", config: oauth, stateDir: stateDir, route: route,
             transport: transport ?? authority.tokenEndpoint, clock: clock, events: events, timeout: timeout, logger: logs.logger

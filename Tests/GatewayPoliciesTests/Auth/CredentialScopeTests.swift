@@ -5,7 +5,7 @@ import NIOHTTP1
 import NIOEmbedded
 import Testing
 
-/// Issue 15 item 2: a credential belongs to an origin (scheme, host, port),
+/// A credential belongs to an origin (scheme, host, port),
 /// and goes over TLS unless the upstream opts in with an `http://` origin.
 /// Outside its scope a request is forwarded without it.
 @Suite(.timeLimit(.minutes(1)))

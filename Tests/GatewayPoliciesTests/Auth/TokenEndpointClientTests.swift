@@ -10,7 +10,7 @@ import Testing
 /// What goes to the token endpoint, and how its answers are read.
 @Suite(.timeLimit(.minutes(1)))
 struct TokenEndpointClientTests {
-    func client(_ oauth: OAuth2Config, transport: any ProxyHandler) -> TokenEndpointClient {
+    func client(_ oauth: OAuth2Config, transport: any HTTPRequestSender) -> TokenEndpointClient {
         TokenEndpointClient(upstream: "payments", config: oauth, transport: transport, clock: ManualClock(), logger: Logger(label: "t"))
     }
 

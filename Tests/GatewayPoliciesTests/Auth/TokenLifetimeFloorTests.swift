@@ -2,7 +2,7 @@ import GatewayCore
 import GatewayPolicies
 import Testing
 
-/// Issue 15 (low): `expires_in: 0` from a token endpoint must not make every
+/// `expires_in: 0` from a token endpoint must not make every
 /// request call it: a floor of 30 s, logged once.
 @Suite(.timeLimit(.minutes(1)))
 struct TokenLifetimeFloorTests {

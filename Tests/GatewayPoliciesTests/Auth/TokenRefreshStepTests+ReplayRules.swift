@@ -5,7 +5,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
-/// Issue 15 item 7: after a 401 and a token refresh, only what the retry rules
+/// After a 401 and a token refresh, only what the retry rules
 /// would replay is sent again, and a 401 refreshes at most once per token
 /// value; the step's wiring to its upstream. (The exchange sends a replayed
 /// body again: DirectExchangeBodyReplayTests, OAuthBodyReplayTests.)
@@ -72,8 +72,8 @@ extension TokenRefreshStepTests {
         #expect(request.headers["Authorization"] == ["Bearer \(token)"])
     }
 
-    /// Issue 18: one policy per OAuth2 upstream, built with its route; other
-    /// upstreams' routes have none (see PolicyChainBindingTests), and requests
+    /// One policy per OAuth2 upstream, built with its route; other
+    /// upstreams' routes have none (see ExchangePhasesTests), and requests
     /// outside the credential's hosts pass untouched.
     @Test func onlyOAuth2UpstreamsGetAPolicyAndItKeepsToTheirHosts() async throws {
         let f = try OAuthFixture()

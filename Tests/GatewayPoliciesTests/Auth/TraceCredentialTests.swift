@@ -5,7 +5,7 @@ import NIOEmbedded
 import NIOHTTP1
 import Testing
 
-/// Issue 15 item 5: TRACE is forwarded without credentials (RFC 9110 §9.3.8:
+/// TRACE is forwarded without credentials (RFC 9110 §9.3.8:
 /// the upstream echoes the request, credential included).
 @Suite(.timeLimit(.minutes(1)))
 struct TraceCredentialTests {

@@ -5,13 +5,13 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 
-/// The outermost observer while `debug` is on (``TracePolicy+Observer``): when
+/// The outermost observer while `debug` is on (``TraceObservation``): when
 /// an exchange ends (response body done, failed or abandoned) it queues the
 /// exchange's captured values on the ``TraceWriter`` (never waiting, never
 /// formatting); the writer thread makes the ``TraceRecord`` and logs the
 /// through-gateway curl line at `notice`. The request body is copied as it
 /// passes, up to ``teeLimit`` (else noted as not captured).
-public struct TracePolicy: Sendable {
+public struct TraceObserver: Sendable {
     public static let teeLimit = 8 * 1024 * 1024
 
     let writer: TraceWriter
@@ -60,12 +60,12 @@ public struct TracePolicy: Sendable {
     }
 }
 
-extension TracePolicy {
-    /// The policy for `config` with its long-lived writer; warns when `trace.redact` is off.
-    public static func make(config: GatewayConfig, writers: TraceWriterRegistry, boundProxy: TraceProxyAddress? = nil, logger: Logger) -> TracePolicy {
+extension TraceObserver {
+    /// The observer for `config` with its long-lived writer; warns when `trace.redact` is off.
+    public static func make(config: GatewayConfig, writers: TraceWriterRegistry, boundProxy: TraceProxyAddress? = nil, logger: Logger) -> TraceObserver {
         if !config.trace.redact {
             logger.warning("trace.redact is false: traces at \(config.trace.file) contain secrets; for local debugging only")
         }
-        return TracePolicy(config: config, writer: writers.writer(for: config.trace), boundProxy: boundProxy)
+        return TraceObserver(config: config, writer: writers.writer(for: config.trace), boundProxy: boundProxy)
     }
 }

@@ -4,8 +4,8 @@ import GatewayCore
 import NIOHTTP1
 import Testing
 
-/// The first steps of every request as pure values: proxy auth, then the
-/// access rules, built in that order from the config.
+/// The first steps of every request as pure values: proxy auth and the access
+/// rules (their order is GatewayApp's `ExchangePhases`, tested in GatewayIntegrationTests).
 struct AdmissionStepTests {
     static let auth = ProxyAuthConfig(realm: "gw", users: [ProxyUser(username: "u", password: Secret(source: .env("GATEWAY_TEST_PROXY_PASSWORD"), value: "p"))])
 
@@ -13,18 +13,8 @@ struct AdmissionStepTests {
         AdmissionRequest(head: HTTPRequestHead(version: .http1_1, method: method, uri: "/", headers: headers), target: target, insideInterception: interception, bodyless: bodyless)
     }
 
-    @Test func proxyAuthComesFirstThenAccess() {
-        var config = GatewayConfig()
-        config.proxyAuth = Self.auth
-        let steps = ActiveConfig.admissionSteps(for: config)
-        #expect(steps.count == 2)
-        #expect(steps.first is ProxyAuthStep)
-        #expect(steps.last is AccessStep)
-        #expect(ActiveConfig.admissionSteps(for: GatewayConfig()).count == 1, "no proxy_auth, no step for it")
-    }
-
     @Test func aMissingCredentialIsChallengedAndABodylessRequestKeepsTheConnection() {
-        let step = ProxyAuthStep(authenticator: ProxyAuthenticator(config: Self.auth))
+        let step = ProxyAuthStep(config: Self.auth)
         let target = ClientTarget.absolute(scheme: .http, host: "example.test", port: 80, target: "/")
         guard case .answer(let response, let keepAlive) = step.admit(request(target)) else { Issue.record("expected a 407"); return }
         #expect(response.status == .proxyAuthenticationRequired)

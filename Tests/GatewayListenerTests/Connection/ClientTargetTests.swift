@@ -21,7 +21,7 @@ struct ClientTargetTests {
         #expect(ClientTarget.parse(uri, isConnect: false) == nil)
     }
 
-    /// Found by the target-parser fuzz target (issue 15): `hasPrefix("/")`
+    /// Found by the target-parser fuzz target: `hasPrefix("/")`
     /// compares characters, and `/` followed by a combining mark is another
     /// one, so such an origin-form target (a request inside an intercepted
     /// tunnel) was refused as malformed.
@@ -34,39 +34,6 @@ struct ClientTargetTests {
         #expect(ClientTarget.parse("api.test:443", isConnect: true) == .authority(host: "api.test", port: 443))
         #expect(ClientTarget.parse("[::1]:8443", isConnect: true) == .authority(host: "::1", port: 8443))
         #expect(ClientTarget.parse("api.test", isConnect: true) == nil)
-    }
-}
-
-struct RequestHeadValidatorTests {
-    func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
-        HTTPRequestHead(version: version, method: .POST, uri: "http://h/", headers: headers)
-    }
-
-    @Test func framing() throws {
-        #expect(try RequestHeadValidator.framing(of: head([:])) == .none)
-        #expect(try RequestHeadValidator.framing(of: head(["Content-Length": "0"])) == .none)
-        #expect(try RequestHeadValidator.framing(of: head(["Content-Length": "12"])) == .length(12))
-        #expect(try RequestHeadValidator.framing(of: head(["Content-Length": "12", "Content-Length": "12"])) == .length(12))
-        #expect(try RequestHeadValidator.framing(of: head(["Transfer-Encoding": "chunked"])) == .chunked)
-    }
-
-    @Test(arguments: [
-        HTTPHeaders([("Content-Length", "3"), ("Transfer-Encoding", "chunked")]),
-        HTTPHeaders([("Content-Length", "3"), ("Content-Length", "4")]),
-        HTTPHeaders([("Transfer-Encoding", "gzip")]),
-        HTTPHeaders([("Transfer-Encoding", "chunked, gzip")]),
-        HTTPHeaders([("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")]),
-        HTTPHeaders([("Content-Length", "-1")]),
-        HTTPHeaders([("Content-Length", "1e3")]),
-    ])
-    func ambiguousFramingIsRefused(_ headers: HTTPHeaders) {
-        #expect(throws: (any Error).self) { try RequestHeadValidator.framing(of: head(headers)) }
-    }
-
-    @Test func transferEncodingInHTTP10IsRefused() {
-        #expect(throws: (any Error).self) {
-            try RequestHeadValidator.framing(of: head(["Transfer-Encoding": "chunked"], version: .http1_0))
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 import NIOHTTP1
 import Testing
 
-/// Issue 15 (low): the log line of a refused request never carries a password.
+/// The log line of a refused request never carries a password.
 struct ExchangeLogLineTests {
     @Test(arguments: [
         ("http://user:s3cret-pw@example.com/p?token=abc&x=1", "http://example.com/p?token=&x="),
@@ -25,7 +25,7 @@ struct ExchangeLogLineTests {
         #expect(ExchangeLogLine.withoutUserInfo("h:443") == "h:443")
     }
 
-    /// Issue 14: the line names the method as interpolation did, without its reflection.
+    /// The line names the method as string interpolation would, without its reflection.
     @Test(arguments: [
         HTTPMethod.GET, .HEAD, .POST, .PUT, .DELETE, .PATCH, .OPTIONS, .CONNECT, .TRACE, .PROPFIND, .MSEARCH,
         .RAW(value: "BREW"), .RAW(value: "GET"),

@@ -14,8 +14,8 @@ import Testing
 
 /// The trace observer on the request path only captures: the record (redacted)
 /// and its curl line on the log are made on the writer thread.
-@Suite("Trace policy on the writer thread", .timeLimit(.minutes(1)))
-struct TracePolicyWriterThreadTests {
+@Suite("Trace observer on the writer thread", .timeLimit(.minutes(1)))
+struct TraceObserverWriterThreadTests {
     @Test func theRecordIsFormattedAndLoggedOffTheEventLoop() async throws {
         let (dir, file) = try TraceWriterTests.tempFile()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -32,7 +32,7 @@ struct TracePolicyWriterThreadTests {
             ClosureLogHandler { event, _ in seen.withLockedValue { $0.append((pthread_self(), event.message.description)) } }
         }
         let writer = TraceWriter(file: file, maxFileBytes: 1 << 20, maxFiles: 1, bufferRecords: 10)
-        let policy = TracePolicy(config: config, writer: writer, proxyURL: "http://127.0.0.1:8080", logger: logger)
+        let observer = TraceObserver(config: config, writer: writer, proxyURL: "http://127.0.0.1:8080", logger: logger)
 
         let headers: HTTPHeaders = ["Host": "api.test", "Authorization": "Bearer client-secret", "Content-Type": "application/json"]
         let request = ProxyRequest(
@@ -41,7 +41,7 @@ struct TracePolicyWriterThreadTests {
         )
         let context = RequestContext(id: "trace-thread-1", clientAddress: "127.0.0.1:5000", logger: logger)
         let submitter = pthread_self()
-        let observation = policy.begin(request, context: context)
+        let observation = observer.begin(request, context: context)
         observation.requestBodyPart(ByteBuffer(string: #"{"password":"hunter2","name":"a"}"#))
         observation.finish(ExchangeOutcome(status: 201, responseBytes: 12, error: nil))
         // Nothing formatted on this thread.

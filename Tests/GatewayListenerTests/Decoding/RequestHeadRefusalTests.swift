@@ -3,7 +3,7 @@ import GatewayCore
 import NIOHTTP1
 import Testing
 
-/// Issue 15 (low): transfer codings the gateway cannot pass on faithfully get
+/// Transfer codings the gateway cannot pass on faithfully get
 /// 501, and a CONNECT with a body gets 400.
 struct RequestHeadRefusalTests {
     func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
@@ -45,7 +45,7 @@ struct RequestHeadRefusalTests {
         #expect(try RequestHeadValidator.framing(of: head(.CONNECT, [:])) == .none)
     }
 
-    /// Found by the head-validation fuzz target (issue 15): an empty
+    /// Found by the head-validation fuzz target: an empty
     /// `Transfer-Encoding:` (or `Content-Length:`) has no values in NIO's
     /// canonical form, so the request passed as bodiless while the field,
     /// which a next hop may frame by, was still there.

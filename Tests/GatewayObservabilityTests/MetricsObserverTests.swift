@@ -7,7 +7,7 @@ import Testing
 @testable import GatewayObservability
 
 @Suite(.timeLimit(.minutes(1)))
-struct MetricsPolicyTests {
+struct MetricsObserverTests {
     let logger = Logger(label: "test")
 
     func config() -> GatewayConfig {
@@ -43,9 +43,9 @@ struct MetricsPolicyTests {
 
     @Test func anExchangeIsRecordedWhenItFinishes() throws {
         let metrics = GatewayMetrics()
-        let policy = MetricsPolicy(metrics: metrics, config: config())
+        let observer = MetricsObserver(metrics: metrics, config: config())
         let context = RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger)
-        let observation = policy.begin(request("/users/42?x=1"), context: context)
+        let observation = observer.begin(request("/users/42?x=1"), context: context)
         recordAttempts(2, status: .ok, in: context)
         observation.requestBodyPart(ByteBuffer(string: "body"))
         let labels = #"upstream="api",endpoint="/users/{id}",method="GET""#
@@ -67,9 +67,9 @@ struct MetricsPolicyTests {
 
     @Test func aGatewayErrorCountsAsErrorWithItsCode() {
         let metrics = GatewayMetrics()
-        let policy = MetricsPolicy(metrics: metrics, config: config())
+        let observer = MetricsObserver(metrics: metrics, config: config())
         let context = RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger)
-        let observation = policy.begin(request("/other/7"), context: context)
+        let observation = observer.begin(request("/other/7"), context: context)
         var timings = AttemptTimings(started: .now)
         timings.end = .now
         timings.errorCode = .connectFailed
@@ -85,10 +85,10 @@ struct MetricsPolicyTests {
 
     @Test func aBodyCutShortIsAnErrorAndAClientLeavingKeepsTheStatus() {
         let metrics = GatewayMetrics()
-        let policy = MetricsPolicy(metrics: metrics, config: config())
-        let broken = policy.begin(request("/users/1"), context: RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger))
+        let observer = MetricsObserver(metrics: metrics, config: config())
+        let broken = observer.begin(request("/users/1"), context: RequestContext(id: "1", clientAddress: "127.0.0.1:1", logger: logger))
         broken.finish(ExchangeOutcome(status: 200, responseBytes: 5, error: .connectionReset))
-        let abandoned = policy.begin(request("/users/2"), context: RequestContext(id: "2", clientAddress: "127.0.0.1:1", logger: logger))
+        let abandoned = observer.begin(request("/users/2"), context: RequestContext(id: "2", clientAddress: "127.0.0.1:1", logger: logger))
         abandoned.finish(ExchangeOutcome(status: 404, responseBytes: 0, error: nil, cancelled: true))
         let text = scrape(metrics)
         let labels = #"upstream="api",endpoint="/users/{id}",method="GET""#

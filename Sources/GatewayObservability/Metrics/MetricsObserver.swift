@@ -6,10 +6,10 @@ import GatewayCore
 /// response body), per attempt `gateway_upstream_attempts_total` and
 /// `gateway_upstream_phase_seconds`, and the `/stats` window.
 ///
-/// An observer of every exchange (``MetricsPolicy+Observer``), after trace: it
+/// An observer of every exchange (``MetricsObservation``), after trace: it
 /// sees the whole exchange, retries included, and records it when the
 /// response ends, fails, or the client goes away.
-public struct MetricsPolicy: Sendable {
+public struct MetricsObserver: Sendable {
     let metrics: GatewayMetrics
     private let templates: [String: [CompiledTemplate]]
     private let maxEndpoints: Int

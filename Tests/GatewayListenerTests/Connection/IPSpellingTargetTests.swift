@@ -1,7 +1,7 @@
 @testable import GatewayListener
 import Testing
 
-/// Issue 15 item 4: one spelling per IP address in request targets, so that
+/// One spelling per IP address in request targets, so that
 /// access rules cannot be bypassed by another.
 struct IPSpellingTargetTests {
     @Test(arguments: ["2130706434", "127.2", "0x7f000002", "0177.0.0.2", "127.0.0.02", "127.0.0.2.", "0x7f.0.0.2", "1.2.3.4.5", "127.1.0x2"])

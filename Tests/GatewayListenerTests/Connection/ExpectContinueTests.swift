@@ -2,7 +2,7 @@
 import NIOHTTP1
 import Testing
 
-/// Issue 15 (low): an HTTP/1.0 client never gets `100 Continue` (RFC 9110 §10.1.1).
+/// An HTTP/1.0 client never gets `100 Continue` (RFC 9110 §10.1.1).
 struct ExpectContinueTests {
     func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
         HTTPRequestHead(version: version, method: .POST, uri: "http://h/", headers: headers)

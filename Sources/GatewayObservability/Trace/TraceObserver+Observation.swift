@@ -3,11 +3,11 @@ import Foundation
 import NIOCore
 
 /// Traces on the event loop: the request as routed (before credentials), its
-/// body copied as it passes (up to ``TracePolicy/teeLimit``), one record when
+/// body copied as it passes (up to ``TraceObserver/teeLimit``), one record when
 /// the exchange ends.
-extension TracePolicy: ExchangeObserver {
+extension TraceObserver: ExchangeObserver {
     public func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
-        TraceObservation(policy: self, request: request, context: context)
+        TraceObservation(observer: self, request: request, context: context)
     }
 }
 
@@ -15,7 +15,7 @@ extension TracePolicy: ExchangeObserver {
 /// (``ExchangeObservation``): its state is plain fields, no lock, one object
 /// per exchange.
 final class TraceObservation: ExchangeObservation {
-    private let policy: TracePolicy
+    private let observer: TraceObserver
     /// The request as routed, body left out.
     private let request: ProxyRequest
     private let declaredLength: Int?
@@ -30,10 +30,10 @@ final class TraceObservation: ExchangeObservation {
     private var responseVia: String?
     private var finished = false
 
-    init(policy: TracePolicy, request: ProxyRequest, context: RequestContext) {
+    init(observer: TraceObserver, request: ProxyRequest, context: RequestContext) {
         var snapshot = request
         snapshot.body = .empty
-        self.policy = policy
+        self.observer = observer
         self.request = snapshot
         self.declaredLength = request.body.declaredLength
         self.context = context
@@ -43,7 +43,7 @@ final class TraceObservation: ExchangeObservation {
 
     func requestBodyPart(_ buffer: ByteBuffer) {
         guard !overflow else { return }
-        if (body?.count ?? 0) + buffer.readableBytes > TracePolicy.teeLimit {
+        if (body?.count ?? 0) + buffer.readableBytes > TraceObserver.teeLimit {
             overflow = true
             body = nil
             return
@@ -63,7 +63,7 @@ final class TraceObservation: ExchangeObservation {
         finished = true
         // A teed body is complete: an empty one is `[]`, an overflowed one stays nil.
         if !overflow && body == nil { body = [] }
-        policy.emit(
+        observer.emit(
             request: request, declaredLength: declaredLength, body: overflow ? nil : body, context: context, wallStart: wallStart,
             status: outcome.status, responseBytes: outcome.responseBytes,
             error: outcome.error?.rawValue ?? (outcome.cancelled ? "cancelled" : nil),

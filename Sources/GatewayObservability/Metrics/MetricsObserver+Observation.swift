@@ -3,7 +3,7 @@ import NIOCore
 
 /// Metrics on the event loop: the endpoint is resolved when the exchange
 /// begins, the exchange recorded when it ends.
-extension MetricsPolicy: ExchangeObserver {
+extension MetricsObserver: ExchangeObserver {
     public func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
         MetricsObservation(pending: PendingExchange(
             metrics: metrics, recorder: recorder(for: request), record: context.record, startedAt: context.startedAt, statusClass: .error

@@ -7,12 +7,13 @@ import GatewayPolicies
 import Logging
 import Testing
 
-/// Issue 18: one route per upstream, built when the config loads and again on
-/// reload, each holding only the policies its upstream configures, each bound
-/// to that upstream's settings. A request's upstream picks the route; no
-/// policy looks the config up by name per request.
+/// The phases `ExchangePhases` builds, as the application holds them: one
+/// route per upstream, built when the config loads and again on reload, each
+/// holding only the steps its upstream configures, each bound to that
+/// upstream's settings (a request's upstream picks the route; no step looks
+/// the config up by name per request); and the admission steps, in order.
 @Suite(.timeLimit(.minutes(1)))
-struct PolicyChainBindingTests {
+struct ExchangePhasesTests {
     static func yaml(dir: String, attempts: Int, apiAuth: Bool) -> String {
         let auth = apiAuth ? "    auth:\n      type: bearer\n      token_file: \(dir)/token\n" : ""
         return """
@@ -61,7 +62,7 @@ struct PolicyChainBindingTests {
         ProxyRequest(method: .GET, scheme: .https, host: host, port: 443, target: "/v1", headers: ["Host": host], upstreamName: upstream)
     }
 
-    @Test func eachUpstreamGetsItsOwnBoundPoliciesAndAReloadRebuildsThem() throws {
+    @Test func eachUpstreamGetsItsOwnBoundStepsAndAReloadRebuildsThem() throws {
         let dir = NSTemporaryDirectory() + "binding-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -104,5 +105,18 @@ struct PolicyChainBindingTests {
         var again = request("api.test", upstream: "api")
         for step in after.steps where step is AuthInjectionPolicy { (step as? AuthInjectionPolicy)?.inject(into: &again) }
         #expect(!again.headers.contains(name: "Authorization"))
+    }
+
+    @Test func proxyAuthIsAdmittedBeforeTheAccessRulesAndOnlyWhenConfigured() {
+        var config = GatewayConfig()
+        config.listen.proxy = BindAddress(host: "127.0.0.1", port: 0)
+        config.listen.admin = BindAddress(host: "127.0.0.1", port: 0)
+        let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let withoutAuth = GatewayApplication(config: config, configPath: nil, logger: quiet, handleSignals: false)
+        #expect(withoutAuth.liveConfig.current.admission.map { "\(type(of: $0))" } == ["AccessStep"], "no proxy_auth, no step for it")
+
+        config.proxyAuth = ProxyAuthConfig(realm: "gw", users: [ProxyUser(username: "u", password: Secret(source: .env("GATEWAY_TEST_PROXY_PASSWORD"), value: "p"))])
+        let authenticated = GatewayApplication(config: config, configPath: nil, logger: quiet, handleSignals: false)
+        #expect(authenticated.liveConfig.current.admission.map { "\(type(of: $0))" } == ["ProxyAuthStep", "AccessStep"])
     }
 }

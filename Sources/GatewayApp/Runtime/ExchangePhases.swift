@@ -1,0 +1,89 @@
+import GatewayConfig
+import GatewayCore
+import GatewayListener
+import GatewayObservability
+import GatewayPolicies
+import GatewayUpstream
+
+/// The phases of a client request, in the order they run, and the one place
+/// that sets that order: each config load (and reload) builds the admission
+/// steps and every upstream's route here, and the client connection runs them
+/// as given (`GatewayListener/Connection/ClientConnectionHandler+Request.swift`).
+///
+/// 1. Admission, before the request is routed (``admission(for:)``): proxy
+///    authentication (`proxy_auth`, when configured), then the access rules
+///    (`access`). A step that refuses, or answers (a 407), ends the request.
+/// 2. Route: the request's upstream picks its ``UpstreamRoute``
+///    (``routes(config:services:)``); a host no upstream names takes the
+///    `unconfigured` route, which has observers only.
+/// 3. Observers begin, outermost first (``observers(config:services:)``):
+///    trace (while `debug` is on), then metrics. They see the request as
+///    routed, are told of the rest of the exchange, and never change it.
+/// 4. Retry: the upstream's retry planner (`retry`), asked once per client
+///    request and after each attempt.
+/// 5. Attempt steps, on each upstream attempt, in order: rate limit
+///    (`rate_limit`), OAuth2 token (`auth: oauth2`), static credential
+///    (`auth`). Then the upstream pool.
+/// 6. Observers finish: the response has gone out, the exchange failed, or
+///    the client went away.
+///
+/// The admission steps, the planner, the attempt steps and the observers are
+/// called on the client connection's event loop and never block it: a phase
+/// that must wait (a backoff, an upstream's pause, a rate-limit queue slot, a
+/// token refresh) returns a future. A body that may be sent twice (retried,
+/// or replayed after a 401) is copied as it goes to the first attempt, within
+/// the limits the retry planner and the steps give.
+///
+/// Each upstream's phases are bound to its settings (`retry`, `rate_limit`,
+/// `auth`) when its route is built: nothing on the request path looks the
+/// config up by upstream name, and a phase the upstream does not configure is
+/// not in its route.
+enum ExchangePhases {
+    /// The phases of `config` as requests run them: its admission steps and
+    /// routes, the upstream pool behind them.
+    static func activeConfig(_ config: GatewayConfig, services: GatewayServices, interceptor: TLSInterceptor? = nil) -> ActiveConfig {
+        ActiveConfig(
+            config: config, admission: admission(for: config), routes: routes(config: config, services: services),
+            transport: services.pool, interceptor: interceptor
+        )
+    }
+
+    /// The admission steps of `config`, in order: proxy authentication (when configured), then the access rules.
+    static func admission(for config: GatewayConfig) -> [any AdmissionStep] {
+        var steps: [any AdmissionStep] = []
+        if let auth = config.proxyAuth { steps.append(ProxyAuthStep(config: auth)) }
+        steps.append(AccessStep(access: config.access))
+        return steps
+    }
+
+    /// The routes of `config`: one per upstream, and the `unconfigured` one.
+    static func routes(config: GatewayConfig, services: GatewayServices) -> RouteTable {
+        let observers = Self.observers(config: config, services: services)
+        let stores = services.tokenStores.stores(for: config, transport: services.pool, events: services.metrics, logger: services.logger)
+        var byUpstream: [String: UpstreamRoute] = [:]
+        for upstream in config.upstreams where byUpstream[upstream.name] == nil {
+            byUpstream[upstream.name] = route(for: upstream, observers: observers, tokenStore: stores[upstream.name], services: services)
+        }
+        return RouteTable(byUpstream: byUpstream, unconfigured: UpstreamRoute(observers: observers))
+    }
+
+    /// The observers of every route, outermost first: trace (while `debug` is on), then metrics.
+    static func observers(config: GatewayConfig, services: GatewayServices) -> [any ExchangeObserver] {
+        var observers: [any ExchangeObserver] = []
+        if config.debug { observers.append(TraceObserver.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
+        observers.append(MetricsObserver(metrics: services.metrics, config: config))
+        return observers
+    }
+
+    /// One upstream's route: the observers, its retry planner, and its attempt
+    /// steps in order (rate limit, OAuth2 token, static credential), each only
+    /// when the upstream configures it.
+    static func route(for upstream: UpstreamConfig, observers: [any ExchangeObserver], tokenStore: TokenStore?, services: GatewayServices) -> UpstreamRoute {
+        let retry = RetryPolicy(upstream: upstream, budgets: services.retryBudgets, events: services.metrics)
+        let rateLimit = RateLimitPolicy(upstream: upstream, registry: services.rateLimits, events: services.metrics)
+        let tokenRefresh = TokenRefreshPolicy(upstream: upstream, store: tokenStore)
+        let credential = AuthInjectionPolicy(upstream: upstream)
+        let steps: [(any AttemptStep)?] = [rateLimit?.step, tokenRefresh?.step, credential]
+        return UpstreamRoute(observers: observers, steps: steps.compactMap { $0 }, retry: retry?.planner)
+    }
+}
