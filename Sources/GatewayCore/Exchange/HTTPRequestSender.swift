@@ -5,9 +5,6 @@ public protocol HTTPRequestSender: Sendable {
     func handle(_ request: ProxyRequest, context: RequestContext) async throws -> ProxyResponse
 }
 
-/// Another name of ``HTTPRequestSender``, which `UpstreamPool`'s declaration uses.
-public typealias ProxyHandler = HTTPRequestSender
-
 /// A sender built from a closure.
 public struct ClosureRequestSender: HTTPRequestSender {
     private let body: @Sendable (ProxyRequest, RequestContext) async throws -> ProxyResponse

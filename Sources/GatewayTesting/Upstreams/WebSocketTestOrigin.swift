@@ -41,6 +41,8 @@ public final class WebSocketTestOrigin: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     connections.withLockedValue { $0.append(channel) }
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+                    // Answers what did not upgrade; leaves when the connection becomes a WebSocket.
+                    let refusing = NIOLoopBound(RefusingHandler(status: refuse ?? .upgradeRequired), eventLoop: channel.eventLoop)
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: 1 << 24,
                         shouldUpgrade: { channel, head in
@@ -53,7 +55,7 @@ public final class WebSocketTestOrigin: Sendable {
                             return channel.eventLoop.makeSucceededFuture(headers)
                         },
                         upgradePipelineHandler: { channel, _ in
-                            channel.eventLoop.makeCompletedFuture {
+                            channel.pipeline.syncOperations.removeHandler(refusing.value).flatMapThrowing {
                                 try channel.pipeline.syncOperations.addHandler(WebSocketEchoHandler())
                             }
                         }
@@ -61,7 +63,7 @@ public final class WebSocketTestOrigin: Sendable {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in })
                     )
-                    try channel.pipeline.syncOperations.addHandler(RefusingHandler(status: refuse ?? .upgradeRequired))
+                    try channel.pipeline.syncOperations.addHandler(refusing.value)
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
@@ -117,7 +119,7 @@ private final class WebSocketEchoHandler: ChannelInboundHandler {
 }
 
 /// Answers a request that did not upgrade (a refused handshake, a plain GET).
-private final class RefusingHandler: ChannelInboundHandler {
+private final class RefusingHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
     let status: HTTPResponseStatus

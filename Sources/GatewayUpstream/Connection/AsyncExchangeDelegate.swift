@@ -2,7 +2,7 @@ import GatewayCore
 import NIOCore
 
 /// The bridge from an upstream exchange to async code (the pool's
-/// `ProxyHandler` API): the response head completes a promise, the body goes
+/// `HTTPRequestSender` API): the response head completes a promise, the body goes
 /// into a ``BodyStream`` the consumer reads with back-pressure, and a
 /// streamed request body is pulled from its `BodySource` by a task.
 ///

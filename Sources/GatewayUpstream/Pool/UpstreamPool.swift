@@ -10,7 +10,7 @@ import NIOPosix
 ///
 /// Every pool decision is made by `PoolStateMachine` under one lock; the actions it
 /// returns (open, hand over, close, timers) are performed outside the lock.
-public final class UpstreamPool: ProxyHandler, Sendable {
+public final class UpstreamPool: HTTPRequestSender, Sendable {
     struct Lease: Sendable {
         let connection: UpstreamConnection
         /// The request did not wait for this connection's connect.

@@ -10,14 +10,19 @@ import Testing
 /// thousand messages each way (text and binary, up to 1 MiB) echo in order.
 @Suite(.timeLimit(.minutes(3)))
 struct WebSocketTests {
-    /// A hand-written RFC 6455 client, absolute-form `http://` target: the
-    /// origin sees the bearer token on the handshake, the subprotocol comes
-    /// back, metrics count the 101 and, once closed, the bytes each way.
+    /// A hand-written RFC 6455 client, absolute-form `http://` target, to an
+    /// upstream whose origin is https (TLS originated by the gateway, where a
+    /// credential may go): the origin sees the bearer token on the handshake,
+    /// the subprotocol comes back, metrics count the 101 and, once closed,
+    /// the bytes each way.
     @Test func aRawClientEchoesThroughTheProxyWithTheCredentialInjected() async throws {
-        let origin = try await WebSocketTestOrigin.start()
+        let certificates = try TestCertificates(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"])
+        let paths = try certificates.write(to: try TestCertificates.makeTemporaryDirectory())
+        let origin = try await WebSocketTestOrigin.start(tls: try certificates.makeServerContext())
         let gateway = try await GatewayHarness.start { config in
             config.upstreams = [UpstreamConfig(
-                name: "chat", hosts: [HostPattern("127.0.0.1")!], ports: [origin.port],
+                name: "chat", hosts: [HostPattern("chat.test")!], origin: UpstreamOrigin(scheme: .https, host: "localhost", port: origin.port),
+                tls: UpstreamTLSSettings(caFile: paths.caBundle),
                 auth: AuthConfig(kind: .bearer(token: Secret(source: .env("CHAT_TOKEN"), value: "ws-secret-token")))
             )]
         }
@@ -25,7 +30,7 @@ struct WebSocketTests {
 
         let result = try await ProcessRunner.run(
             "python3", ["-c", WebSocketClientScripts.raw],
-            environment: ["PROXY_PORT": "\(gateway.proxyPort)", "TARGET": "http://127.0.0.1:\(origin.port)/chat?room=7"],
+            environment: ["PROXY_PORT": "\(gateway.proxyPort)", "TARGET": "http://chat.test/chat?room=7"],
             timeout: .seconds(120)
         )
         #expect(result.status == 0, "\(result.stderrString)")
@@ -50,7 +55,7 @@ struct WebSocketTests {
         let toClient = try #require(Self.sample(metrics, #"gateway_websocket_bytes_total{upstream="chat",endpoint="/chat",direction="to_client"}"#))
         // Ten 1 MiB messages each way, and framing: masked frames up, bare frames down.
         #expect(toUpstream > Double(10 << 20) && toClient > Double(10 << 20) && toUpstream > toClient)
-        #expect(gateway.logs.text.contains("WebSocket http://127.0.0.1:\(origin.port)/chat?room= closed"))
+        #expect(gateway.logs.text.contains("WebSocket https://localhost:\(origin.port)/chat?room= closed"))
         #expect(!gateway.logs.text.contains("ws-secret-token"))
     }
 
