@@ -11,8 +11,9 @@ public enum UpstreamScheme: String, Sendable, Hashable, Codable {
 
 /// A request on its way from a client to an upstream.
 ///
-/// `headers` hold end-to-end headers only: the listener has already removed
-/// hop-by-hop headers (and those named in `Connection`) and added `Via`.
+/// `headers` hold end-to-end headers only (but a WebSocket handshake's upgrade
+/// fields): the listener has already removed hop-by-hop headers (and those
+/// named in `Connection`) and added `Via`.
 /// `target` is origin-form (`/path?query`), as sent on the upstream request line.
 public struct ProxyRequest: Sendable {
     public var method: HTTPMethod
@@ -31,9 +32,10 @@ public struct ProxyRequest: Sendable {
     /// `origin` rewrote it (`https://` inside an intercepted `CONNECT`); nil when
     /// unchanged. Traces replay through the gateway with it.
     public var clientOrigin: String?
-    /// A WebSocket opening handshake (RFC 6455 §4): the upstream head carries
-    /// `Connection: Upgrade` and `Upgrade: websocket` (hop-by-hop fields the
-    /// listener dropped from `headers`), and a `101` turns the exchange into a tunnel.
+    /// A WebSocket opening handshake (RFC 6455 §4): `headers` keep its
+    /// `Connection: Upgrade` and `Upgrade: websocket` (the only hop-by-hop
+    /// fields they hold: set by the listener for the next hop), the upstream
+    /// head carries them, and a `101` turns the exchange into a tunnel.
     public var isWebSocketHandshake = false
 
     public init(

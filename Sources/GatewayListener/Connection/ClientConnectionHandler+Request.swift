@@ -68,7 +68,13 @@ extension ClientConnectionHandler {
             case .chunked: nil
             }
             var request = RequestRouter(active: active).route(head: head, scheme: scheme, host: host, port: port, target: path, declaredLength: declaredLength)
-            if framing == .none, head.isWebSocketHandshake { request.isWebSocketHandshake = true }
+            if framing == .none, head.isWebSocketHandshake {
+                // The handshake's own fields, so traces, HAR and curl lines show a
+                // replayable handshake; the upstream head writes them for its hop.
+                request.isWebSocketHandshake = true
+                request.headers.add(name: "Connection", value: "Upgrade")
+                request.headers.add(name: "Upgrade", value: "websocket")
+            }
             context.record.upstreamName = request.upstreamName
             let route = active.routes.route(forUpstream: request.upstreamName)
             if !route.observers.isEmpty {

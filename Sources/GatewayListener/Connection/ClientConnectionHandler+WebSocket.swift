@@ -28,6 +28,7 @@ extension ClientConnectionHandler {
         info.finish(ExchangeOutcome(status: Int(head.status.code), responseBytes: 0, error: nil))
         var first = [framing.head]
         if let leftover = tunnel.leftover { first.append(leftover) }
+        let leftoverBytes = tunnel.leftover?.readableBytes ?? 0
 
         let observations = info.observations
         for observation in observations { observation.tunnelOpened() }
@@ -36,14 +37,15 @@ extension ClientConnectionHandler {
         let target = ExchangeLogLine.withoutQueryValues(url)
         switchToTunnel(peer: tunnel.channel, first: first) { totals in
             let duration = ContinuousClock.now - opened
-            let summary = TunnelSummary(bytesFromClient: totals.bytesFromClient, bytesFromUpstream: totals.bytesFromPeer, duration: duration)
+            let fromUpstream = totals.bytesFromPeer + leftoverBytes
+            let summary = TunnelSummary(bytesFromClient: totals.bytesFromClient, bytesFromUpstream: fromUpstream, duration: duration)
             for observation in observations { observation.tunnelClosed(summary) }
             logger.info(
                 "WebSocket \(target) closed",
                 metadata: [
                     "ms": "\((duration.seconds * 100_000).rounded() / 100)",
                     "bytes_in": "\(totals.bytesFromClient)",
-                    "bytes_out": "\(totals.bytesFromPeer)",
+                    "bytes_out": "\(fromUpstream)",
                 ]
             )
         }
