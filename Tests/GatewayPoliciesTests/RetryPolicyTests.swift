@@ -10,7 +10,7 @@ import Testing
 /// retried, how long it waits, and when it stops (attempts, `Retry-After`
 /// beyond `max_wait`, the deadline). The exchange's side (discarding,
 /// backoff on the loop, per-try timeouts, a body sent again) is in
-/// DirectExchangeAttemptTests and DirectExchangeBodyReplayTests.
+/// ExchangeAttemptTests and ExchangeBodyReplayTests.
 @Suite(.timeLimit(.minutes(1)))
 struct RetryPolicyTests {
     func policy(_ retry: RetryConfig, rateLimit: RateLimitConfig? = nil, clock: ManualClock = ManualClock(), events: RecordingEvents = RecordingEvents()) throws -> RetryPolicy {

@@ -82,6 +82,18 @@ extension ClientConnectionHandler {
         }
     }
 
+    /// TLS is in place: the connection reads requests again, each for `origin`,
+    /// through the fresh `decoder` (the CONNECT's exchange is over).
+    private func readIntercepted(from origin: InterceptedOrigin, decoder: HTTP1RequestDecoder) {
+        pipeline.decoder = decoder
+        self.origin = origin
+        machine = ClientConnectionStateMachine()
+        current = nil
+        timeouts.exchangeFinished()
+        resumeReading()
+        context?.read()
+    }
+
     /// Answers 200, puts TLS (a leaf for `host` from the local CA) in front of the
     /// HTTP handlers with a fresh decoder, and reads the requests inside.
     private func intercept(head: HTTPRequestHead, host: String, port: Int, upstream: String, interceptor: TLSInterceptor, info: ExchangeInfo) {
@@ -109,15 +121,8 @@ extension ClientConnectionHandler {
         ).whenComplete { result in
             switch result {
             case .success:
-                let handler = bound.value
-                handler.pipeline.decoder = boundDecoder.value
-                handler.origin = InterceptedOrigin(host: host, port: port)
-                handler.machine = ClientConnectionStateMachine()
-                handler.current = nil
-                handler.timeouts.exchangeFinished()
                 logger.debug("CONNECT \(host):\(port) intercepted", metadata: ["upstream": "\(upstream)"])
-                handler.resumeReading()
-                handler.context?.read()
+                bound.value.readIntercepted(from: InterceptedOrigin(host: host, port: port), decoder: boundDecoder.value)
             case .failure(let error):
                 logger.debug("could not start intercepting", metadata: ["host": "\(host)", "error": "\(error)"])
                 bound.value.context?.close(promise: nil)

@@ -83,7 +83,7 @@ extension ClientConnectionHandler {
             }
             guard let eventLoop = self.context?.eventLoop else { return }
             let plan = route.retry?.begin(request) ?? .single
-            let exchange = DirectExchange(handler: self, info: info, request: request, route: route, transport: active.transport, eventLoop: eventLoop)
+            let exchange = Exchange(client: self, info: info, request: request, route: route, transport: active.transport, eventLoop: eventLoop)
             self.exchange = exchange
             exchange.start(plan)
         }

@@ -3,12 +3,36 @@ import NIOCore
 import NIOHTTP1
 
 /// Writing responses as bytes (``ResponseFraming`` serializes heads, chunks are
-/// framed here): streamed ones for exchanges, whole ones the gateway makes itself.
-extension ClientConnectionHandler {
-    /// Writes the response head of the exchange in flight; returns its framing.
-    func sendResponseHead(status: HTTPResponseStatus, fields: ResponseFields, declaredLength: Int?, info: ExchangeInfo) -> ResponseFraming {
+/// framed here): streamed ones for exchanges (the connection's side of
+/// ``ExchangeClient``), whole ones the gateway makes itself.
+extension ClientConnectionHandler: ExchangeClient {
+    /// The response head went out: a failure can no longer be answered with a response.
+    var responseStarted: Bool { machine.responseStarted }
+
+    var isWritable: Bool { context?.channel.isWritable ?? true }
+
+    func requestBodyDemand() {
+        resumeReading()
+    }
+
+    /// `100 Continue` (never to an HTTP/1.0 client: RFC 9110 §10.1.1).
+    func writeContinue(info: ExchangeInfo) {
+        guard info.version.minor >= 1 else { return }
+        context?.writeAndFlush(wrapOutboundOut(ResponseFraming.bareHead(version: .http1_1, code: 100, reason: "Continue")), promise: nil)
+    }
+
+    /// Mid-response: the client sees the truncation as a closed connection.
+    func abortResponse() {
+        machine.closeAfterWrite()
+        context?.close(promise: nil)
+    }
+
+    /// Writes the response head of the exchange in flight; returns whether its body is written.
+    func writeResponseHead(_ head: UpstreamResponseHead, info: ExchangeInfo) -> Bool {
+        let status = head.status
+        let fields = head.fields
         let framing = ResponseFraming(
-            status: status, fields: fields, declaredLength: declaredLength,
+            status: status, fields: fields, declaredLength: head.declaredLength,
             requestMethod: info.method, requestVersion: info.version,
             keepAlive: machine.keepAliveWanted && !environment.tracker.isDraining,
             via: RequestRouter.responseVia, allocator: context?.channel.allocator ?? ByteBufferAllocator(),
@@ -20,12 +44,12 @@ extension ClientConnectionHandler {
         info.observeResponseHead(status: status, fields: fields, via: RequestRouter.responseVia)
         responseChunked = framing.chunked
         context?.write(wrapOutboundOut(framing.head), promise: nil)
-        return framing
+        return !framing.bodyless
     }
 
     /// A part of the response body, written unflushed: the exchange flushes
     /// (``flushResponse()``) once the parts of one upstream read are written.
-    func sendResponseBodyPart(_ buffer: ByteBuffer) {
+    func writeResponseBodyPart(_ buffer: ByteBuffer) {
         guard let context else { return }
         guard responseChunked else {
             context.write(wrapOutboundOut(buffer), promise: nil)
@@ -61,7 +85,7 @@ extension ClientConnectionHandler {
     }
 
     /// Ends the response of the exchange in flight.
-    func sendResponseEnd() {
+    func writeResponseEnd() {
         guard let context else { return }
         switch machine.responseEnd() {
         case .exchangeDone(let keepAlive):
@@ -97,7 +121,7 @@ extension ClientConnectionHandler {
         _ = machine.responseHead(keepAlive: framing.keepAlive)
         info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: via)
         let written = writeWhole(framing, body: response.body)
-        sendResponseEnd()
+        writeResponseEnd()
         return written
     }
 
@@ -118,7 +142,7 @@ extension ClientConnectionHandler {
         guard let context else { return 0 }
         context.write(wrapOutboundOut(framing.head), promise: nil)
         guard !framing.bodyless, case .bytes(let buffer) = body.storage, buffer.readableBytes > 0 else { return 0 }
-        sendResponseBodyPart(buffer)
+        writeResponseBodyPart(buffer)
         return buffer.readableBytes
     }
 

@@ -15,7 +15,7 @@ extension ClientConnectionHandler {
     /// two connections become a tunnel. Observers see the head and the end of
     /// the exchange (status 101), then the tunnel opening and closing; a log
     /// line at close gives its duration and bytes each way.
-    func switchToWebSocket(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel, info: ExchangeInfo, url: String) {
+    func switchToTunnel(after head: UpstreamResponseHead, tunnel: UpstreamTunnel, info: ExchangeInfo, url: String) {
         exchange = nil
         current = nil
         let framing = ResponseFraming(

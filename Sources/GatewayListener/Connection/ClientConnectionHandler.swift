@@ -34,7 +34,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var origin: InterceptedOrigin?
     var machine = ClientConnectionStateMachine()
     var context: ChannelHandlerContext?
-    var exchange: DirectExchange?
+    var exchange: Exchange?
     /// The request in flight, for answers the handler writes itself.
     var current: ExchangeInfo?
     private var pipelined = CircularBuffer<ClientRequestPart>()
@@ -215,7 +215,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         current = nil
         timeouts.exchangeFinished()
         let draining = environment.tracker.isDraining
-        guard keepAlive else { return }  // the close follows the last write (see `sendResponseEnd`)
+        guard keepAlive else { return }  // the close follows the last write (see `writeResponseEnd`)
         guard !draining else {
             machine.closeAfterWrite()
             closeWhenWritten(lastWrite)

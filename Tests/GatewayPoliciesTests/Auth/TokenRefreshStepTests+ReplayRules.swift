@@ -8,7 +8,7 @@ import Testing
 /// After a 401 and a token refresh, only what the retry rules
 /// would replay is sent again, and a 401 refreshes at most once per token
 /// value; the step's wiring to its upstream. (The exchange sends a replayed
-/// body again: DirectExchangeBodyReplayTests, OAuthBodyReplayTests.)
+/// body again: ExchangeBodyReplayTests, OAuthBodyReplayTests.)
 extension TokenRefreshStepTests {
     @Test func threePostsRejectedWithOneTokenArePassedOnAndRotateItOnce() async throws {
         let f = try OAuthFixture()

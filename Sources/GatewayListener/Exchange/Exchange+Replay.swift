@@ -9,9 +9,8 @@ import NIOHTTP1
 /// OAuth2 replay limit). A later attempt sends the copy in one write, once the
 /// client's whole body is in.
 ///
-/// What may be sent again (the rules of the async chain that buffered bodies
-/// before the first attempt, which this replaced): a retry needs the body
-/// within `buffer_limit`; a step's replay needs it within the larger limit.
+/// What may be sent again: a retry needs the body within `buffer_limit`; a
+/// step's replay needs it within the larger limit.
 /// A response is turned down (discarded, for a retry or a replay) only if the
 /// body is, or will surely be, all in its copy (it is complete, or its
 /// declared length fits); a failed attempt, which has no response to give
@@ -19,7 +18,7 @@ import NIOHTTP1
 /// its failure is the client's answer (the retry is decided, and taken from
 /// the budget, only once the body is all in its copy). An attempt answered before its whole
 /// body went is given up at once (its connection could not be reused).
-extension DirectExchange {
+extension Exchange {
     /// Starts the copy of the body when it may be sent again and may fit.
     func keepBodyCopyIfReplayable() {
         guard !routed.bodyLengthIsZero else { return }
@@ -51,7 +50,7 @@ extension DirectExchange {
             case .ready(let copy):
                 request.body = .bytes(copy)
             case .coming, .unknown:
-                phase = .awaitingBody(within: limit)
+                machine.awaitBody(within: limit)
                 // The client may wait for this before it sends the body.
                 return sendContinueIfAwaited()
             case .unavailable:
@@ -59,23 +58,22 @@ extension DirectExchange {
                 return fail(lastFailure ?? GatewayError(.bodyTooLarge, "the request body is over the limit for sending it again"))
             }
         }
-        nextStep = 0
+        machine.restartSteps()
         prepareAttempt()
     }
 
     /// A part or the end of the client's body came: an attempt waiting for it may go.
     func bodyArrived() {
-        switch phase {
-        case .awaitingBody(let limit): restartAttempts(within: limit)
-        case .awaitingBodyToRetry(let error): decideRetryOnceBodyIsIn(after: error)
-        default: return
+        switch machine.bodyArrived() {
+        case .restartAttempts(let limit): restartAttempts(within: limit)
+        case .decideRetry(let error): decideRetryOnceBodyIsIn(after: error)
+        case .none: return
         }
     }
 
     /// Writes `100 Continue` once, if the client asked for it and no response started.
     func sendContinueIfAwaited() {
-        guard !continueSent, info.expectsContinue, info.version.minor >= 1, !handler.machine.responseStarted else { return }
-        continueSent = true
-        handler.context?.writeAndFlush(NIOAny(ResponseFraming.bareHead(version: .http1_1, code: 100, reason: "Continue")), promise: nil)
+        guard machine.continueNeeded(expected: info.expectsContinue, responseStarted: client.responseStarted) else { return }
+        client.writeContinue(info: info)
     }
 }

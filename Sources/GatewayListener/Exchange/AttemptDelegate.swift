@@ -1,14 +1,14 @@
 import GatewayCore
 import NIOCore
 
-/// Stands between one upstream attempt and its ``DirectExchange`` when the
+/// Stands between one upstream attempt and its ``Exchange`` when the
 /// request may be retried: once the exchange gives the attempt up (a
 /// per-try timeout, a retryable response), `detach` cuts it off, so late
 /// callbacks of that attempt (from another loop, say) never reach the next one.
 final class AttemptDelegate: UpstreamExchangeDelegate {
-    private var exchange: DirectExchange?
+    private var exchange: Exchange?
 
-    init(_ exchange: DirectExchange) {
+    init(_ exchange: Exchange) {
         self.exchange = exchange
     }
 

@@ -9,7 +9,7 @@ import Testing
 /// streams it and the exchange keeps a copy, which a retry or a step's replay
 /// sends again, once the client's whole body is in. On an `EmbeddedChannel`
 /// with a scripted upstream and the embedded loop's clock: no socket, no sleep.
-struct DirectExchangeBodyReplayTests {
+struct ExchangeBodyReplayTests {
     static func harness(steps: [any AttemptStep] = [], retry: (any RetryPlanner)? = nil) throws -> ClientConnectionHarness {
         let route = UpstreamRoute(observers: [], steps: steps, retry: retry)
         return try ClientConnectionHarness(routes: RouteTable(byUpstream: [:], unconfigured: route))

@@ -3,36 +3,37 @@ import GatewayCore
 import NIOCore
 import NIOHTTP1
 
-/// The attempts of a direct exchange: the steps before each one (which may
-/// answer, or wait), the attempt itself under `per_try_timeout` and the
-/// request's deadline, and the retry planner's verdict after a failure or a
-/// retryable status, with the backoff as a scheduled task on the loop.
-extension DirectExchange {
+/// The attempts of an exchange: the steps before each one (which may answer,
+/// or wait), the attempt itself under `per_try_timeout` and the request's
+/// deadline, and the retry planner's verdict after a failure or a retryable
+/// status, with the backoff as a scheduled task on the loop.
+extension Exchange {
     /// - Parameter plan: the route's retry planner's `begin` for this request.
     func start(_ plan: RetryPlan) {
         if case .retrying(let run) = plan { retryRun = run }
         keepBodyCopyIfReplayable()
+        machine.restartSteps()
         prepareAttempt()
     }
 
-    /// Runs the steps from `nextStep` on; sends the attempt when all proceeded.
+    /// Runs the steps from the machine's current one on; sends the attempt when all proceeded.
     func prepareAttempt() {
-        phase = .preparing
         let steps = route.steps
-        while nextStep < steps.count {
-            switch steps[nextStep].prepare(&request, context: info.context, on: eventLoop) {
+        while let index = machine.currentStep, index < steps.count {
+            switch steps[index].prepare(&request, context: info.context, on: eventLoop) {
             case .proceed:
-                nextStep += 1
+                machine.stepProceeded()
             case .respond(let response):
                 return respondLocally(response)
             case .wait(let wait):
-                phase = .waiting(wait)
+                machine.stepWaits()
+                pendingWait = wait
                 wait.future.assumeIsolated().whenComplete { result in
-                    guard case .waiting = self.phase else { return }
+                    guard self.machine.waitEnded(repeatStep: wait.repeatStep) else { return }
+                    self.pendingWait = nil
                     switch result {
                     case .success(let edit):
                         edit?(&self.request)
-                        if !wait.repeatStep { self.nextStep += 1 }
                         self.prepareAttempt()
                     case .failure(let error):
                         self.fail(error)
@@ -41,11 +42,12 @@ extension DirectExchange {
                 return
             }
         }
+        guard machine.currentStep != nil else { return }
         send()
     }
 
     private func send() {
-        phase = .attempting
+        machine.attemptStarted()
         let delegate: any UpstreamExchangeDelegate
         if retryRun != nil || replayBuffer != nil {
             let forwarder = AttemptDelegate(self)
@@ -60,11 +62,10 @@ extension DirectExchange {
 
     /// Arms the attempt's timer once the client's whole request is in: a body
     /// still coming from the client (streamed to the first attempt) is not the
-    /// upstream's time, as it was not when bodies were buffered before the
-    /// first attempt. (An upstream that stops taking the body meanwhile is the
-    /// pool's `request_timeout`'s.)
+    /// upstream's time. (An upstream that stops taking the body meanwhile is
+    /// the pool's `request_timeout`'s.)
     func armAttemptTimerOnceRequestIsIn() {
-        guard let run = retryRun, attemptTimer == nil, case .attempting = phase, routed.bodyLengthIsZero || body.requestEnded else { return }
+        guard let run = retryRun, attemptTimer == nil, machine.isAttempting, routed.bodyLengthIsZero || body.requestEnded else { return }
         armAttemptTimer(run)
     }
 
@@ -76,7 +77,7 @@ extension DirectExchange {
         if let run = retryRun, let gatewayError = error as? GatewayError, canResend(within: run.bodyLimit, certain: false) {
             guard canResend(within: run.bodyLimit, certain: true) else {
                 detachAttempt()
-                phase = .awaitingBodyToRetry(after: gatewayError)
+                machine.awaitBodyToRetry(after: gatewayError)
                 return sendContinueIfAwaited()
             }
             if let delay = retryDelay(after: gatewayError) {
@@ -113,41 +114,43 @@ extension DirectExchange {
     }
 
     /// After a response head: what the steps (a 401 to a token) and then the
-    /// retry planner (a retryable status) make of it. Every step sees the head;
-    /// a step's replay comes first, once per request, and only if the body
-    /// (if any) is or will surely be all in its copy: a response is never
-    /// turned down for a body that might not be sent again.
-    func nextAttempt(after head: UpstreamResponseHead) -> NextAttempt? {
+    /// retry planner (a retryable status) make of it, and whether a step asked.
+    /// Every step sees the head; a step's replay comes first, once per request,
+    /// and only if the body (if any) is or will surely be all in its copy: a
+    /// response is never turned down for a body that might not be sent again.
+    func nextAttempt(after head: UpstreamResponseHead) -> (ExchangeStateMachine.Next, byStep: Bool)? {
         var replay: AttemptWait?
         let bodyMayGoAgain = canResend(within: replayBuffer?.limit ?? 0, certain: true)
         for step in route.steps {
-            let mayReplay = replay == nil && !replayedByStep && bodyMayGoAgain
+            let mayReplay = replay == nil && !machine.replayedByStep && bodyMayGoAgain
             if case .replay(let wait) = step.responseHead(head, of: request, context: info.context, mayReplay: mayReplay, on: eventLoop) {
                 replay = wait
             }
         }
         if let replay {
-            replayedByStep = true
-            return .replay(replay)
+            pendingWait = replay
+            return (.replay, true)
         }
         // The fields are made `HTTPHeaders` only for a status the planner may retry.
         if let run = retryRun, route.retry?.considers(status: head.status) == true, canResend(within: run.bodyLimit, certain: true),
             let delay = retryDelay(afterStatus: head.status, headers: head.headers)
         {
-            return .after(delay)
+            return (.after(delay), false)
         }
         return nil
     }
 
-    func startNext(_ next: NextAttempt) {
+    func startNext(_ next: ExchangeStateMachine.Next) {
         switch next {
         case .after(let delay):
             backOff(delay)
-        case .replay(let wait):
+        case .replay:
             detachAttempt()
-            phase = .waiting(wait)
+            guard let wait = pendingWait else { return restartAttempts(within: replayBuffer?.limit ?? 0) }
+            machine.awaitReplay()
             wait.future.assumeIsolated().whenComplete { result in
-                guard case .waiting = self.phase else { return }
+                guard self.machine.replayWaitEnded() else { return }
+                self.pendingWait = nil
                 switch result {
                 case .success: self.restartAttempts(within: self.replayBuffer?.limit ?? 0)
                 case .failure(let error): self.fail(error)
@@ -161,11 +164,12 @@ extension DirectExchange {
         detachAttempt()
         let limit = retryRun?.bodyLimit ?? 0
         guard delay > .zero else { return restartAttempts(within: limit) }
-        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
-            guard case .backingOff = self.phase else { return }
+        machine.backingOff()
+        backoff = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
+            guard self.machine.backoffEnded() else { return }
+            self.backoff = nil
             self.restartAttempts(within: limit)
         }
-        phase = .backingOff(scheduled)
     }
 
     /// The attempt is given up (its response discarded, or it failed): its
@@ -175,18 +179,17 @@ extension DirectExchange {
         attemptDelegate = nil
         cancellation = nil
         body.detach()
-        handler.resumeReading()  // the rest of a body goes to its copy now
+        client.requestBodyDemand()  // the rest of a body goes to its copy now
     }
 
     /// A step answered for the upstream (a local 429): the response goes to the
     /// client with `Via`, and the connection stays open.
     private func respondLocally(_ response: ProxyResponse) {
-        phase = .finished
-        releaseUpstream()
         let code = Int(response.status.code)
-        status = code
+        machine.answeredLocally(status: code)
+        releaseUpstream()
         log(status: code, error: nil)
-        let written = handler.respond(response, info: info, addVia: true)
+        let written = client.respond(response, info: info, addVia: true, keepAlive: true)
         info.finish(ExchangeOutcome(status: code, responseBytes: written, error: nil))
     }
 
@@ -194,14 +197,13 @@ extension DirectExchange {
     /// went away or a limit passed. An attempt's writer is aborted, which closes
     /// its connection.
     func abandonAttempt(_ error: any Error) {
-        let current = phase
-        // Callbacks the abort causes find no attempt in flight.
-        phase = .preparing
-        switch current {
-        case .waiting(let wait), .discarding(then: .replay(let wait)):
-            wait.cancel()
-        case .backingOff(let scheduled):
-            scheduled.cancel()
+        switch machine.abandon() {
+        case .waiting, .discarding(then: .replay):
+            pendingWait?.cancel()
+            pendingWait = nil
+        case .backingOff:
+            backoff?.cancel()
+            backoff = nil
         default:
             break
         }
@@ -230,7 +232,7 @@ extension DirectExchange {
         }
         guard let limit else { return }
         attemptTimer = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limit.at - now)) {
-            guard case .attempting = self.phase else { return }
+            guard self.machine.isAttempting else { return }
             let message = limit.perTry.map { "no response from the upstream within per_try_timeout (\(ConfigUnits.formatDuration($0)))" }
                 ?? "the request's deadline passed before the upstream answered"
             let error = GatewayError(.requestTimeout, message, upstream: self.request.hostPort)

@@ -9,7 +9,7 @@ import Testing
 /// A step that replays the request after a response (the OAuth2 step after a
 /// 401), and waits that edit the request: on an `EmbeddedChannel` with a
 /// scripted upstream, no socket, no task.
-struct DirectExchangeReplayTests {
+struct ExchangeReplayTests {
     static let get = "GET http://example.test/a HTTP/1.1\r\nHost: example.test\r\n\r\n"
 
     static func harness(_ steps: [any AttemptStep]) throws -> ClientConnectionHarness {

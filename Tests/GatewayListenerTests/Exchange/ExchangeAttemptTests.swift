@@ -10,7 +10,7 @@ import Testing
 /// The direct path's policy hooks on an `EmbeddedChannel` with a scripted
 /// upstream: steps that answer or wait, retries after a status or a per-try
 /// timeout, and late callbacks of an abandoned attempt. No socket, no task.
-struct DirectExchangeAttemptTests {
+struct ExchangeAttemptTests {
     static func harness(steps: [any AttemptStep] = [], retry: (any RetryPlanner)? = nil) throws -> ClientConnectionHarness {
         let route = UpstreamRoute(observers: [], steps: steps, retry: retry)
         return try ClientConnectionHarness(routes: RouteTable(byUpstream: [:], unconfigured: route))
