@@ -7,7 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import Testing
 
-/// The rate-limit policy as the direct path's synchronous step: it proceeds,
+/// The rate-limit policy as the exchange's synchronous step: it proceeds,
 /// answers 429, or waits (a queue slot or an upstream's pause), with the same
 /// rules as the async policy; the limiter's pump runs on a manual clock.
 @Suite(.timeLimit(.minutes(1)))

@@ -41,7 +41,7 @@ final class Rig: @unchecked Sendable {
         self.workDirectory = workDirectory
     }
 
-    /// `template`: nil for the direct path, else a file in scripts/bench/templates.
+    /// `template`: nil for the exchange, else a file in scripts/bench/templates.
     static func start(template: String?) async throws -> Rig {
         let upstream = try await TestUpstream.start()
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: bodySize)

@@ -11,7 +11,7 @@ public import NIOCore
 ///
 /// Used for upstream response bodies read by a policy that must wait (retry,
 /// OAuth2) and for client request bodies sent through such policies; the
-/// direct path passes parts between channels without it.
+/// exchange passes parts between channels without it.
 public final class BodyStream: BodySource {
     private struct State {
         var buffer = CircularBuffer<ByteBuffer>()

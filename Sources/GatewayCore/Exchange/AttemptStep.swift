@@ -1,6 +1,6 @@
 public import NIOCore
 
-/// A synchronous step on each upstream attempt of the direct path (rate limit,
+/// A synchronous step on each upstream attempt of an exchange (rate limit,
 /// OAuth2 token, credential injection), called on the client connection's
 /// event loop in the order the route lists them. Most calls answer
 /// ``AttemptStepDecision/proceed`` at once; a step waits only when it must (an

@@ -70,9 +70,9 @@ public struct ExchangeOutcome: Sendable {
 }
 
 /// What runs for the requests of one upstream (or of unconfigured hosts),
-/// built once per config load: the observers around the exchange, then, on the
-/// direct path, the retry planner and the synchronous attempt steps (rate limit,
-/// OAuth2 token, credential) before the transport.
+/// built once per config load: the observers around the exchange, then the
+/// retry planner and the synchronous attempt steps (rate limit, OAuth2 token,
+/// credential) before the transport.
 public struct UpstreamRoute: Sendable {
     public let observers: [any ExchangeObserver]
     public let steps: [any AttemptStep]

@@ -77,7 +77,7 @@ public struct ProxyBody: Sendable {
 
 extension ProxyBody {
     /// A request body the listener passes straight to the upstream connection as
-    /// it arrives (the direct path): its framing is known, its bytes are never
+    /// it arrives (an exchange): its framing is known, its bytes are never
     /// read through this value.
     public static func passedThrough(declaredLength: Int?) -> ProxyBody {
         declaredLength == 0 ? .empty : ProxyBody(storage: .stream(PassedThroughBody.shared), declaredLength: declaredLength)

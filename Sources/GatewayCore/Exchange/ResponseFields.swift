@@ -3,7 +3,7 @@ public import NIOHTTP1
 
 /// The end-to-end fields of an upstream response, kept as the bytes the
 /// upstream sent (its field lines, the hop-by-hop ones marked as dropped) until
-/// something reads them as `HTTPHeaders`. The direct path copies those lines to
+/// something reads them as `HTTPHeaders`. The exchange copies those lines to
 /// the client as they are, with no string made per field; a policy
 /// or an observer that reads the fields pays for the strings then. Responses
 /// the gateway makes, and fields a policy changed, are `HTTPHeaders`.

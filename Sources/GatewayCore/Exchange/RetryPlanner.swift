@@ -1,6 +1,6 @@
 public import NIOHTTP1
 
-/// The retry rules of one upstream for the direct path: whether a request may
+/// The retry rules of one upstream for the exchange: whether a request may
 /// be sent more than once, and after each failed attempt whether (and after how
 /// long) to send it again. Built once per config load; the state of one request
 /// is the value ``RetryRun``, kept by the exchange (nothing allocated per request).
@@ -35,7 +35,7 @@ public enum RetryPlan {
     case retrying(RetryRun)
 }
 
-/// One request's retry state on the direct path.
+/// One request's retry state on the event loop.
 public struct RetryRun: Sendable {
     /// Attempts made so far (1 during the first).
     public var attempts: Int

@@ -15,7 +15,7 @@ struct ClientConnectionEnvironment: Sendable {
 
 /// The proxy side of a client connection, after the request decoder (``HTTP1RequestDecoder``): reads requests
 /// in order (keep-alive, pipelining), refuses what must be refused, and runs
-/// each exchange on the event loop: the direct path hands parts between this
+/// each exchange on the event loop: the exchange hands parts between this
 /// channel and a pooled upstream channel, with back-pressure by holding
 /// `read()` on either side. `CONNECT` hands the connection to a tunnel or to
 /// interception. Its protocol state is ``ClientConnectionStateMachine``.

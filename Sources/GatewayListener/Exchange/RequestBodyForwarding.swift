@@ -1,6 +1,6 @@
 import NIOCore
 
-/// The request body's way upstream on the direct path, as a pure value:
+/// The request body's way upstream on the event loop, as a pure value:
 /// parts the client sent wait here until the upstream connection takes them,
 /// one write in flight at a time (the client's reads are held meanwhile), the
 /// last part flagged when the declared length is reached, and the end of a

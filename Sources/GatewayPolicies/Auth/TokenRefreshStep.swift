@@ -3,7 +3,7 @@ public import GatewayCore
 import NIOCore
 import NIOHTTP1
 
-/// OAuth2 on the direct path, for one upstream: the rules of
+/// OAuth2 on the event loop, for one upstream: the rules of
 /// ``TokenRefreshPolicy``, decided on the event loop. The current token is
 /// read from the store's snapshot (a lock held for nanoseconds, no actor hop);
 /// a request waits only while a token is obtained (none yet, or due for
@@ -99,6 +99,6 @@ struct TokenRefreshStep: AttemptStep {
 }
 
 extension TokenRefreshPolicy {
-    /// The direct path's step: the same credential, decided on the event loop.
+    /// The exchange's step: the same credential, decided on the event loop.
     public var step: any AttemptStep { TokenRefreshStep(binding: binding, replayLimit: replayLimit) }
 }

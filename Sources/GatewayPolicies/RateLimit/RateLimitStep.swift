@@ -3,7 +3,7 @@ public import GatewayCore
 import NIOCore
 import NIOHTTP1
 
-/// The rate-limit policy on the direct path, for one upstream: the same rules
+/// The rate-limit policy on the event loop, for one upstream: the same rules
 /// as ``RateLimitPolicy`` (upstream holds per `host:port` within `max_wait`,
 /// then the local token bucket with its bounded FIFO queue), decided
 /// synchronously on the event loop. A request waits only when it must: during
@@ -63,7 +63,7 @@ struct RateLimitStep: AttemptStep {
 }
 
 extension RateLimitPolicy {
-    /// The direct path's step: the same settings and limiter, decided on the event loop.
+    /// The exchange's step: the same settings and limiter, decided on the event loop.
     public var step: any AttemptStep { RateLimitStep(policy: self) }
 }
 

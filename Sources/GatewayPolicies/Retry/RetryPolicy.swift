@@ -27,7 +27,7 @@ public import GatewayCore
 /// went away) ends the current attempt or backoff sleep at once: no more retries.
 ///
 /// This value holds the settings; the exchange applies them through its
-/// ``planner`` (``DirectRetryPlanner``), on the event loop.
+/// ``planner`` (``UpstreamRetryPlanner``), on the event loop.
 public struct RetryPolicy: Sendable {
     /// The upstream's retry settings, bound when its route is built.
     let rules: UpstreamRetryRules
@@ -60,6 +60,6 @@ public struct RetryPolicy: Sendable {
 
     /// The planner the exchange asks before and after each attempt.
     public var planner: any RetryPlanner {
-        DirectRetryPlanner(rules: rules, services: services)
+        UpstreamRetryPlanner(rules: rules, services: services)
     }
 }

@@ -3,7 +3,7 @@ import GatewayCore
 import Logging
 
 /// One upstream's retry settings and the decision both paths share (the async
-/// ``RetryPolicy`` and the direct path's ``DirectRetryPlanner``): after an
+/// ``RetryPolicy`` and the exchange's ``UpstreamRetryPlanner``): after an
 /// attempt that may be retried, how long to wait before the next one, or nil
 /// when the outcome goes to the client as it is.
 struct UpstreamRetryRules: Sendable {

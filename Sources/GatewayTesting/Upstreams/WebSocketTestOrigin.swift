@@ -7,8 +7,8 @@ import NIOWebSocket
 
 /// A real WebSocket origin on 127.0.0.1 (a random port) for integration
 /// tests, on NIOWebSocket: the handshake on any path is answered 101 (with
-/// the first subprotocol the client offers), unless ``refuse`` is set, when
-/// it is answered with that status. Text and binary messages are echoed frame
+/// the first subprotocol the client offers), unless the `verdict` given to
+/// ``start(tls:refuse:verdict:)`` answers it with a status instead. Text and binary messages are echoed frame
 /// by frame, pings answered, a close answered and the connection closed.
 /// Every handshake's request head is recorded (``handshakes``).
 public final class WebSocketTestOrigin: Sendable {
@@ -30,8 +30,14 @@ public final class WebSocketTestOrigin: Sendable {
     /// The handshakes received so far (answered or refused), in order.
     public var handshakes: [HTTPRequestHead] { heads.withLockedValue { $0 } }
 
-    /// Binds 127.0.0.1 port 0; `tls` for `wss://`; `refuse` answers every handshake with that status.
-    public static func start(tls: NIOSSLContext? = nil, refuse: HTTPResponseStatus? = nil) async throws -> WebSocketTestOrigin {
+    /// Binds 127.0.0.1 port 0; `tls` for `wss://`; `refuse` answers every
+    /// handshake with that status; `verdict` decides per handshake (nil: 101).
+    public static func start(
+        tls: NIOSSLContext? = nil,
+        refuse: HTTPResponseStatus? = nil,
+        verdict: (@Sendable (HTTPRequestHead) -> HTTPResponseStatus?)? = nil
+    ) async throws -> WebSocketTestOrigin {
+        let decide: @Sendable (HTTPRequestHead) -> HTTPResponseStatus? = { head in refuse ?? verdict?(head) }
         let heads = NIOLockedValueBox<[HTTPRequestHead]>([])
         let connections = NIOLockedValueBox<[any Channel]>([])
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -42,12 +48,12 @@ public final class WebSocketTestOrigin: Sendable {
                     connections.withLockedValue { $0.append(channel) }
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     // Answers what did not upgrade; leaves when the connection becomes a WebSocket.
-                    let refusing = NIOLoopBound(RefusingHandler(status: refuse ?? .upgradeRequired), eventLoop: channel.eventLoop)
+                    let refusing = NIOLoopBound(RefusingHandler(decide: decide), eventLoop: channel.eventLoop)
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: 1 << 24,
                         shouldUpgrade: { channel, head in
                             heads.withLockedValue { $0.append(head) }
-                            guard refuse == nil else { return channel.eventLoop.makeSucceededFuture(nil) }
+                            guard decide(head) == nil else { return channel.eventLoop.makeSucceededFuture(nil) }
                             var headers = HTTPHeaders()
                             if let offered = head.headers["sec-websocket-protocol"].first?.split(separator: ",").first {
                                 headers.add(name: "Sec-WebSocket-Protocol", value: offered.trimmingCharacters(in: .whitespaces))
@@ -122,13 +128,15 @@ private final class WebSocketEchoHandler: ChannelInboundHandler {
 private final class RefusingHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
-    let status: HTTPResponseStatus
+    let decide: @Sendable (HTTPRequestHead) -> HTTPResponseStatus?
+    private var status = HTTPResponseStatus.upgradeRequired
 
-    init(status: HTTPResponseStatus) {
-        self.status = status
+    init(decide: @escaping @Sendable (HTTPRequestHead) -> HTTPResponseStatus?) {
+        self.decide = decide
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data) { status = decide(head) ?? .upgradeRequired }
         guard case .end = unwrapInboundIn(data) else { return }
         let body = "no websocket here\n"
         var headers = HTTPHeaders()

@@ -171,7 +171,7 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         case waiting(waiterID: Int, EventLoopFuture<Lease>)
     }
 
-    /// An idle connection for `key` at once if there is one (the direct path's
+    /// An idle connection for `key` at once if there is one (an exchange's
     /// common case: no waiter, promise, callback or action list), else ``lease(_:upstreamName:on:)``.
     func leaseNow(_ key: UpstreamKey, upstreamName: String?, on eventLoop: any EventLoop) -> LeaseOutcome {
         if let ready = leaseIdleNow(key, on: eventLoop) { return .ready(ready) }

@@ -2,6 +2,7 @@ import Foundation
 import GatewayConfig
 import GatewayCore
 import GatewayTesting
+import NIOConcurrencyHelpers
 import Testing
 
 /// WebSockets through the gateway with real clients and a real origin
@@ -59,10 +60,17 @@ struct WebSocketTests {
         #expect(!gateway.logs.text.contains("ws-secret-token"))
     }
 
-    /// aiohttp sends `GET ws://host/path` to its proxy: read as http.
+    /// aiohttp sends `GET ws://host/path` to its proxy: read as http. With
+    /// debug traces on, the handshake is one record (status 101) whose curl
+    /// line carries the upgrade fields.
     @Test func aiohttpWsConnectThroughTheProxy() async throws {
         let origin = try await WebSocketTestOrigin.start()
-        let gateway = try await GatewayHarness.start()
+        let dir = try TraceTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let gateway = try await GatewayHarness.start { config in
+            config.debug = true
+            config.trace = TraceConfig(file: "\(dir)/trace.jsonl")
+        }
         defer { Task { try? await gateway.stop(); try? await origin.shutdown() } }
 
         let result = try await ProcessRunner.run(
@@ -73,6 +81,9 @@ struct WebSocketTests {
         #expect(result.status == 0, "\(result.stderrString)")
         #expect(result.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"echoed": 1000, "close_code": 1000}"#)
         #expect(origin.handshakes.first?.uri == "/feed")
+        let record = try #require(try await TraceTests.readRecords("\(dir)/trace.jsonl", count: 1).first)
+        #expect(record.status == 101 && record.method == "GET")
+        #expect(record.curl.contains("Upgrade: websocket") && record.curl.contains("Connection: Upgrade"), "\(record.curl)")
     }
 
     /// `wss://` to an intercepted host, with the `websockets` library's proxy
@@ -122,6 +133,41 @@ struct WebSocketTests {
         #expect(result.status == 0, "\(result.stderrString)")
         #expect(result.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"status": 403, "connection": "close"}"#)
         #expect(origin.handshakes.count == 1)
+    }
+
+    /// An OAuth2 upstream that stops accepting the gateway's token: the
+    /// handshake's 401 refreshes the token once and the handshake goes again
+    /// with the new one, as a GET would; the client only sees the 101.
+    @Test func aHandshakeAnswered401RefreshesTheTokenAndGoesAgain() async throws {
+        let f = try await OAuthTests.Fixture.start()
+        let authority = f.authority
+        // The first handshake finds its token revoked (the authority stopped accepting it).
+        let revoked = NIOLockedValueBox(false)
+        let origin = try await WebSocketTestOrigin.start { head in
+            let first = revoked.withLockedValue { done in
+                defer { done = true }
+                return !done
+            }
+            if first { authority.revokeAccessTokens() }
+            let token = head.headers["authorization"].first.map { String($0.dropFirst("Bearer ".count)) } ?? ""
+            return authority.isValid(accessToken: token) ? nil : .unauthorized
+        }
+        let gateway = try await GatewayHarness.start { config in
+            f.configure(&config)
+            config.upstreams[1].origin = UpstreamOrigin(scheme: .http, host: "127.0.0.1", port: origin.port)
+        }
+        defer { Task { try? await gateway.stop(); try? await origin.shutdown(); await f.shutdown() } }
+
+        let result = try await ProcessRunner.run(
+            "python3", ["-c", WebSocketClientScripts.raw],
+            environment: ["PROXY_PORT": "\(gateway.proxyPort)", "TARGET": "http://api.payments.test/stream", "COUNT": "20"]
+        )
+        #expect(result.status == 0, "\(result.stderrString)")
+        #expect(result.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"status": 101, "protocol": "chat", "echoed": 20}"#)
+        #expect(authority.tokenCallCount == 2, "the first token, and one refresh after the 401")
+        let tokens = origin.handshakes.map { $0.headers["authorization"].first ?? "" }
+        #expect(tokens.count == 2 && tokens[0] != tokens[1], "\(tokens.count) handshakes")
+        for secret in f.secrets { #expect(!gateway.logs.text.contains(secret)) }
     }
 
     /// The value of one sample line of a Prometheus exposition.

@@ -7,7 +7,7 @@ import NIOHTTP1
 import Synchronization
 import Testing
 
-/// The direct path's policy hooks on an `EmbeddedChannel` with a scripted
+/// The exchange's policy hooks on an `EmbeddedChannel` with a scripted
 /// upstream: steps that answer or wait, retries after a status or a per-try
 /// timeout, and late callbacks of an abandoned attempt. No socket, no task.
 struct ExchangeAttemptTests {

@@ -5,7 +5,7 @@ import NIOEmbedded
 import NIOHTTP1
 import Testing
 
-/// A request body sent more than once on the direct path: the first attempt
+/// A request body sent more than once on the event loop: the first attempt
 /// streams it and the exchange keeps a copy, which a retry or a step's replay
 /// sends again, once the client's whole body is in. On an `EmbeddedChannel`
 /// with a scripted upstream and the embedded loop's clock: no socket, no sleep.

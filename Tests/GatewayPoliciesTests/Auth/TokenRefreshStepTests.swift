@@ -7,7 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import Testing
 
-/// OAuth2 as a synchronous step of the direct path: the token read from the
+/// OAuth2 as a synchronous step of an exchange: the token read from the
 /// store's snapshot without a hop, a wait only while a token is obtained (one
 /// refresh for every waiting request), and the verdict on a 401.
 @Suite(.timeLimit(.minutes(1)))

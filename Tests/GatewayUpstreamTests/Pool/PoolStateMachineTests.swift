@@ -41,7 +41,7 @@ struct PoolStateMachineTests {
         #expect(machine.openConnectionCount == 1)
     }
 
-    /// The direct path's fast lease: an idle connection at once, no waiter;
+    /// The exchange's fast lease: an idle connection at once, no waiter;
     /// nothing (and no waiter queued) when none is idle or the pool is shutting down.
     @Test func anIdleConnectionIsLeasedAtOnceWithoutAWaiter() {
         var machine = Machine(maxConnectionsPerKey: 4)

@@ -7,13 +7,13 @@ import Testing
 
 @testable import GatewayUpstream
 
-/// The direct path (`UpstreamTransport.startExchange`): response parts go to a
+/// The transport of exchanges (`UpstreamTransport.startExchange`): response parts go to a
 /// delegate on the caller's loop. On a warm pool an attempt starts at once on
 /// the idle connection of its loop (no attempt object, nothing to cancel,
 /// issue 14); the connection is parked idle again at the end without an
 /// action list.
-@Suite("UpstreamPool: direct path")
-struct UpstreamPoolDirectTests {
+@Suite("UpstreamPool as the exchanges' transport")
+struct UpstreamPoolTransportTests {
     /// One attempt's callbacks, on its loop: the status and body bytes, or the failure.
     final class Collector: UpstreamExchangeDelegate {
         let done: EventLoopPromise<(status: UInt, bytes: Int)>

@@ -1,14 +1,14 @@
 import GatewayCore
 import NIOHTTP1
 
-/// The retry policy on the direct path, for one upstream: the same rules as
+/// The retry policy on the event loop, for one upstream: the same rules as
 /// ``RetryPolicy`` (safe methods, `retry.on`, full-jitter backoff or the
 /// upstream's `Retry-After` within `max_wait`, the deadline, the budget), decided
 /// synchronously on the event loop; the exchange sleeps with a scheduled task.
 /// A request body is sent again from the exchange's copy of it, kept up to
 /// `buffer_limit` bytes (``RetryRun/bodyLimit``); a larger body goes once and
 /// is never retried (its one attempt still runs under `per_try_timeout`).
-struct DirectRetryPlanner: RetryPlanner {
+struct UpstreamRetryPlanner: RetryPlanner {
     let rules: UpstreamRetryRules
     let services: RetryServices
 

@@ -1,7 +1,7 @@
 public import GatewayCore
 public import NIOCore
 
-/// The direct path: an attempt leased and started on the caller's event loop,
+/// The exchange's path: an attempt leased and started on the caller's event loop,
 /// its response parts handed to a delegate there (no task, no continuation).
 extension UpstreamPool: UpstreamTransport {
     public func startExchange(
@@ -11,16 +11,16 @@ extension UpstreamPool: UpstreamTransport {
         delegate: any UpstreamExchangeDelegate
     ) -> UpstreamExchangeCancellation {
         let index = record.beginAttempt(AttemptTimings(started: .now))
-        return DirectAttempt.start(
+        return PooledAttempt.start(
             pool: self, request: request, recorder: AttemptRecorder(record: record, index: index),
             eventLoop: eventLoop, delegate: delegate
         )
     }
 }
 
-/// One attempt on the direct path: lease (again, if the leased connection turns
+/// One attempt on the event loop: lease (again, if the leased connection turns
 /// out closed before use, a few times at most), start, or fail to the delegate.
-final class DirectAttempt {
+final class PooledAttempt {
     private enum State {
         /// Waiting for a connection (`waiterID` nil: served at once, within `lease()`).
         case leasing(waiterID: Int?)
@@ -52,7 +52,7 @@ final class DirectAttempt {
     /// this loop, starts at once with no attempt object and nothing left to
     /// cancel (issue 14: two allocations per request); any other case (no idle
     /// connection, one on another loop, one closed just before use) goes
-    /// through a ``DirectAttempt``, which can wait and be withdrawn.
+    /// through a ``PooledAttempt``, which can wait and be withdrawn.
     static func start(
         pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop,
         delegate: any UpstreamExchangeDelegate
@@ -75,7 +75,7 @@ final class DirectAttempt {
                 return .nothingToCancel
             }
         }
-        let attempt = DirectAttempt(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate, staleLeases: staleLeases)
+        let attempt = PooledAttempt(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate, staleLeases: staleLeases)
         if let ready, staleLeases == 0 {
             attempt.state = .leasing(waiterID: nil)
             attempt.leased(ready)

@@ -6,10 +6,10 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
-/// The retry policy's rules as the direct path's planner: which requests it
+/// The retry policy's rules as the exchange's planner: which requests it
 /// retries (a body within `buffer_limit`: the exchange keeps a copy), and the wait
 /// after each failed attempt (counted, within attempts and budget).
-struct DirectRetryPlannerTests {
+struct UpstreamRetryPlannerTests {
     func planner(_ retry: RetryConfig, events: RecordingEvents = RecordingEvents()) throws -> any RetryPlanner {
         let policy = RetryPolicy(
             upstream: upstreamConfig(retry: retry), budgets: RetryBudgets(), events: events, clock: ManualClock(), random: LockedRandomSource(seed: 1)
@@ -19,7 +19,7 @@ struct DirectRetryPlannerTests {
 
     static let retry = RetryConfig(attempts: 3, backoffBase: .milliseconds(10), backoffMax: .milliseconds(40))
 
-    @Test func aBodylessSafeRequestIsRetriedOnTheDirectPath() throws {
+    @Test func aBodylessSafeRequestIsRetried() throws {
         let planner = try planner(Self.retry)
         guard case .retrying(let run) = planner.begin(.test()) else { Issue.record("expected retrying"); return }
         #expect(run.maxAttempts == 3 && run.attempts == 1)
