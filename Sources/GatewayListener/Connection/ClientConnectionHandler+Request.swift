@@ -68,7 +68,8 @@ extension ClientConnectionHandler {
             case .chunked: nil
             }
             var request = RequestRouter(active: active).route(head: head, scheme: scheme, host: host, port: port, target: path, declaredLength: declaredLength)
-            if framing == .none, head.isWebSocketHandshake {
+            // An upgrade never keeps the connection: most requests stop at the first test.
+            if framing == .none, !machine.keepAliveWanted, head.isWebSocketHandshake {
                 // The handshake's own fields, so traces, HAR and curl lines show a
                 // replayable handshake; the upstream head writes them for its hop.
                 request.isWebSocketHandshake = true
