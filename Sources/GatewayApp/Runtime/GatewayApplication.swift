@@ -40,12 +40,15 @@ public final class GatewayApplication: Sendable {
         let tls = PinningTLSHandlerFactory(events: metrics, logger: logger)
         self.tls = tls
         let deniedAddresses = DeniedAddresses()
+        let ownListeners = OwnListeners()
+        self.ownListeners = ownListeners
         let pool = UpstreamPool(
             configuration: UpstreamPoolConfiguration(config.pool),
             eventLoopGroup: eventLoopGroup,
             tls: tls,
             events: metrics,
             deniedAddresses: deniedAddresses,
+            ownListeners: ownListeners,
             logger: logger
         )
         self.pool = pool
@@ -73,7 +76,9 @@ public final class GatewayApplication: Sendable {
         }
         let liveConfig = LiveConfig(initial)
         self.liveConfig = liveConfig
-        self.proxyServer = ProxyServer(liveConfig: liveConfig, eventLoopGroup: eventLoopGroup, logger: logger, events: shared.metrics)
+        self.proxyServer = ProxyServer(
+            liveConfig: liveConfig, eventLoopGroup: eventLoopGroup, logger: logger, events: shared.metrics, ownListeners: ownListeners
+        )
         let ready = proxyServer
         self.adminServer = AdminServer(
             host: config.listen.admin.host,
@@ -103,6 +108,8 @@ public final class GatewayApplication: Sendable {
     }
 
     private let reloader: ConfigReloadService
+    /// The proxy and admin listeners as bound: never a target of the proxy.
+    private let ownListeners: OwnListeners
     private let traceProxyAddress: TraceProxyAddress
     /// Flushed when `run()` ends: the records of the last exchanges reach the file.
     private let traceWriters: TraceWriterRegistry
@@ -119,6 +126,9 @@ public final class GatewayApplication: Sendable {
         Task { [proxyServer, traceProxyAddress] in
             guard let address = try? await proxyServer.listeningAddress(), let port = address.port else { return }
             traceProxyAddress.set(host: address.ipAddress ?? "127.0.0.1", port: port)
+        }
+        Task { [proxyServer, adminServer, ownListeners] in
+            await ownListeners.record(proxy: proxyServer, admin: adminServer)
         }
         do {
             try await serviceGroup.run()

@@ -28,6 +28,7 @@ extension ClientConnectionHandler {
             }
         }
         let timeout = TimeAmount.nanoseconds(Int64(config.pool.connectTimeout.seconds * 1e9))
+        let ownListeners = environment.ownListeners
         let bound = NIOLoopBound((handler: self, info: info), eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(timeout)
@@ -42,6 +43,10 @@ extension ClientConnectionHandler {
                     if let address = peer.remoteAddress?.ipAddress, !config.access.isAllowed(address: address) {
                         peer.close(promise: nil)
                         let error = GatewayError(.hostNotAllowed, "\(host) resolved to \(address), which the gateway's access rules deny", upstream: upstream)
+                        return bound.value.handler.connectFailed(error, info: bound.value.info)
+                    }
+                    if let error = GatewayError.ownListener(peer.remoteAddress, in: ownListeners, host: host, upstream: upstream) {
+                        peer.close(promise: nil)
                         return bound.value.handler.connectFailed(error, info: bound.value.info)
                     }
                     bound.value.handler.splice(head: head, peer: peer, upstream: upstream, info: bound.value.info)

@@ -11,6 +11,8 @@ struct ClientConnectionEnvironment: Sendable {
     let logger: Logger
     let requestIDs: RequestIDGenerator
     let maxHeadBytes: Int
+    /// The gateway's own listeners: a `CONNECT` that reaches one is refused.
+    var ownListeners = OwnListeners()
 }
 
 /// The proxy side of a client connection, after the request decoder (``HTTP1RequestDecoder``): reads requests

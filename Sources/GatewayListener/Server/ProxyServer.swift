@@ -16,9 +16,15 @@ public final class ProxyServer: Service, Sendable {
     private let tracker: ConnectionTracker
     private let requestIDs = RequestIDGenerator()
     private let bound = OneShotValue<SocketAddress>()
+    /// The gateway's own listeners: never a `CONNECT` target.
+    private let ownListeners: OwnListeners
 
-    public init(liveConfig: LiveConfig, eventLoopGroup: any EventLoopGroup, logger: Logger, events: any GatewayEvents = NoGatewayEvents()) {
+    public init(
+        liveConfig: LiveConfig, eventLoopGroup: any EventLoopGroup, logger: Logger, events: any GatewayEvents = NoGatewayEvents(),
+        ownListeners: OwnListeners = OwnListeners()
+    ) {
         self.tracker = ConnectionTracker(events: events)
+        self.ownListeners = ownListeners
         self.liveConfig = liveConfig
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
@@ -39,7 +45,8 @@ public final class ProxyServer: Service, Sendable {
             maxHeadBytes: limits.maxHeadBytes,
             timeouts: ClientTimeoutStateMachine.Limits(limits),
             environment: ClientConnectionEnvironment(
-                liveConfig: liveConfig, tracker: tracker, logger: logger, requestIDs: requestIDs, maxHeadBytes: limits.maxHeadBytes
+                liveConfig: liveConfig, tracker: tracker, logger: logger, requestIDs: requestIDs, maxHeadBytes: limits.maxHeadBytes,
+                ownListeners: ownListeners
             )
         )
         let server: any Channel

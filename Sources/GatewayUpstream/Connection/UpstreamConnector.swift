@@ -14,6 +14,8 @@ struct UpstreamConnector: Sendable {
     let tls: any UpstreamTLSHandlerFactory
     /// `deny` IP/CIDR rules, checked against the address connected to.
     let deniedAddresses: DeniedAddresses
+    /// The gateway's own listeners, never connected to as an upstream.
+    var ownListeners = OwnListeners()
 
     /// Opens a connection; the future fails with a `GatewayError` (dnsFailure,
     /// connectFailed, connectTimeout, tlsHandshakeFailed, pinMismatch, certificateInvalid).
@@ -41,6 +43,7 @@ struct UpstreamConnector: Sendable {
 
         let tls = self.tls
         let deniedAddresses = self.deniedAddresses
+        let ownListeners = self.ownListeners
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
@@ -55,6 +58,9 @@ struct UpstreamConnector: Sendable {
                     return eventLoop.makeFailedFuture(GatewayError(
                         .hostNotAllowed, "\(key.host) resolved to \(denied), which the gateway's access rules deny", upstream: upstream
                     ))
+                }
+                if let error = GatewayError.ownListener(channel.remoteAddress, in: ownListeners, host: key.host, upstream: upstream) {
+                    return eventLoop.makeFailedFuture(error)
                 }
                 let connectEnd = ContinuousClock.now
                 let timings = ConnectionTimings(connectStart: connectStart, connectEnd: connectEnd)

@@ -57,11 +57,14 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         tls: any UpstreamTLSHandlerFactory,
         events: any GatewayEvents = NoGatewayEvents(),
         deniedAddresses: DeniedAddresses = DeniedAddresses(),
+        ownListeners: OwnListeners = OwnListeners(),
         logger: Logger
     ) {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
-        self.connector = UpstreamConnector(configuration: configuration, eventLoopGroup: eventLoopGroup, tls: tls, deniedAddresses: deniedAddresses)
+        var connector = UpstreamConnector(configuration: configuration, eventLoopGroup: eventLoopGroup, tls: tls, deniedAddresses: deniedAddresses)
+        connector.ownListeners = ownListeners
+        self.connector = connector
         self.events = events
         self.logger = logger
         self.state = NIOLockedValueBox(State(machine: PoolStateMachine(maxConnectionsPerKey: configuration.maxConnectionsPerKey)))

@@ -1,0 +1,15 @@
+public import NIOCore
+
+extension GatewayError {
+    /// 403 `host_not_allowed` when `reached` (the address a connection made
+    /// for `host` got to) is one of the gateway's own listeners; else nil.
+    public static func ownListener(_ reached: SocketAddress?, in listeners: OwnListeners, host: String, upstream: String) -> GatewayError? {
+        guard let reached, let port = reached.port, let text = reached.ipAddress, let address = IPAddress(text),
+            listeners.contains(address, port: port)
+        else { return nil }
+        return GatewayError(
+            .hostNotAllowed, "\(host) is this gateway's own listener (\(address):\(port)): the proxy never connects to itself or to its admin",
+            upstream: upstream
+        )
+    }
+}
