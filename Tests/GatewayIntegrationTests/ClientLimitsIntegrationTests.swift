@@ -44,6 +44,6 @@ struct ClientLimitsIntegrationTests {
         }
         #expect(closed == 1, "one connection over the cap of 2 is closed, the other two stay open")
         let metrics = try await ProcessRunner.run("curl", ["-sS", "\(gateway.adminURL)/metrics"])
-        #expect(metrics.stdoutString.contains("gateway_client_connections_refused_total 1"), "\(metrics.stdoutString.split(separator: "\n").filter { $0.contains("refused") })")
+        #expect(metrics.stdoutString.contains("gateway_client_connections_refused_total{reason=\"max_client_connections\"} 1"), "\(metrics.stdoutString.split(separator: "\n").filter { $0.contains("refused") })")
     }
 }

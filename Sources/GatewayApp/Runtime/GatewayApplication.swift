@@ -121,6 +121,7 @@ public final class GatewayApplication: Sendable {
     /// connections and writes the trace records still queued.
     public func run() async throws {
         if let startupError { throw StartupError(description: startupError) }
+        DescriptorLimit.prepare(for: liveConfig.current.config.limits, logger: logger)
         prepareTLS(for: liveConfig.current.config)
         // Trace curl lines name the bound proxy address (port 0 resolved).
         Task { [proxyServer, traceProxyAddress] in

@@ -74,7 +74,7 @@ extension ListenerLimits {
         self.init()
         let map = try node.mapping(keys: [
             "max_head_bytes", "header_timeout", "idle_timeout", "drain_timeout",
-            "body_timeout", "send_timeout", "max_client_connections", "tunnel_idle_timeout",
+            "body_timeout", "send_timeout", "max_client_connections", "max_connections_per_client", "tunnel_idle_timeout",
         ])
         if let value = map["max_head_bytes"] { maxHeadBytes = try value.size() }
         if let value = map["header_timeout"] { headerTimeout = try value.duration() }
@@ -83,6 +83,7 @@ extension ListenerLimits {
         if let value = map["body_timeout"] { bodyTimeout = try value.duration() }
         if let value = map["send_timeout"] { sendTimeout = try value.duration() }
         if let value = map["max_client_connections"] { maxClientConnections = try value.int() }
+        if let value = map["max_connections_per_client"] { maxConnectionsPerClient = try value.int() }
         if let value = map["tunnel_idle_timeout"] { tunnelIdleTimeout = try value.duration() }
     }
 }

@@ -81,6 +81,9 @@ extension GatewayConfig {
         guard limits.maxClientConnections >= 1 else {
             throw fail("limits.max_client_connections", "must be at least 1, got \(limits.maxClientConnections)")
         }
+        guard limits.maxConnectionsPerClient >= 1 else {
+            throw fail("limits.max_connections_per_client", "must be at least 1, got \(limits.maxConnectionsPerClient)")
+        }
         guard pool.maxConnectionsPerHost >= 1 else {
             throw fail("pool.max_connections_per_host", "must be at least 1, got \(pool.maxConnectionsPerHost)")
         }

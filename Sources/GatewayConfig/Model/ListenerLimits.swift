@@ -16,7 +16,10 @@ public struct ListenerLimits: Sendable, Equatable {
     public var sendTimeout: Duration
     /// Open client connections at most; beyond, new ones are closed at once (counted).
     public var maxClientConnections: Int
-    /// A blind `CONNECT` tunnel with no byte either way for this long is closed.
+    /// Open connections from one client address at most (a share of
+    /// ``maxClientConnections`` no single client may take); beyond, closed at once (counted).
+    public var maxConnectionsPerClient: Int
+    /// A `CONNECT` tunnel or a WebSocket with no byte either way for this long is closed.
     public var tunnelIdleTimeout: Duration
 
     public static let minHeadBytes = 1024
@@ -30,6 +33,7 @@ public struct ListenerLimits: Sendable, Equatable {
         bodyTimeout: Duration = .seconds(60),
         sendTimeout: Duration = .seconds(60),
         maxClientConnections: Int = 10_000,
+        maxConnectionsPerClient: Int = 1_000,
         tunnelIdleTimeout: Duration = .seconds(600)
     ) {
         self.maxHeadBytes = maxHeadBytes
@@ -39,6 +43,7 @@ public struct ListenerLimits: Sendable, Equatable {
         self.bodyTimeout = bodyTimeout
         self.sendTimeout = sendTimeout
         self.maxClientConnections = maxClientConnections
+        self.maxConnectionsPerClient = maxConnectionsPerClient
         self.tunnelIdleTimeout = tunnelIdleTimeout
     }
 }

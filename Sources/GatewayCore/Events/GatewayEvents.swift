@@ -4,8 +4,9 @@
 public protocol GatewayEvents: Sendable {
     /// A pinned upstream presented no key matching its pins.
     func pinFailure(host: String, upstream: String?, mode: PinMode)
-    /// A client connection was closed at once: `limits.max_client_connections` were open.
-    func clientConnectionRefused()
+    /// A client connection was closed at once: `reason` is the limit that was
+    /// reached (`max_client_connections`, `max_connections_per_client`).
+    func clientConnectionRefused(reason: String)
     /// An upstream connection was opened (after connect and TLS) or closed.
     func upstreamConnectionOpened(host: String, port: Int)
     func upstreamConnectionClosed(host: String, port: Int)
@@ -34,7 +35,7 @@ public protocol GatewayEvents: Sendable {
 
 extension GatewayEvents {
     public func pinFailure(host: String, upstream: String?, mode: PinMode) {}
-    public func clientConnectionRefused() {}
+    public func clientConnectionRefused(reason: String) {}
     public func upstreamConnectionOpened(host: String, port: Int) {}
     public func upstreamConnectionClosed(host: String, port: Int) {}
     public func retry(upstream: String, reason: String) {}

@@ -75,8 +75,11 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Tracks the connection for graceful shutdown, until its channel closes (a tunnel outlives this handler).
     private func register(_ context: ChannelHandlerContext) {
         guard trackingID == nil else { return }
-        let limit = environment.liveConfig.current.config.limits.maxClientConnections
-        guard let id = environment.tracker.add(context.channel, limit: limit) else {
+        let limits = environment.liveConfig.current.config.limits
+        let client = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        guard let id = environment.tracker.add(
+            context.channel, client: client, limit: limits.maxClientConnections, perClientLimit: limits.maxConnectionsPerClient
+        ) else {
             context.close(promise: nil)
             return
         }

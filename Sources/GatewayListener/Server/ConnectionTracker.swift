@@ -20,12 +20,16 @@ final class ConnectionTracker: Sendable {
 
     private struct Entry {
         let channel: any Channel
+        /// The client's address, counted in `perClient`.
+        let client: String
         var callbacks: Callbacks?
     }
 
     private struct State {
         var nextID = 0
         var entries: [Int: Entry] = [:]
+        /// Open connections per client address.
+        var perClient: [String: Int] = [:]
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -42,18 +46,31 @@ final class ConnectionTracker: Sendable {
     /// True once shutdown began: responses say `Connection: close` and connections end after their exchange.
     var isDraining: Bool { draining.load(ordering: .relaxed) }
 
-    /// Registers a connection; nil when draining already began or `limit`
-    /// connections are open (counted): the caller closes it.
-    func add(_ channel: any Channel, limit: Int = .max) -> Int? {
-        let result = state.withLockedValue { s -> Int? in
-            guard !draining.load(ordering: .relaxed) else { return 0 }
-            guard s.entries.count < limit else { return nil }
+    /// Registers a connection from `client` (its address); nil when draining
+    /// already began, `limit` connections are open, or `perClientLimit` from
+    /// that address (both counted): the caller closes it.
+    func add(_ channel: any Channel, client: String = "", limit: Int = .max, perClientLimit: Int = .max) -> Int? {
+        let result = state.withLockedValue { s -> Result<Int, Refusal> in
+            guard !draining.load(ordering: .relaxed) else { return .failure(.draining) }
+            guard s.entries.count < limit else { return .failure(.total) }
+            let fromClient = s.perClient[client, default: 0]
+            guard fromClient < perClientLimit else { return .failure(.perClient) }
+            s.perClient[client] = fromClient + 1
             s.nextID += 1
-            s.entries[s.nextID] = Entry(channel: channel)
-            return s.nextID
+            s.entries[s.nextID] = Entry(channel: channel, client: client)
+            return .success(s.nextID)
         }
-        if result == nil { events.clientConnectionRefused() }
-        return result == 0 ? nil : result
+        switch result {
+        case .success(let id): return id
+        case .failure(.draining): return nil
+        case .failure(.total): events.clientConnectionRefused(reason: "max_client_connections")
+        case .failure(.perClient): events.clientConnectionRefused(reason: "max_connections_per_client")
+        }
+        return nil
+    }
+
+    private enum Refusal: Error {
+        case draining, total, perClient
     }
 
     func setCallbacks(_ id: Int, _ callbacks: Callbacks) {
@@ -62,7 +79,10 @@ final class ConnectionTracker: Sendable {
 
     func remove(_ id: Int) {
         let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
-            s.entries[id] = nil
+            if let entry = s.entries.removeValue(forKey: id) {
+                let left = s.perClient[entry.client, default: 1] - 1
+                s.perClient[entry.client] = left > 0 ? left : nil
+            }
             guard s.entries.isEmpty else { return [] }
             defer { s.waiters = [] }
             return s.waiters

@@ -17,7 +17,7 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     let endpoints: EndpointRegistry
     private let openConnections: Gauge
     private let clientConnections: Gauge
-    private let clientConnectionsRefused: Counter
+    private let clientConnectionsRefused: LabeledHandles<Counter>
     private let pinFailures: LabeledHandles<Counter>
     private let retries: LabeledHandles<Counter>
     private let tokenRefreshes: LabeledHandles<Counter>
@@ -54,7 +54,7 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
         }
         self.openConnections = factory.gauge(.upstreamConnections, [])
         self.clientConnections = factory.gauge(.clientConnections, [])
-        self.clientConnectionsRefused = factory.counter(.clientConnectionsRefused, [])
+        self.clientConnectionsRefused = LabeledHandles { factory.counter(.clientConnectionsRefused, $0) }
         factory.gauge(.buildInfo, [version]).set(1 as Int64)
         self.pinFailures = LabeledHandles { factory.counter(.pinFailures, $0) }
         self.retries = LabeledHandles { factory.counter(.retries, $0) }
@@ -100,8 +100,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
 
     // MARK: GatewayEvents
 
-    public func clientConnectionRefused() {
-        clientConnectionsRefused.increment()
+    public func clientConnectionRefused(reason: String) {
+        clientConnectionsRefused.get([reason]).increment()
     }
 
     public func pinFailure(host: String, upstream: String?, mode: PinMode) {

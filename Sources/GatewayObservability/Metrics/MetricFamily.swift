@@ -107,8 +107,8 @@ public struct MetricFamily: Sendable, Hashable {
         labelNames: [])
     public static let clientConnectionsRefused = MetricFamily(
         name: "gateway_client_connections_refused_total", kind: .counter,
-        help: "Client connections closed at once because limits.max_client_connections were open",
-        labelNames: [])
+        help: "Client connections closed at once: reason max_client_connections (that many were open) or max_connections_per_client (that many from one address)",
+        labelNames: ["reason"])
     public static let sharedStateUp = MetricFamily(
         name: "gateway_shared_state_up", kind: .gauge,
         help: "1 while the shared state database (shared_state.postgres) answers, 0 while it does not; absent without shared_state",

@@ -13,10 +13,16 @@ final class GatewayProcess: Sendable {
         return bundleDir.appendingPathComponent("gateway")
     }
 
-    init(arguments: [String], environment: [String: String] = [:]) throws {
+    /// `openFiles`: start it under these soft and hard `RLIMIT_NOFILE` limits (set by `sh`'s `ulimit`).
+    init(arguments: [String], environment: [String: String] = [:], openFiles: (soft: Int, hard: Int)? = nil) throws {
         let process = Process()
-        process.executableURL = Self.executableURL
-        process.arguments = arguments
+        if let openFiles {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -Sn \(openFiles.soft) && ulimit -Hn \(openFiles.hard) && exec \"$0\" \"$@\"", Self.executableURL.path] + arguments
+        } else {
+            process.executableURL = Self.executableURL
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let pipe = Pipe()
         process.standardError = pipe

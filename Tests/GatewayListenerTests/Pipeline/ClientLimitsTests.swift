@@ -39,6 +39,24 @@ struct ClientLimitsTests {
         #expect(attempt.writer.aborted)
     }
 
+    /// One client address may hold `max_connections_per_client` at most; the
+    /// rest are closed at once and counted; a slot frees when one closes.
+    @Test func connectionsBeyondThePerClientCapAreClosedAndCounted() throws {
+        let events = RefusalEvents()
+        let tracker = ConnectionTracker(events: events)
+        let config = Self.config { $0.maxConnectionsPerClient = 2 }
+        let first = try ClientConnectionHarness(config: config, tracker: tracker)
+        let second = try ClientConnectionHarness(config: config, tracker: tracker)
+        let third = try ClientConnectionHarness(config: config, tracker: tracker)
+        #expect(first.channel.isActive && second.channel.isActive && !third.channel.isActive)
+        #expect(events.reasons == ["max_connections_per_client"])
+        try first.channel.close().wait()
+        first.channel.embeddedEventLoop.run()
+        let fourth = try ClientConnectionHarness(config: config, tracker: tracker)
+        #expect(fourth.channel.isActive)
+        #expect(tracker.count == 2)
+    }
+
     @Test func connectionsBeyondTheCapAreClosedAtOnce() throws {
         let config = Self.config { $0.maxClientConnections = 1 }
         let first = try ClientConnectionHarness(config: config)
@@ -46,5 +64,14 @@ struct ClientLimitsTests {
         let second = try ClientConnectionHarness(config: config, tracker: first.tracker)
         #expect(!second.channel.isActive)
         #expect(first.tracker.count == 1)
+    }
+}
+
+/// The refusals a tracker reports, by reason.
+final class RefusalEvents: GatewayEvents, @unchecked Sendable {
+    private(set) var reasons: [String] = []
+
+    func clientConnectionRefused(reason: String) {
+        reasons.append(reason)
     }
 }
