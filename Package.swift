@@ -213,6 +213,8 @@ let package = Package(
             name: "GatewayCoreTests",
             dependencies: [
                 "GatewayCore",
+                // FileModes: the process umask changed by one test at a time, whichever target it is in.
+                "GatewayTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

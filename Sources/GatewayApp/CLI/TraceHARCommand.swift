@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatewayConfig
+import GatewayCore
 import GatewayObservability
 
 extension TraceCommand {
@@ -24,7 +25,7 @@ extension TraceCommand {
         var upstream: String?
         @Option(name: .customLong("id"), help: "Only the exchange with this id (repeatable).")
         var ids: [String] = []
-        @Option(name: .shortAndLong, help: "Write to this file (default: standard output).")
+        @Option(name: .shortAndLong, help: "Write to this file, mode 0600 (default: standard output).")
         var output: String?
 
         func run() throws {
@@ -32,8 +33,11 @@ extension TraceCommand {
             let records = try source.records().filter(selection.matches)
             let bytes = try HARExport.fromFiles.json(records)
             if let output {
-                guard FileManager.default.createFile(atPath: output, contents: Data(bytes)) else {
-                    throw CommandFailure("cannot write \(output)")
+                // It holds request bodies and headers: private from its first byte (mode 0600).
+                do {
+                    try PrivateFile.write(bytes, to: output)
+                } catch let error as PrivateFileError {
+                    throw CommandFailure("cannot write \(output): \(error.reason)")
                 }
                 FileHandle.standardError.write(Data("gateway: wrote \(records.count) entries to \(output)\n".utf8))
             } else {

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 import X509
 
 /// Why the local CA could not be loaded or created: names the file and what is wrong.
@@ -18,7 +19,7 @@ extension LocalCertificateAuthority {
     public static func loadOrCreate(certPath: String, keyPath: String) throws -> (authority: LocalCertificateAuthority, created: Bool) {
         try createDirectories(for: [certPath, keyPath])
         let lockPath = keyPath + ".lock"
-        let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let lock = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard lock >= 0 else {
             throw CertificateAuthorityError(path: lockPath, problem: "cannot create (\(String(cString: strerror(errno))))")
         }
@@ -109,46 +110,36 @@ extension LocalCertificateAuthority {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Writes the certificate (0644) and the key (0600, created with that mode, so
-    /// it is never readable by others, not even briefly).
+    /// Writes the key (mode 0600 from its first byte, so it is never readable by
+    /// others, not even briefly) and the certificate (0644), each atomically
+    /// (``PrivateFile/write(_:to:permissions:durable:)``: a new file renamed into
+    /// place, `fsync`ed), their missing directories created with mode 0700.
     func write(certPath: String, keyPath: String) throws {
         try Self.createDirectories(for: [certPath, keyPath])
         let keyPEM = try privateKey.serializeAsPEM().pemString + "\n"
-        try Self.writeNew(keyPath, Array(keyPEM.utf8), mode: 0o600)
-        try Self.writeNew(certPath, Array(certificatePEM.utf8), mode: 0o644)
+        try Self.writeFile(keyPath, Array(keyPEM.utf8), permissions: 0o600)
+        try Self.writeFile(certPath, Array(certificatePEM.utf8), permissions: 0o644)
     }
 
-    /// The directories of `paths`, made 0700 when missing.
+    /// The directories of `paths`, made 0700 when missing (each missing parent too).
     static func createDirectories(for paths: [String]) throws {
-        let files = FileManager.default
         for path in paths {
             let directory = (path as NSString).deletingLastPathComponent
-            guard !directory.isEmpty, !files.fileExists(atPath: directory) else { continue }
+            guard !directory.isEmpty else { continue }
             do {
-                try files.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw CertificateAuthorityError(path: directory, problem: "cannot create the directory (\(error.localizedDescription))")
+                try PrivateFile.createDirectory(directory)
+            } catch let error as PrivateFileError {
+                throw CertificateAuthorityError(path: error.path, problem: "cannot create the directory (\(error.reason))")
             }
         }
     }
 
-    /// Creates `path` exclusively with `mode` and writes `bytes`.
-    private static func writeNew(_ path: String, _ bytes: [UInt8], mode: mode_t) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else {
-            throw CertificateAuthorityError(path: path, problem: "cannot create (\(String(cString: strerror(errno))))")
-        }
-        defer { close(fd) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
-            guard written > 0 else {
-                throw CertificateAuthorityError(path: path, problem: "cannot write (\(String(cString: strerror(errno))))")
-            }
-            offset += written
-        }
-        guard fsync(fd) == 0 else {
-            throw CertificateAuthorityError(path: path, problem: "cannot sync (\(String(cString: strerror(errno))))")
+    /// Writes `bytes` to `path` with mode `permissions` (see ``write(certPath:keyPath:)``).
+    private static func writeFile(_ path: String, _ bytes: [UInt8], permissions: Int) throws {
+        do {
+            try PrivateFile.write(bytes, to: path, permissions: permissions, durable: true)
+        } catch let error as PrivateFileError {
+            throw CertificateAuthorityError(path: path, problem: "cannot \(error.operation) (\(error.reason))")
         }
     }
 }

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import GatewayCore
 
 /// The file side of ``TraceWriter``, used only on its writer thread: lines
 /// are collected into one buffer and appended with one `write` per batch (not
@@ -88,14 +89,17 @@ final class TraceFileSink: @unchecked Sendable {
         writtenLines += pendingLines
     }
 
-    /// The open file, opened (and its directory created) when needed.
+    /// The open file, opened when needed: created with mode 0600 (never wider,
+    /// not even before its first byte), a symlink at its path refused
+    /// (`O_NOFOLLOW`), and its missing directories created with mode 0700.
     private func openFile() -> Int32? {
         if descriptor >= 0 { return descriptor }
-        var fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        let flags = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC
+        var fd = open(file, flags, mode_t(PrivateFile.defaultPermissions))
         if fd < 0, errno == ENOENT {
             let parent = (file as NSString).deletingLastPathComponent
-            try? FileManager.default.createDirectory(atPath: parent.isEmpty ? "." : parent, withIntermediateDirectories: true)
-            fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+            try? PrivateFile.createDirectory(parent.isEmpty ? "." : parent)
+            fd = open(file, flags, mode_t(PrivateFile.defaultPermissions))
         }
         guard fd >= 0 else { return nil }
         var info = stat()
@@ -148,9 +152,10 @@ final class TraceFileSink: @unchecked Sendable {
         size = 0
     }
 
+    /// Writes a body file: private from its first byte (``PrivateFile``, mode
+    /// 0600), its directory (`bodies/`) created with mode 0700 when missing.
+    /// A file that cannot be written is left out (its record is still written).
     static func writeFile(path: String, bytes: [UInt8]) {
-        let fm = FileManager.default
-        try? fm.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        _ = fm.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+        try? PrivateFile.write(bytes, to: path)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 
 #if canImport(Glibc)
 import Glibc
@@ -10,10 +11,12 @@ import Darwin
 
 /// `state_dir/<upstream>.json`: the persisted ``OAuth2TokenState`` of one upstream.
 ///
-/// Written atomically: a temporary file in the same directory (mode 0600, created
-/// exclusively), written, `fsync`ed, renamed over the old file, then the directory
-/// is `fsync`ed. A crash leaves either the old or the new file, never half of one.
-/// The directory is created with mode 0700 when missing.
+/// Written atomically by ``PrivateFile/write(_:to:permissions:durable:)``: a
+/// temporary file in the same directory (created exclusively with mode 0600, a
+/// symlink there not followed), written, `fsync`ed, renamed over the old file,
+/// then the directory is `fsync`ed. A crash leaves either the old or the new
+/// file, never half of one. The directory and its missing parents are created
+/// with mode 0700 when missing.
 public struct TokenStateFile: Sendable {
     public let directory: String
     public let path: String
@@ -54,56 +57,21 @@ public struct TokenStateFile: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         let bytes = Array(try encoder.encode(state)) + [0x0A]
-
-        let temporary = (directory as NSString).appendingPathComponent(
-            ".\((path as NSString).lastPathComponent).tmp.\(getpid()).\(UInt32.random(in: .min ... .max))"
-        )
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw TokenStateFileError(path: temporary, operation: "create", errno: errno) }
-        var ok = false
-        defer {
-            if !ok { unlink(temporary) }
-        }
         do {
-            defer { close(fd) }
-            guard fchmod(fd, 0o600) == 0 else { throw TokenStateFileError(path: temporary, operation: "chmod", errno: errno) }
-            var written = 0
-            while written < bytes.count {
-                let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw TokenStateFileError(path: temporary, operation: "write", errno: errno)
-                }
-                written += n
-            }
-            guard fsync(fd) == 0 else { throw TokenStateFileError(path: temporary, operation: "fsync", errno: errno) }
-        }
-        guard rename(temporary, path) == 0 else { throw TokenStateFileError(path: path, operation: "rename", errno: errno) }
-        ok = true
-        // Make the rename itself durable.
-        let dirFD = open(directory, O_RDONLY | O_CLOEXEC)
-        if dirFD >= 0 {
-            _ = fsync(dirFD)
-            close(dirFD)
+            try PrivateFile.write(bytes, to: path, durable: true)
+        } catch let error as PrivateFileError {
+            throw TokenStateFileError(path: error.path, operation: error.operation, errno: error.errno)
         }
     }
 
-    /// Creates the state directory (and missing parents) with mode 0700.
+    /// Creates the state directory (and missing parents) with mode 0700; an
+    /// existing directory is left as it is.
     func createDirectoryIfMissing() throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw TokenStateFileError(path: directory, operation: "use as directory", errno: ENOTDIR) }
-            return
-        }
         do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
-            )
-        } catch {
-            throw TokenStateFileError(path: directory, operation: "create directory", errno: nil)
+            try PrivateFile.createDirectory(directory)
+        } catch let error as PrivateFileError {
+            throw TokenStateFileError(path: error.path, operation: error.operation, errno: error.errno)
         }
-        // Attributes apply to the last component; make sure of it whatever the umask.
-        chmod(directory, 0o700)
     }
 }
 
