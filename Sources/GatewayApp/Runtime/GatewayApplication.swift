@@ -83,6 +83,7 @@ public final class GatewayApplication: Sendable {
         self.adminServer = AdminServer(
             host: config.listen.admin.host,
             port: config.listen.admin.port,
+            options: AdminServer.Options(config: config),
             eventLoopGroup: eventLoopGroup,
             logger: logger,
             routes: AdminRoutes(

@@ -50,9 +50,10 @@ extension GatewayConfig {
 extension ListenConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
-        let map = try node.mapping(keys: ["proxy", "admin"])
+        let map = try node.mapping(keys: ["proxy", "admin", "admin_hosts"])
         if let value = map["proxy"] { proxy = try BindAddress(decoding: value) }
         if let value = map["admin"] { admin = try BindAddress(decoding: value) }
+        if let value = map["admin_hosts"] { adminHosts = try value.names(of: "host names") }
     }
 }
 

@@ -13,6 +13,7 @@ extension GatewayConfig {
         out.indented { out in
             out.scalar("proxy", listen.proxy.description)
             out.scalar("admin", listen.admin.description)
+            out.list("admin_hosts", listen.adminHosts)
         }
         out.plain("open", String(open))
         out.plain("log_level", logLevel.rawValue)

@@ -1,3 +1,5 @@
+import GatewayCore
+
 /// Checks across values and ranges, run after decoding. Public so that a
 /// config changed in code (e.g. a `--listen` flag) can be checked again.
 extension GatewayConfig {
@@ -15,6 +17,11 @@ extension GatewayConfig {
         if listen.proxy.port != 0, listen.proxy.port == listen.admin.port, listen.proxy.overlaps(listen.admin) {
             throw fail("listen.admin", "\(listen.admin) is also the proxy's address (listen.proxy): give the admin listener another port")
         }
+        for (index, host) in listen.adminHosts.enumerated() where !GatewayConfig.isAdminHost(host) {
+            throw fail(
+                "listen.admin_hosts[\(index)]",
+                "expected a host name or an IP address without a port (gateway-1, 10.0.0.5, \"[fd00::5]\"), got '\(host)'")
+        }
         try validateSafety(fail)
         try validateAccess(fail)
         if let proxyAuth { try GatewayConfig.validate(proxyAuth, fail) }
@@ -22,6 +29,13 @@ extension GatewayConfig {
         try validateObservability(fail)
         try validateSharedState(fail)
         try validateUpstreams(fail)
+    }
+
+    /// A name the admin listener may answer for: a host name, a dotted-quad
+    /// IPv4 address or an IPv6 address (with or without brackets); no port, no wildcard.
+    private static func isAdminHost(_ host: String) -> Bool {
+        if IPAddress.isNonCanonicalIPv4(host) { return false }
+        return IPAddressText.isHostname(host) || IPAddressText.bytes(host) != nil
     }
 
     /// Never an open proxy by accident.

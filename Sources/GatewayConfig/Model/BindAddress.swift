@@ -100,13 +100,22 @@ public struct BindAddress: Sendable, Equatable, CustomStringConvertible {
 public struct ListenConfig: Sendable, Equatable {
     public var proxy: BindAddress
     public var admin: BindAddress
+    /// `admin_hosts`: further `Host` names (or addresses) the admin listener
+    /// answers, besides its own address, `localhost`, `127.0.0.1` and `[::1]`;
+    /// any other `Host` gets 421 (a DNS-rebinding page cannot read it).
+    public var adminHosts: [String]
 
     public static let defaultProxy = BindAddress(host: "127.0.0.1", port: 8080)
     public static let defaultAdmin = BindAddress(host: "127.0.0.1", port: 9090)
 
-    public init(proxy: BindAddress = ListenConfig.defaultProxy, admin: BindAddress = ListenConfig.defaultAdmin) {
+    public init(
+        proxy: BindAddress = ListenConfig.defaultProxy,
+        admin: BindAddress = ListenConfig.defaultAdmin,
+        adminHosts: [String] = []
+    ) {
         self.proxy = proxy
         self.admin = admin
+        self.adminHosts = adminHosts
     }
 }
 

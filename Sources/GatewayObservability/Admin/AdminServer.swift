@@ -8,20 +8,37 @@ public import ServiceLifecycle
 
 /// The admin listener (a separate port from the proxy): `/` (stats page),
 /// `/stats`, `/metrics`, `/traces`, `/traces.har`, `/healthz`, `/readyz`. Origin-form requests only.
+///
+/// It answers GET and HEAD for the `Host` names that are its own
+/// (``AdminRequestPolicy``: others get 421, other methods 405), closes a
+/// request that does not arrive within the header timeout and an idle
+/// connection (``AdminTimeoutHandler``), and keeps at most
+/// ``Options/maxConnections`` connections open: new ones beyond are closed at once.
 public final class AdminServer: Service, Sendable {
     /// Answers an admin request: (status, content type, body).
     public typealias Route = @Sendable (_ method: String, _ path: String) async -> (status: Int, contentType: String, body: [UInt8])?
 
+    typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
     private let host: String
     private let port: Int
+    private let options: Options
+    private let policy: AdminRequestPolicy
+    private let slots: AdminConnectionSlots
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let routes: Route
     private let bound = OneShotValue<SocketAddress>()
 
-    public init(host: String, port: Int, eventLoopGroup: any EventLoopGroup, logger: Logger, routes: @escaping Route) {
+    public init(
+        host: String, port: Int, options: Options = Options(), eventLoopGroup: any EventLoopGroup, logger: Logger,
+        routes: @escaping Route
+    ) {
         self.host = host
         self.port = port
+        self.options = options
+        self.policy = AdminRequestPolicy(bindHost: host, allowedHosts: options.allowedHosts)
+        self.slots = AdminConnectionSlots(limit: options.maxConnections)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.routes = routes
@@ -31,15 +48,24 @@ public final class AdminServer: Service, Sendable {
         try await bound.wait()
     }
 
+    /// Open admin connections.
+    public var connectionCount: Int { slots.open }
+
     public func run() async throws {
-        typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+        let headerTimeout = TimeAmount(options.headerTimeout)
+        let idleTimeout = TimeAmount(options.idleTimeout)
         let server: NIOAsyncChannel<Connection, Never>
         do {
             server = try await ServerBootstrap(group: eventLoopGroup)
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        // Timeouts first (raw bytes), then HTTP, then the marker that reports exchanges to them.
+                        let timeouts = AdminTimeoutHandler(headerTimeout: headerTimeout, idleTimeout: idleTimeout)
+                        let sync = channel.pipeline.syncOperations
+                        try sync.addHandler(timeouts)
+                        try sync.configureHTTPServerPipeline()
+                        try sync.addHandler(AdminExchangeMarker(timeouts: timeouts))
                         return try Connection(wrappingChannelSynchronously: channel)
                     }
                 }
@@ -55,7 +81,11 @@ public final class AdminServer: Service, Sendable {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
-                        group.addTask { await self.serve(connection) }
+                        guard self.admit(connection) else { continue }
+                        group.addTask {
+                            defer { self.slots.release() }
+                            await self.serve(connection)
+                        }
                     }
                 }
             }
@@ -64,7 +94,27 @@ public final class AdminServer: Service, Sendable {
         }
     }
 
-    private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
+    /// Takes a slot for a new connection; at the cap, closes it at once and
+    /// says so in the log (the first time, then every 1,000th).
+    private func admit(_ connection: Connection) -> Bool {
+        switch slots.take() {
+        case .admitted:
+            return true
+        case .refused(let total):
+            connection.channel.close(promise: nil)
+            if total == 1 || total % 1000 == 0 {
+                logger.warning(
+                    "admin listener: \(options.maxConnections) connections open, new ones are closed at once (\(total) so far)"
+                )
+            }
+            return false
+        }
+    }
+
+    static let notFound: Answer = (404, "application/json", Array("{\"error\":\"not_found\"}\n".utf8))
+
+    private func serve(_ connection: Connection) async {
+        let localAddress = connection.channel.localAddress?.ipAddress
         try? await connection.executeThenClose { inbound, outbound in
             var method = "GET"
             var path = "/"
@@ -74,22 +124,20 @@ public final class AdminServer: Service, Sendable {
             for try await part in inbound.cancelOnGracefulShutdown() {
                 switch part {
                 case .head(let head):
-                    method = "\(head.method)"
+                    method = head.method.rawValue
                     path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "/")
                     keepAlive = head.isKeepAlive
+                    let hosts = head.headers["Host"]
+                    if let refusal = self.policy.refusal(method: method, hostFields: hosts, localAddress: localAddress) {
+                        // Answered at once, without reading a body; the connection closes.
+                        try await Self.write(refusal, headOnly: method == "HEAD", to: outbound)
+                        return
+                    }
                 case .body:
                     continue
                 case .end:
-                    let answer = await routes(method, path) ?? (404, "application/json", Array("{\"error\":\"not_found\"}\n".utf8))
-                    var headers = HTTPHeaders()
-                    headers.add(name: "Content-Type", value: answer.contentType)
-                    headers.add(name: "Content-Length", value: String(answer.body.count))
-                    headers.add(name: "Cache-Control", value: "no-store")
-                    if !keepAlive { headers.add(name: "Connection", value: "close") }
-                    let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: answer.status), headers: headers)
-                    try await outbound.write(contentsOf: [
-                        .head(head), .body(.byteBuffer(ByteBuffer(bytes: answer.body))), .end(nil),
-                    ])
+                    let answer: Answer = await self.routes(method, path) ?? Self.notFound
+                    try await Self.write(answer, headOnly: method == "HEAD", keepAlive: keepAlive, to: outbound)
                     if !keepAlive { return }
                 }
             }
