@@ -196,7 +196,7 @@ struct LifecycleTests {
         let gateway = try GatewayProcess(arguments: ["run", "--config", path])
         let admin = try #require(await gateway.listeningPort("admin"), "\(gateway.log)")
         let scraper = try await RawTCPClient.connect(host: "127.0.0.1", port: admin)
-        try await scraper.send("GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n")
+        try await scraper.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
         let reply = try await scraper.receive(timeout: .seconds(5))
         #expect(String(decoding: reply, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
 

@@ -11,10 +11,12 @@ import Testing
 struct OwnListenerTargetTests {
     @Test func theAdminAndTheProxyAreRefusedAsTargetsInEverySpelling() async throws {
         let upstream = try await TestUpstream.start()
+        let dir = try TraceTests.tempDir()
         let gateway = try await GatewayHarness.start { config in
             config.debug = true
+            config.trace = TraceConfig(file: "\(dir)/trace.jsonl")
         }
-        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown(); try? FileManager.default.removeItem(atPath: dir) } }
         // An exchange whose trace a proxy client must not read back.
         let first = try await gateway.curl(["-o", "/dev/null", "-w", "%{http_code}", "\(upstream.baseURL)/echo?secret-query=alice"])
         #expect(first.stdoutString == "200")
@@ -41,8 +43,11 @@ struct OwnListenerTargetTests {
         let probe = try await GatewayHarness.start()
         let adminPort = probe.adminPort
         try await probe.stop()
+        let dir = try TraceTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let gateway = try await GatewayHarness.start { config in
             config.debug = true
+            config.trace = TraceConfig(file: "\(dir)/trace.jsonl")
             config.listen.admin = BindAddress(host: "127.0.0.1", port: adminPort)
             config.access.connectPorts = [adminPort]
         }

@@ -44,6 +44,15 @@ public final class OwnListeners: Sendable {
 
     public var endpoints: [Endpoint] { state.withLockedValue { $0.endpoints } }
 
+    /// Whether `host`:`port` names one of the gateway's own listeners before
+    /// any lookup: an IP literal, or `localhost` (loopback by definition, RFC 6761).
+    /// Names that resolve there are caught by ``contains(_:port:)`` once connected.
+    public func named(host: String, port: Int) -> Bool {
+        if let address = IPAddress(host) { return contains(address, port: port) }
+        guard HopByHopHeaders.equalsIgnoringCase(host, "localhost") else { return false }
+        return contains(IPAddress(bytes: [127, 0, 0, 1])!, port: port) || contains(IPAddress(bytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])!, port: port)
+    }
+
     /// Whether a connection to `address`:`port` reaches one of the gateway's own listeners.
     public func contains(_ address: IPAddress, port: Int) -> Bool {
         let address = address.unmapped

@@ -27,8 +27,11 @@ extension ClientConnectionHandler {
                 )
             }
         }
-        let timeout = TimeAmount.nanoseconds(Int64(config.pool.connectTimeout.seconds * 1e9))
         let ownListeners = environment.ownListeners
+        if let error = GatewayError.ownListener(named: host, port: port, in: ownListeners, upstream: upstream) {
+            return connectFailed(error, info: info)
+        }
+        let timeout = TimeAmount.nanoseconds(Int64(config.pool.connectTimeout.seconds * 1e9))
         let bound = NIOLoopBound((handler: self, info: info), eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(timeout)

@@ -66,7 +66,10 @@ public final class AdminServer: Service, Sendable {
                         try sync.addHandler(timeouts)
                         try sync.configureHTTPServerPipeline()
                         try sync.addHandler(AdminExchangeMarker(timeouts: timeouts))
-                        return try Connection(wrappingChannelSynchronously: channel)
+                        // Closed when dropped: a connection accepted as the listener
+                        // shuts down never reaches the loop below, and a dropped
+                        // wrapper that must be finished by hand traps.
+                        return try Connection(synchronouslyWrapping: channel)
                     }
                 }
         } catch {
@@ -81,7 +84,11 @@ public final class AdminServer: Service, Sendable {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
-                        guard self.admit(connection) else { continue }
+                        guard self.admit() else {
+                            // Closed at once, through the wrapper: a dropped NIOAsyncChannel traps.
+                            group.addTask { try? await connection.executeThenClose { _, _ in } }
+                            continue
+                        }
                         group.addTask {
                             defer { self.slots.release() }
                             await self.serve(connection)
@@ -94,14 +101,13 @@ public final class AdminServer: Service, Sendable {
         }
     }
 
-    /// Takes a slot for a new connection; at the cap, closes it at once and
-    /// says so in the log (the first time, then every 1,000th).
-    private func admit(_ connection: Connection) -> Bool {
+    /// Takes a slot for a new connection; at the cap, false (the caller closes
+    /// it at once) and a line in the log (the first time, then every 1,000th).
+    private func admit() -> Bool {
         switch slots.take() {
         case .admitted:
             return true
         case .refused(let total):
-            connection.channel.close(promise: nil)
             if total == 1 || total % 1000 == 0 {
                 logger.warning(
                     "admin listener: \(options.maxConnections) connections open, new ones are closed at once (\(total) so far)"

@@ -44,6 +44,11 @@ struct UpstreamConnector: Sendable {
         let tls = self.tls
         let deniedAddresses = self.deniedAddresses
         let ownListeners = self.ownListeners
+        if let error = GatewayError.ownListener(named: key.host, port: key.port, in: ownListeners, upstream: upstream) {
+            timeout.cancel()
+            promise.fail(error)
+            return promise.futureResult
+        }
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
