@@ -48,6 +48,30 @@ struct AccessIPRulesTests {
         #expect(!access.isAllowed(address: "not-an-address"))
     }
 
+    /// NAT64 (`64:ff9b::a.b.c.d`) and IPv4-compatible (`::a.b.c.d`) addresses
+    /// carrying a denied IPv4 address are denied, as a target and once connected;
+    /// `::1` and `::` are IPv6 addresses, not 0.0.0.1 and 0.0.0.0.
+    @Test(arguments: ["64:ff9b::127.0.0.2", "[64:ff9b::7f00:2]", "::127.0.0.2", "[::7f00:2]", "64:ff9b::10.1.2.3", "::10.1.2.3"])
+    func nat64AndIPv4CompatibleFormsOfADeniedAddressAreDenied(_ host: String) {
+        let access = Self.access(deny: ["127.0.0.0/8", "10.0.0.0/8", "0.0.0.0/8"])
+        #expect(!access.isAllowed(host: host))
+        #expect(!access.isAllowed(address: host))
+    }
+
+    @Test func nat64AndIPv4CompatibleFormsOfOtherAddressesStayAllowed() {
+        let access = Self.access(deny: ["127.0.0.0/8", "10.0.0.0/8", "0.0.0.0/8"])
+        #expect(access.isAllowed(host: "64:ff9b::8.8.8.8"))
+        #expect(access.isAllowed(address: "64:ff9b::8.8.8.8"))
+        #expect(access.isAllowed(host: "::1"))
+        #expect(access.isAllowed(address: "::1"))
+        #expect(access.isAllowed(address: "::"))
+        // An allow range does not reach the NAT64 or IPv4-compatible address carrying its addresses.
+        let allowOnly = Self.access(allow: ["10.0.0.0/8"], deny: [])
+        #expect(allowOnly.isAllowed(host: "10.1.2.3"))
+        #expect(!allowOnly.isAllowed(host: "64:ff9b::10.1.2.3"))
+        #expect(!allowOnly.isAllowed(host: "::10.1.2.3"))
+    }
+
     @Test func rangesAreDecodedInAccessRules() {
         let config = TestSupport.parse("access:\n  allow: [\"10.0.0.0/8\", \"fd00::/8\"]\n  deny: [\"10.1.0.0/16\", \"[::1]\"]\n")
         #expect(config?.access.allow.map(\.description) == ["10.0.0.0/8", "fd00::/8"])

@@ -188,4 +188,26 @@ struct ForwardingTests {
         #expect(!received.hasSuffix("0\r\n\r\n"), "a cut response must not look complete: \(received)")
         #expect(await client.waitForClose(timeout: .seconds(5)))
     }
+
+    /// An origin answering in a transfer coding other than chunked alone: the
+    /// client gets 502 `upstream_protocol_error` naming the coding, not the
+    /// coded bytes as an identity body (`Transfer-Encoding` is hop-by-hop).
+    @Test(arguments: ["gzip", "gzip, chunked"])
+    func aResponseInAnotherTransferCodingIsRefused(_ coding: String) async throws {
+        let upstream = try await RawTCPServer.start { connection in
+            _ = try await connection.receiveUntil("\r\n\r\n")
+            let body = coding == "gzip" ? "coded-bytes" : "b\r\ncoded-bytes\r\n0\r\n\r\n"
+            try await connection.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: \(coding)\r\nConnection: close\r\n\r\n\(body)")
+            _ = await connection.waitForClose(timeout: .seconds(5))
+        }
+        let gateway = try await GatewayHarness.start()
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let result = try await gateway.curl(["-D", "-", "http://127.0.0.1:\(upstream.port)/coded"])
+        let output = result.stdoutString
+        #expect(output.hasPrefix("HTTP/1.1 502"), "\(output)")
+        #expect(output.lowercased().contains("x-gateway-error: upstream_protocol_error"), "\(output)")
+        #expect(output.contains("Transfer-Encoding: \(coding)"), "the message names the coding: \(output)")
+        #expect(!output.contains("coded-bytes"), "\(output)")
+    }
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// Through the live gateway: `deny: [127.0.0.2, "::1"]` is not bypassed by
 /// other spellings of those addresses; numeric IPv4 forms get 400, IPv6
-/// spellings and IPv4-mapped addresses 403.
+/// spellings, IPv4-mapped, NAT64 and IPv4-compatible addresses 403.
 @Suite(.timeLimit(.minutes(2)))
 struct IPSpellingAccessTests {
     @Test func otherSpellingsOfDeniedAddressesAreRefused() async throws {
@@ -27,5 +27,20 @@ struct IPSpellingAccessTests {
             #expect(response.status == status, "\(host)")
         }
         #expect(upstream.requestsServed == 0)
+    }
+
+    /// `deny: [127.0.0.0/8]` also refuses the NAT64 and IPv4-compatible
+    /// addresses carrying a loopback address (before, the gateway tried to connect).
+    @Test func nat64AndIPv4CompatibleFormsOfADeniedRangeAreRefused() async throws {
+        let gateway = try await GatewayHarness.start { config in
+            config.access.deny = [HostPattern("127.0.0.0/8")!]
+        }
+        defer { Task { try? await gateway.stop() } }
+        for host in ["[64:ff9b::127.0.0.1]", "[64:ff9b::7f00:1]", "[::127.0.0.1]", "[::7f00:1]"] {
+            let client = try await gateway.rawConnection()
+            try await client.send("GET http://\(host):80/echo HTTP/1.1\r\nHost: \(host):80\r\nConnection: close\r\n\r\n")
+            let response = try #require(RawResponse(try await client.receive()), "\(host)")
+            #expect(response.status == 403, "\(host)")
+        }
     }
 }

@@ -27,27 +27,31 @@ public struct AccessConfig: Sendable, Equatable {
     /// Case-insensitive; a trailing dot (`example.com.`) is ignored, and an
     /// IPv6 literal may be given with or without brackets. IP addresses match
     /// as addresses (``HostPattern``): `0::1` is `::1`, `[::ffff:127.0.0.2]` is
-    /// `127.0.0.2`. A host a resolver would read as an IPv4 address written
+    /// `127.0.0.2`, and an IPv4 `deny` rule also refuses the NAT64 and
+    /// IPv4-compatible addresses carrying its addresses (`64:ff9b::127.0.0.2`,
+    /// `::127.0.0.2`; ``HostPattern/matchesAsDenyRule(_:)``), which `allow`
+    /// rules do not match. A host a resolver would read as an IPv4 address written
     /// another way (`2130706434`, `127.2`, `0x7f000002`, `0177.0.0.2`) is never allowed.
     public func isAllowed(host: String) -> Bool {
         guard !IPAddress.isNonCanonicalIPv4(host) else { return false }
         let normalized = AccessConfig.normalize(host)
         guard !normalized.isEmpty else { return false }
         if deny.isEmpty, allow.contains(where: \.isWildcard) { return true }
-        if deny.contains(where: { $0.matches(normalized) }) { return false }
+        if deny.contains(where: { $0.matchesAsDenyRule(normalized) }) { return false }
         return allow.contains(where: { $0.matches(normalized) })
     }
 
     /// The check of the address actually connected to (after resolution), so
     /// a name that resolves to a denied address is denied too: false when
-    /// `address` (`127.0.0.1`, `::1`, `[::ffff:10.0.0.1]`) lies in a `deny` IP
-    /// or CIDR rule, or is not an IP address at all. Name patterns and `allow`
+    /// `address` (`127.0.0.1`, `::1`, `[::ffff:10.0.0.1]`, `64:ff9b::10.0.0.1`)
+    /// lies in a `deny` IP or CIDR rule (``HostPattern/matchesAsDenyRule(address:)``),
+    /// or is not an IP address at all. Name patterns and `allow`
     /// take no part: the target host was checked against them already
     /// (``isAllowed(host:)``). Pure and synchronous: a connector may call it
     /// on its event loop with `SocketAddress.ipAddress`.
     public func isAllowed(address: String) -> Bool {
         guard let ip = IPAddress(address) else { return false }
-        return !deny.contains { $0.contains(address: ip) }
+        return !deny.contains { $0.matchesAsDenyRule(address: ip) }
     }
 
     /// True when a `CONNECT` to `port` is permitted.

@@ -16,8 +16,10 @@ public final class DeniedAddresses: Sendable {
         self.networks.withLockedValue { $0 = networks }
     }
 
-    /// True when `address` (`10.0.0.5`, `::1`) lies in a denied range.
+    /// True when `address` (`10.0.0.5`, `::1`) lies in a denied range, or is a
+    /// NAT64 or IPv4-compatible address (`64:ff9b::10.0.0.5`, `::10.0.0.5`)
+    /// carrying an IPv4 address in one (``IPNetwork/containsIncludingEmbeddedIPv4(_:)``).
     public func denies(_ address: IPAddress) -> Bool {
-        networks.withLockedValue { $0.contains { $0.contains(address) } }
+        networks.withLockedValue { $0.contains { $0.containsIncludingEmbeddedIPv4(address) } }
     }
 }

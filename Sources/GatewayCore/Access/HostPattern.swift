@@ -2,7 +2,9 @@
 /// (any subdomain, not the apex), `*` (any host), or an IP address or CIDR
 /// range (`127.0.0.1`, `::1`, `10.0.0.0/8`, `fd00::/8`). Names are
 /// case-insensitive; addresses are compared as addresses, whatever the
-/// spelling (`0::1` is `::1`, `::ffff:127.0.0.2` is `127.0.0.2`).
+/// spelling (`0::1` is `::1`, `::ffff:127.0.0.2` is `127.0.0.2`). As a `deny`
+/// rule (``matchesAsDenyRule(_:)``), an IPv4 address or range also matches the
+/// NAT64 and IPv4-compatible addresses carrying it (`64:ff9b::127.0.0.2`, `::127.0.0.2`).
 public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     private enum Kind: Hashable, Sendable {
         case any
@@ -79,10 +81,22 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Whether `address` (an address connected to) lies in this pattern's range;
-    /// false for name patterns and `*`.
-    public func contains(address: IPAddress) -> Bool {
-        if case .network(let network) = kind { return network.contains(address) }
+    /// ``matches(_:)`` for a `deny` rule: an IP address or range also matches
+    /// an IPv6 host carrying an IPv4 address in it (``IPNetwork/containsIncludingEmbeddedIPv4(_:)``),
+    /// so `deny: [10.0.0.0/8]` refuses `[64:ff9b::10.0.0.1]` and `[::10.0.0.1]`.
+    /// Names and `*` match as in ``matches(_:)``.
+    public func matchesAsDenyRule(_ host: String) -> Bool {
+        // Only an IPv6 host (it has a colon) can carry an embedded IPv4 address.
+        guard case .network(let network) = kind, host.utf8.contains(UInt8(ascii: ":")) else { return matches(host) }
+        return IPAddress(host).map(network.containsIncludingEmbeddedIPv4) ?? false
+    }
+
+    /// Whether `address` (an address connected to) lies in this pattern's
+    /// range, as a `deny` rule: a NAT64 or IPv4-compatible address carrying an
+    /// address in an IPv4 range counts (``IPNetwork/containsIncludingEmbeddedIPv4(_:)``).
+    /// False for name patterns and `*`.
+    public func matchesAsDenyRule(address: IPAddress) -> Bool {
+        if case .network(let network) = kind { return network.containsIncludingEmbeddedIPv4(address) }
         return false
     }
 }

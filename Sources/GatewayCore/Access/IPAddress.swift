@@ -15,7 +15,9 @@ import Musl
 /// must not be bypassed by another (``isNonCanonicalIPv4(_:)`` finds those).
 /// IPv6 is parsed by `inet_pton` (brackets allowed, zone ids refused) and
 /// printed by `inet_ntop`; an IPv4-mapped address (`::ffff:127.0.0.2`) is the
-/// IPv4 address it maps to (``unmapped``) when matched.
+/// IPv4 address it maps to (``unmapped``) when matched, and a NAT64 or
+/// IPv4-compatible address (`64:ff9b::127.0.0.2`, `::127.0.0.2`) carries one
+/// (``embeddedIPv4``) that `deny` rules match too.
 public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// 4 bytes (IPv4) or 16 (IPv6), network order.
     public let bytes: [UInt8]
@@ -43,9 +45,35 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The IPv4 address of an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`); else itself.
     public var unmapped: IPAddress {
-        guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return self }
+        guard bytes.count == 16, bytes[0..<12].elementsEqual(Self.mappedPrefix) else { return self }
         return IPAddress(checked: Array(bytes[12...]))
     }
+
+    /// The IPv4 address this address is or carries in its last four bytes:
+    /// itself when IPv4; `a.b.c.d` of an IPv4-mapped (`::ffff:a.b.c.d`), a
+    /// NAT64 well-known-prefix (`64:ff9b::a.b.c.d`, RFC 6052) or a deprecated
+    /// IPv4-compatible (`::a.b.c.d`, RFC 4291) address; nil for any other IPv6
+    /// address. `deny` rules match it (``IPNetwork/containsIncludingEmbeddedIPv4(_:)``),
+    /// so that `deny: [10.0.0.0/8]` also refuses `[64:ff9b::10.0.0.1]` and `[::10.0.0.1]`.
+    ///
+    /// `::` and `::1` are not IPv4-compatible (nil): they are IPv6's own
+    /// unspecified and loopback addresses (RFC 4291 excludes them from that
+    /// form), not 0.0.0.0 and 0.0.0.1, and are matched by IPv6 rules (`::1`) only.
+    public var embeddedIPv4: IPAddress? {
+        if isIPv4 { return self }
+        let head = bytes[0..<12]
+        if head.elementsEqual(Self.mappedPrefix) || head.elementsEqual(Self.nat64Prefix) {
+            return IPAddress(checked: Array(bytes[12...]))
+        }
+        let isCompatible = head.allSatisfy { $0 == 0 } && (bytes[12..<15].contains { $0 != 0 } || bytes[15] > 1)
+        return isCompatible ? IPAddress(checked: Array(bytes[12...])) : nil
+    }
+
+    /// The first 12 bytes of an IPv4-mapped address, `::ffff:0:0/96`.
+    private static let mappedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
+
+    /// The first 12 bytes of the NAT64 well-known prefix, `64:ff9b::/96` (RFC 6052).
+    private static let nat64Prefix: [UInt8] = [0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0]
 
     /// `bytes` already known to be 4 or 16 long.
     private init(checked bytes: [UInt8]) {

@@ -1,5 +1,7 @@
 /// An IP range in CIDR notation (`10.0.0.0/8`, `::1/128`), or one address.
-/// IPv4-mapped IPv6 addresses are matched as the IPv4 address they map to.
+/// IPv4-mapped IPv6 addresses are matched as the IPv4 address they map to;
+/// for a `deny` rule, NAT64 and IPv4-compatible addresses as the IPv4 address
+/// they carry too (``containsIncludingEmbeddedIPv4(_:)``).
 public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     public let address: IPAddress
     public let prefixLength: Int
@@ -56,6 +58,18 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         let ip = ip.unmapped
         guard ip.bytes.count == address.bytes.count else { return false }
         return Self.masked(ip.bytes, prefixLength) == address.bytes
+    }
+
+    /// Whether `ip`, or the IPv4 address it carries (``IPAddress/embeddedIPv4``:
+    /// `64:ff9b::a.b.c.d`, `::a.b.c.d`, `::ffff:a.b.c.d`), lies in the range:
+    /// the test of a `deny` rule, which `[64:ff9b::10.0.0.1]` must not pass when
+    /// `10.0.0.0/8` is denied. Not the test of `allow` rules or upstream and
+    /// credential hosts (``contains(_:)``): a connection to a NAT64 or
+    /// IPv4-compatible address goes to that IPv6 address, not to the IPv4 one.
+    public func containsIncludingEmbeddedIPv4(_ ip: IPAddress) -> Bool {
+        if contains(ip) { return true }
+        guard ipv4 != nil, !ip.isIPv4, let embedded = ip.embeddedIPv4 else { return false }
+        return contains(embedded)
     }
 
     public var description: String {

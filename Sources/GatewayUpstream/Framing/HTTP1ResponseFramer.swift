@@ -12,7 +12,9 @@ package import NIOHTTP1
 /// bytes read, never copies; only a head or a chunk line split across reads is
 /// joined. The framing follows RFC 9112 §6.3, as strictly as llhttp does by
 /// default: `Content-Length` with `Transfer-Encoding`, lengths that disagree,
-/// obs-fold, whitespace before a colon and bare LF line ends are refused.
+/// obs-fold, whitespace before a colon and bare LF line ends are refused; and
+/// so is a `Transfer-Encoding` other than `chunked` alone (`gzip`), whose body
+/// the client would get still coded but labelled identity.
 package struct HTTP1ResponseFramer {
     package enum Event {
         case head(Head)
@@ -156,6 +158,10 @@ package enum HTTP1FramingError: Error, Equatable {
     case malformedHeaderLine
     case invalidContentLength
     case contentLengthWithTransferEncoding
+    /// A `Transfer-Encoding` other than `chunked` alone (`gzip`, `gzip, chunked`):
+    /// the gateway does not decode the other codings, and must not pass their
+    /// bytes on as identity. The codings it named (``HTTP1ResponseHeadParser/codingNames(_:)``).
+    case unsupportedTransferCoding(String)
     case malformedChunk
     case unsolicitedBytes
 
@@ -166,6 +172,8 @@ package enum HTTP1FramingError: Error, Equatable {
         case .malformedHeaderLine: "malformed response header field"
         case .invalidContentLength: "invalid or conflicting Content-Length in the response"
         case .contentLengthWithTransferEncoding: "response with both Content-Length and Transfer-Encoding"
+        case .unsupportedTransferCoding(let codings):
+            "unsupported transfer coding in the response (Transfer-Encoding: \(codings)): the gateway passes on chunked alone"
         case .malformedChunk: "malformed chunk in the response body"
         case .unsolicitedBytes: "response without a request in flight"
         }

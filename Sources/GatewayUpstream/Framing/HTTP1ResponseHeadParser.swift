@@ -4,7 +4,9 @@ import NIOHTTP1
 
 /// Parses one HTTP/1 response head (status line and fields, CRLFCRLF included)
 /// and decides how its body is framed. Strict where a lenient parser would let
-/// a response be read two ways (RFC 9112 §5, §6.3, §11.1).
+/// a response be read two ways (RFC 9112 §5, §6.3, §11.1), and where its body
+/// would reach the client as something else: a `Transfer-Encoding` other than
+/// `chunked` alone is refused (``isChunkedAlone(_:)``).
 enum HTTP1ResponseHeadParser {
     enum BodyFraming: Equatable {
         case length(Int)
@@ -49,8 +51,11 @@ enum HTTP1ResponseHeadParser {
         let keepAlive = scan.minor >= 1 ? !connection.close : connection.keepAlive && !connection.close
         if let transferEncoding = scan.transferEncoding {
             guard scan.contentLength == nil else { throw .contentLengthWithTransferEncoding }
-            let framing: BodyFraming = lastCodingIsChunked(transferEncoding) ? .chunked : .untilClose
-            return Parsed(status: status, fields: fields, framing: framing, declaredLength: nil, keepAlive: keepAlive)
+            // `Transfer-Encoding` is hop-by-hop: the client's head never carries the
+            // upstream's. A body in another coding (`gzip`, `gzip, chunked`) would
+            // reach the client as identity bytes, so it is refused, not passed on.
+            guard isChunkedAlone(transferEncoding) else { throw .unsupportedTransferCoding(codingNames(transferEncoding)) }
+            return Parsed(status: status, fields: fields, framing: .chunked, declaredLength: nil, keepAlive: keepAlive)
         }
         if let length = scan.contentLength {
             return Parsed(status: status, fields: fields, framing: .length(length), declaredLength: length, keepAlive: keepAlive)
@@ -70,7 +75,8 @@ enum HTTP1ResponseHeadParser {
         var dropped: UInt64? = 0
         var headers = HTTPHeaders()
         var contentLength: Int?
-        /// The last `Transfer-Encoding` field's value; its last coding decides.
+        /// Every `Transfer-Encoding` field's value, in order, joined with `, `:
+        /// the codings of all of them apply (RFC 9110 §5.3).
         var transferEncoding: String?
         var connection = ConnectionOptions()
     }
@@ -101,7 +107,8 @@ enum HTTP1ResponseHeadParser {
             } else if HopByHopHeaders.isAlwaysHopByHop(raw, from: lineStart, to: colon) {
                 hopByHop = true
                 if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "transfer-encoding") {
-                    scan.transferEncoding = HTTP1HeadLines.text(raw, valueStart..<valueEnd)
+                    let value = HTTP1HeadLines.text(raw, valueStart..<valueEnd)
+                    scan.transferEncoding = scan.transferEncoding.map { $0 + ", " + value } ?? value
                 } else if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "connection") {
                     scan.connection.add(HTTP1HeadLines.text(raw, valueStart..<valueEnd))
                 }
@@ -159,11 +166,5 @@ enum HTTP1ResponseHeadParser {
         for i in 12..<end where !HTTPFieldBytes.isFieldValueByte(raw[i]) { throw .malformedStatusLine }
         let reason = end > 13 ? HTTP1HeadLines.text(raw, 13..<end) : ""
         return (raw[7] == UInt8(ascii: "1") ? 1 : 0, code, reason)
-    }
-
-    private static func lastCodingIsChunked(_ value: String) -> Bool {
-        var last: Substring = ""
-        HopByHopHeaders.forEachToken(in: value) { last = $0 }
-        return HopByHopHeaders.equalsIgnoringCase("chunked", last)
     }
 }

@@ -252,6 +252,21 @@ struct UpstreamExchangeHandlerTests {
         #expect(record.attempts.first?.errorCode == .upstreamProtocolError)
     }
 
+    /// A body in a transfer coding the gateway does not decode (`gzip`, alone or
+    /// before chunked) fails its exchange before any head reaches the delegate:
+    /// the client gets a 502, not coded bytes labelled identity.
+    @Test(arguments: ["gzip", "gzip, chunked"])
+    func aResponseInAnotherTransferCodingFailsTheExchange(_ coding: String) throws {
+        let harness = try UpstreamExchangeHarness()
+        let delegate = RecordingDelegate()
+        let record = try harness.start(delegate: delegate)
+        try harness.respond("HTTP/1.1 200 OK\r\nTransfer-Encoding: \(coding)\r\n\r\n5\r\ncoded\r\n0\r\n\r\n")
+        #expect(delegate.events == [.started, .failed(.upstreamProtocolError)])
+        #expect(harness.releases == [false])
+        #expect(!harness.channel.isActive)
+        #expect(record.attempts.first?.errorCode == .upstreamProtocolError)
+    }
+
     @Test func bytesAfterACompleteResponseCloseTheConnection() throws {
         let harness = try UpstreamExchangeHarness()
         let delegate = RecordingDelegate()

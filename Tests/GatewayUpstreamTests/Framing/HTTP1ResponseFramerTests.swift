@@ -111,11 +111,41 @@ import Testing
         let framed = try Self.frame("HTTP/1.0 200 OK\r\n\r\nall of it", step: 4, close: true)
         #expect(framed.untilClose == [true])
         #expect(framed.body == "all of it" && framed.ended)
-        // A coding after chunked: the length is unknown too (RFC 9112 §6.3).
-        let gzipLast = try Self.frame("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nraw", close: true)
-        #expect(gzipLast.untilClose == [true] && gzipLast.body == "raw")
-        let chunkedLast = try Self.frame("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: Chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n")
-        #expect(chunkedLast.untilClose == [false] && chunkedLast.body == "z" && chunkedLast.ended)
+    }
+
+    /// A transfer coding other than chunked alone is refused, in one field or
+    /// across several (their codings all apply): the gateway decodes none of
+    /// them, and the client's head never carries the upstream's
+    /// `Transfer-Encoding`, so their bytes would reach it labelled identity.
+    @Test(arguments: [
+        ("Transfer-Encoding: gzip", "gzip"),
+        ("Transfer-Encoding: deflate", "deflate"),
+        ("Transfer-Encoding: gzip, chunked", "gzip, chunked"),
+        ("Transfer-Encoding: chunked, gzip", "chunked, gzip"),
+        ("Transfer-Encoding: gzip\r\nTransfer-Encoding: Chunked", "gzip, Chunked"),
+        ("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked", "chunked, chunked"),
+        ("Transfer-Encoding: x-custom;level=1 , chunked", "x-custom, chunked"),
+        ("Transfer-Encoding: identity", "identity"),
+        ("Transfer-Encoding: ", ""),
+    ])
+    func transferCodingsOtherThanChunkedAloneAreRefused(field: String, codings: String) throws {
+        let text = "HTTP/1.1 200 OK\r\n\(field)\r\n\r\n1\r\nz\r\n0\r\n\r\n"
+        #expect(throws: HTTP1FramingError.unsupportedTransferCoding(codings)) { try Self.frame(text, close: true) }
+        #expect(throws: HTTP1FramingError.unsupportedTransferCoding(codings)) { try Self.frame(text, step: 1, close: true) }
+    }
+
+    @Test func theRefusalNamesTheCodings() {
+        let message = HTTP1FramingError.unsupportedTransferCoding("gzip, chunked").message
+        #expect(message.contains("Transfer-Encoding: gzip, chunked"))
+        let long = HTTP1ResponseHeadParser.codingNames(String(repeating: "x", count: 100) + "\u{1B}[2J")
+        #expect(long == String(repeating: "x", count: 64) + "...")
+        #expect(HTTP1ResponseHeadParser.codingNames("gzip\u{1B}[2J, chunked") == "gzip, chunked")
+    }
+
+    @Test(arguments: ["chunked", "Chunked", "CHUNKED", "chunked,", " , chunked"])
+    func chunkedAloneIsFramedAsChunked(_ value: String) throws {
+        let framed = try Self.frame("HTTP/1.1 200 OK\r\nTransfer-Encoding: \(value)\r\n\r\n1\r\nz\r\n0\r\n\r\n")
+        #expect(framed.untilClose == [false] && framed.body == "z" && framed.ended)
     }
 
     @Test func repeatedEqualLengthsAreOneLength() throws {
