@@ -207,7 +207,7 @@ struct ForwardingTests {
         let output = result.stdoutString
         #expect(output.hasPrefix("HTTP/1.1 502"), "\(output)")
         #expect(output.lowercased().contains("x-gateway-error: upstream_protocol_error"), "\(output)")
-        #expect(output.contains("Transfer-Encoding: \(coding)"), "the message names the coding: \(output)")
+        #expect(output.contains("unsupported transfer coding"), "\(output)")
         #expect(!output.contains("coded-bytes"), "\(output)")
     }
 }

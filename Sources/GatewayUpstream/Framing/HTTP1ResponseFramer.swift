@@ -160,8 +160,9 @@ package enum HTTP1FramingError: Error, Equatable {
     case contentLengthWithTransferEncoding
     /// A `Transfer-Encoding` other than `chunked` alone (`gzip`, `gzip, chunked`):
     /// the gateway does not decode the other codings, and must not pass their
-    /// bytes on as identity. The codings it named (``HTTP1ResponseHeadParser/codingNames(_:)``).
-    case unsupportedTransferCoding(String)
+    /// bytes on as identity. (No payload: the error stays a trivial value,
+    /// which the typed-throws paths of the framer rely on.)
+    case unsupportedTransferCoding
     case malformedChunk
     case unsolicitedBytes
 
@@ -172,8 +173,8 @@ package enum HTTP1FramingError: Error, Equatable {
         case .malformedHeaderLine: "malformed response header field"
         case .invalidContentLength: "invalid or conflicting Content-Length in the response"
         case .contentLengthWithTransferEncoding: "response with both Content-Length and Transfer-Encoding"
-        case .unsupportedTransferCoding(let codings):
-            "unsupported transfer coding in the response (Transfer-Encoding: \(codings)): the gateway passes on chunked alone"
+        case .unsupportedTransferCoding:
+            "unsupported transfer coding in the response (a Transfer-Encoding other than chunked alone): the gateway passes on chunked alone"
         case .malformedChunk: "malformed chunk in the response body"
         case .unsolicitedBytes: "response without a request in flight"
         }

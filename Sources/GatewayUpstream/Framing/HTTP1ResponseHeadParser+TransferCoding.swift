@@ -14,18 +14,4 @@ extension HTTP1ResponseHeadParser {
         }
         return count == 1 && chunked
     }
-
-    /// The codings of a `Transfer-Encoding` value, for the error that names
-    /// them: each one's name up to its first byte that is not a token byte
-    /// (parameters and control bytes left out), joined with `, `, cut at
-    /// 64 bytes. `gzip, chunked` for `gzip , chunked;x=1`.
-    static func codingNames(_ value: String) -> String {
-        var names: [String] = []
-        HopByHopHeaders.forEachToken(in: value) { coding in
-            names.append(String(decoding: coding.utf8.prefix(while: HTTPFieldBytes.isTokenByte), as: UTF8.self))
-        }
-        let joined = names.joined(separator: ", ")
-        guard joined.utf8.count > 64 else { return joined }
-        return String(decoding: joined.utf8.prefix(64), as: UTF8.self) + "..."
-    }
 }

@@ -54,7 +54,7 @@ enum HTTP1ResponseHeadParser {
             // `Transfer-Encoding` is hop-by-hop: the client's head never carries the
             // upstream's. A body in another coding (`gzip`, `gzip, chunked`) would
             // reach the client as identity bytes, so it is refused, not passed on.
-            guard isChunkedAlone(transferEncoding) else { throw .unsupportedTransferCoding(codingNames(transferEncoding)) }
+            guard isChunkedAlone(transferEncoding) else { throw .unsupportedTransferCoding }
             return Parsed(status: status, fields: fields, framing: .chunked, declaredLength: nil, keepAlive: keepAlive)
         }
         if let length = scan.contentLength {

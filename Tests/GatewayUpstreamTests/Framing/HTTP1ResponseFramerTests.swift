@@ -130,16 +130,8 @@ import Testing
     ])
     func transferCodingsOtherThanChunkedAloneAreRefused(field: String, codings: String) throws {
         let text = "HTTP/1.1 200 OK\r\n\(field)\r\n\r\n1\r\nz\r\n0\r\n\r\n"
-        #expect(throws: HTTP1FramingError.unsupportedTransferCoding(codings)) { try Self.frame(text, close: true) }
-        #expect(throws: HTTP1FramingError.unsupportedTransferCoding(codings)) { try Self.frame(text, step: 1, close: true) }
-    }
-
-    @Test func theRefusalNamesTheCodings() {
-        let message = HTTP1FramingError.unsupportedTransferCoding("gzip, chunked").message
-        #expect(message.contains("Transfer-Encoding: gzip, chunked"))
-        let long = HTTP1ResponseHeadParser.codingNames(String(repeating: "x", count: 100) + "\u{1B}[2J")
-        #expect(long == String(repeating: "x", count: 64) + "...")
-        #expect(HTTP1ResponseHeadParser.codingNames("gzip\u{1B}[2J, chunked") == "gzip, chunked")
+        #expect(throws: HTTP1FramingError.unsupportedTransferCoding) { try Self.frame(text, close: true) }
+        #expect(throws: HTTP1FramingError.unsupportedTransferCoding) { try Self.frame(text, step: 1, close: true) }
     }
 
     @Test(arguments: ["chunked", "Chunked", "CHUNKED", "chunked,", " , chunked"])
