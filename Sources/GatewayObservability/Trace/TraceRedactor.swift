@@ -4,8 +4,8 @@ public import GatewayConfig
 public import NIOHTTP1
 
 /// Replaces secrets in what a trace shows: configured and built-in header
-/// names (and those of upstreams' `auth`), query parameters and JSON / form
-/// body fields become shell variables
+/// names (and those of upstreams' `auth`), query parameters and body fields
+/// (JSON, NDJSON, forms, multipart parts) become shell variables
 /// (`${REDACTED_AUTHORIZATION}`) or placeholders, and any secret value the
 /// gateway holds that still shows up anywhere is scrubbed as a last line of
 /// defence: configured ones in every encoding the gateway sends them
@@ -18,6 +18,8 @@ public struct TraceRedactor: Sendable {
     private let headerNameList: [String]
     let queryNames: Set<String>
     let fieldNames: Set<String>
+    /// What form and multipart bodies redact: `fieldNames` and `queryNames`.
+    let formFieldNames: Set<String>
     /// Secret values (longest first) and what replaces them.
     var secretValues: [(value: String, placeholder: String)]
 
@@ -32,6 +34,7 @@ public struct TraceRedactor: Sendable {
         headerNameList = headerNames.map { $0.lowercased() }.sorted()
         queryNames = config.redactedQueryParameters
         fieldNames = config.redactedJSONFields
+        formFieldNames = fieldNames.union(queryNames)
         secretValues = Self.scrubList(config: config)
     }
 
@@ -112,48 +115,6 @@ public struct TraceRedactor: Sendable {
         guard plain else { return (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased() }
         guard name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return name }
         return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
-    }
-
-    /// The body with JSON fields / form parameters redacted; unchanged bytes when nothing matched.
-    public func body(_ bytes: [UInt8], contentType: String?) -> [UInt8] {
-        guard enabled, !bytes.isEmpty else { return bytes }
-        let type = contentType?.lowercased() ?? ""
-        var result = bytes
-        if type.contains("json") || bytes.first == UInt8(ascii: "{") || bytes.first == UInt8(ascii: "[") {
-            if let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) {
-                var changed = false
-                let redacted = redactJSON(object, changed: &changed)
-                if changed, let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.fragmentsAllowed, .withoutEscapingSlashes]) {
-                    result = Array(data)
-                }
-            }
-        } else if type.contains("x-www-form-urlencoded"), let text = String(validating: bytes, as: UTF8.self) {
-            let fields = fieldNames.union(queryNames)
-            let pairs = text.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-                let name = String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-                let decoded = (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased()
-                return pair.contains("=") && fields.contains(decoded) ? "\(name)=\(Self.bodyPlaceholder)" : String(pair)
-            }
-            result = Array(pairs.joined(separator: "&").utf8)
-        }
-        return scrub(bytes: result)
-    }
-
-    private func redactJSON(_ value: Any, changed: inout Bool) -> Any {
-        if let dict = value as? [String: Any] {
-            var out: [String: Any] = [:]
-            for (key, inner) in dict {
-                if fieldNames.contains(key.lowercased()) {
-                    out[key] = Self.bodyPlaceholder
-                    changed = true
-                } else {
-                    out[key] = redactJSON(inner, changed: &changed)
-                }
-            }
-            return out
-        }
-        if let array = value as? [Any] { return array.map { redactJSON($0, changed: &changed) } }
-        return value
     }
 
     /// Whether the field name in `raw[start..<end]` is redacted (``isRedactedHeader(_:)`` on bytes).
