@@ -1,5 +1,5 @@
 import Foundation
-public import GatewayConfig
+import GatewayConfig
 public import GatewayCore
 
 /// The last line of defence: every secret value the gateway holds, in every
