@@ -25,15 +25,16 @@ struct TraceBodyRedactionTests {
         let text = Self.redacted(body, "application/x-ndjson")
         let leaked = text.contains("nd-secret-1") || text.contains("nd-secret-2")
         #expect(!leaked, "a secret field of an NDJSON line is shown")
-        #expect(text.hasSuffix("\r\n\n"))
-        #expect(text.contains(TraceRedactor.bodyPlaceholder))
+        let shape = text.hasSuffix("\r\n\n") && text.contains(TraceRedactor.bodyPlaceholder)
+        #expect(shape, "the lines keep their endings and show the placeholder")
     }
 
     @Test func jsonWithBytesAfterItIsScannedByBytes() {
         let text = Self.redacted(#"{"password":"tb-secret-1","a":[1,{"refresh_token":{"x":"tb-\"secret-2"}}]} trailing"#, "application/json")
         let leaked = text.contains("tb-secret-1") || text.contains("secret-2")
         #expect(!leaked, "a secret field of JSON with trailing bytes is shown")
-        #expect(text == #"{"password":"[REDACTED]","a":[1,{"refresh_token":"[REDACTED]"}]} trailing"#)
+        let expected = text == #"{"password":"[REDACTED]","a":[1,{"refresh_token":"[REDACTED]"}]} trailing"#
+        #expect(expected, "the values are replaced, every other byte kept")
     }
 
     @Test func jsonWithInvalidUTF8IsRedactedAndKeepsItsBytes() {
@@ -41,7 +42,8 @@ struct TraceBodyRedactionTests {
         let bytes = Self.redactor.body(body, contentType: "application/json")
         let leaked = String(decoding: bytes, as: UTF8.self).contains("iu-secret-1")
         #expect(!leaked, "a secret field of JSON with an invalid byte is shown")
-        #expect(bytes.contains(0xFF))
+        let kept = bytes.contains(0xFF)
+        #expect(kept, "the invalid byte is kept")
     }
 
     /// A body the byte scan cannot vouch for (a stray quote hides a key from
@@ -50,7 +52,8 @@ struct TraceBodyRedactionTests {
         let stray = Self.redacted(#"x" {"password":"sq-secret-1"} {"pass\u0077ord":"sq-secret-2"}"#, "application/json")
         let leaked = stray.contains("sq-secret-1") || stray.contains("sq-secret-2")
         #expect(!leaked, "a secret field behind a stray quote is shown")
-        #expect(stray == TraceRedactor.unredactableBody)
+        let notShown = stray == TraceRedactor.unredactableBody
+        #expect(notShown, "the body is not shown")
         #expect(Self.redacted(#"{"a":1} {"b":"c"}"#, "application/json") == #"{"a":1} {"b":"c"}"#)
         let escaped = Self.redacted(#"{"pass\u0077ord":"es-secret-1"} x"#, "application/json")
         let escapedLeaked = escaped.contains("es-secret-1")
@@ -63,7 +66,8 @@ struct TraceBodyRedactionTests {
         let text = String(decoding: bytes, as: UTF8.self)
         let leaked = text.contains("fm-secret-1") || text.contains("fm-secret-2") || text.contains("fm-secret-3")
         #expect(!leaked, "a secret parameter of a form with an invalid byte is shown")
-        #expect(bytes.contains(0xFF))
+        let kept = bytes.contains(0xFF)
+        #expect(kept, "the invalid byte is kept")
     }
 
     @Test func multipartPasswordPartsAreRedacted() {
@@ -77,11 +81,12 @@ struct TraceBodyRedactionTests {
             let text = Self.redacted(body, type)
             let leaked = text.contains("mp-secret-1") || text.contains("mp-secret-2")
             #expect(!leaked, "a secret part of a multipart body is shown")
-            #expect(text.contains("alice"))
-            #expect(text.hasSuffix("--XyZ--\r\n"))
+            let kept = text.contains("alice") && text.hasSuffix("--XyZ--\r\n")
+            #expect(kept, "the other parts and the delimiters are kept")
         }
         // Without a boundary the parts cannot be told apart: not shown.
-        #expect(Self.redacted(body, "multipart/form-data") == TraceRedactor.unredactableBody)
+        let notShown = Self.redacted(body, "multipart/form-data") == TraceRedactor.unredactableBody
+        #expect(notShown, "a multipart body without a boundary is not shown")
     }
 
     @Test func defaultNamesCoverCommonTokenHeadersAndOAuthParameters() {
@@ -94,6 +99,7 @@ struct TraceBodyRedactionTests {
         ).line
         let leaked = line.contains("dq-secret-1") || line.contains("dq-secret-2") || line.contains("dq-secret-3")
         #expect(!leaked, "a default-redacted value is in the curl line")
-        #expect(line.contains("code=${REDACTED_CODE}&client_secret=${REDACTED_CLIENT_SECRET}&state=s"))
+        let variables = line.contains("code=${REDACTED_CODE}&client_secret=${REDACTED_CLIENT_SECRET}&state=s")
+        #expect(variables, "the values are shell variables")
     }
 }

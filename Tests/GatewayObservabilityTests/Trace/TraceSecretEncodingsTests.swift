@@ -63,15 +63,16 @@ struct TraceSecretEncodingsTests {
         let (file, har) = try await Self.trace([("X-Echo-Authorization", "Basic \(Self.basicBase64)"), ("X-Echo-Token", Self.basicBase64)])
         let leaked = file.contains(Self.basicBase64) || har.contains(Self.basicBase64)
         #expect(!leaked, "the Basic credential's base64 is in the trace or the HAR")
-        #expect(file.contains("Basic [REDACTED:VENDOR_PASSWORD:base64]"))
-        #expect(har.contains("[REDACTED:VENDOR_PASSWORD:base64]"))
+        let placeholders = file.contains("Basic [REDACTED:VENDOR_PASSWORD:base64]") && har.contains("[REDACTED:VENDOR_PASSWORD:base64]")
+        #expect(placeholders, "the trace and the HAR show the credential's placeholder")
     }
 
     @Test func anEchoedQueryCredentialIsScrubbedPercentEncoded() async throws {
         let (file, har) = try await Self.trace([("X-Echo-Query", "key=\(Self.queryEncoded)")])
         let leaked = file.contains(Self.queryEncoded) || har.contains(Self.queryEncoded)
         #expect(!leaked, "the percent-encoded query credential is in the trace or the HAR")
-        #expect(file.contains("key=[REDACTED:MAPS_KEY:percent-encoded]"))
+        let placeholder = file.contains("key=[REDACTED:MAPS_KEY:percent-encoded]")
+        #expect(placeholder, "the trace shows the credential's placeholder")
     }
 
     /// Tokens are read at each record: one obtained after the observer was
@@ -84,7 +85,8 @@ struct TraceSecretEncodingsTests {
         let (before, harBefore) = try await Self.trace([("X-Echo", "Bearer \(first)")], runtime: runtime)
         var leaked = before.contains(first) || harBefore.contains(first)
         #expect(!leaked, "the run-time token is in the trace or the HAR")
-        #expect(before.contains("Bearer [REDACTED:PAYMENTS_ACCESS_TOKEN]"))
+        let placeholder = before.contains("Bearer [REDACTED:PAYMENTS_ACCESS_TOKEN]")
+        #expect(placeholder, "the trace shows the token's placeholder")
 
         runtime.tokens.withLockedValue {
             $0 = [RuntimeSecret(value: second, name: "payments_ACCESS_TOKEN"), RuntimeSecret(value: first, name: "payments_ACCESS_TOKEN")]
@@ -99,11 +101,15 @@ struct TraceSecretEncodingsTests {
         config.proxyAuth = ProxyAuthConfig(users: [ProxyUser(username: "alice", password: Secret(source: .env("ALICE_PASSWORD"), value: "alice-proxy-pw"))])
         let redactor = TraceRedactor(config: config)
         let proxyBase64 = Data("alice:alice-proxy-pw".utf8).base64EncodedString()
-        #expect(redactor.scrub("Basic \(Self.basicBase64)") == "Basic [REDACTED:VENDOR_PASSWORD:base64]")
-        #expect(redactor.scrub("Basic \(proxyBase64)") == "Basic [REDACTED:ALICE_PASSWORD:base64]")
-        #expect(redactor.scrub("?key=\(Self.queryEncoded)") == "?key=[REDACTED:MAPS_KEY:percent-encoded]")
+        let basic = redactor.scrub("Basic \(Self.basicBase64)") == "Basic [REDACTED:VENDOR_PASSWORD:base64]"
+        #expect(basic, "an upstream's Basic credential")
+        let proxy = redactor.scrub("Basic \(proxyBase64)") == "Basic [REDACTED:ALICE_PASSWORD:base64]"
+        #expect(proxy, "a proxy user's Basic credential")
+        let query = redactor.scrub("?key=\(Self.queryEncoded)") == "?key=[REDACTED:MAPS_KEY:percent-encoded]"
+        #expect(query, "a query credential percent-encoded")
         // Bytes that are no UTF-8 are scrubbed too.
         let bytes = redactor.body([0xFF] + Array(" \(Self.basicPassword)".utf8), contentType: "application/octet-stream")
-        #expect(bytes == [0xFF] + Array(" [REDACTED:VENDOR_PASSWORD]".utf8))
+        let scrubbed = bytes == [0xFF] + Array(" [REDACTED:VENDOR_PASSWORD]".utf8)
+        #expect(scrubbed, "a secret in bytes that are no UTF-8")
     }
 }

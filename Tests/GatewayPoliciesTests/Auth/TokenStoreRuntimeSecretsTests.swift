@@ -15,7 +15,8 @@ struct TokenStoreRuntimeSecretsTests {
         var f = try OAuthFixture(expiresIn: 600)
         defer { f.cleanUp() }
         let registry = TokenStoreRegistry(clock: f.clock)
-        #expect(registry.runtimeSecrets().isEmpty)
+        let noneYet = registry.runtimeSecrets().isEmpty
+        #expect(noneYet, "no store, no token")
         let logger = Logger(label: "t")
         let store = try #require(registry.stores(for: f.gatewayConfig(), transport: f.authority.tokenEndpoint, events: f.events, logger: logger)["payments"])
 
