@@ -1,8 +1,11 @@
+import GatewayCore
 import GatewayObservability
 
 /// Every quoted word, and every word of a curl line, reads back in a POSIX
 /// shell as exactly what was quoted: the literal text, and `${NAME}` where a
 /// variable was meant; nothing else expands, and no word runs into the next.
+/// And none holds a character unsafe on a terminal as it is (only tab and
+/// newline, between quotes): those are written as `$(printf '\ooo')`.
 ///
 /// Input: fields separated by NUL (method, URL, headers `Name: value`..., and a
 /// body when there are four fields or more); in a field, byte 0x01 switches
@@ -37,7 +40,14 @@ enum ShellQuotingInvariants {
         })
     }
 
+    /// Fails when `text` shows a character unsafe on a terminal as it is.
+    static func expectTerminalSafe(_ text: String) throws(InvariantViolation) {
+        let unsafe = TerminalSafety.containsUnsafe(text) { $0 == "\n" || $0 == "\t" }
+        try InvariantViolation.require(!unsafe, .shellQuoting, "\(text.debugDescription) shows a control or bidi character as it is")
+    }
+
     static func expectWord(_ quoted: String, reads parts: [Part]) throws(InvariantViolation) {
+        try expectTerminalSafe(quoted)
         let want = expected(parts)
         do {
             let got = try ShellWordReader.word(quoted)
@@ -63,6 +73,7 @@ enum ShellQuotingInvariants {
         let command = CurlCommand(method: method, url: url, headers: headers, body: body, proxy: method.isEmpty ? nil : "http://127.0.0.1:8080")
         let arguments = command.arguments
         let line = command.line
+        try expectTerminalSafe(line)
         let words: [[Part]]
         do {
             words = try ShellWordReader.words(line)

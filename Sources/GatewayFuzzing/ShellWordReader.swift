@@ -2,10 +2,13 @@ import GatewayObservability
 
 /// Reads a command line the way a POSIX `sh` does, for the subset a correctly
 /// quoted line may use: words split on unquoted blanks; `\x`; `'...'`; `"..."` with
-/// `\` escaping only `$`, backtick, `"`, `\` and newline, and `${NAME}`
-/// expansions; bare words only of characters no shell treats specially.
-/// Anything else a shell would interpret (an unquoted `;`, a `$(`, a backtick,
-/// `!` inside double quotes, where interactive bash expands history) is an error.
+/// `\` escaping only `$`, backtick, `"`, `\` and newline, `${NAME}`
+/// expansions, and `$(printf '\ooo...')` substitutions of octal bytes (how
+/// characters unsafe on a terminal are written), read as the UTF-8 text
+/// `printf` prints; bare words only of characters no shell treats specially.
+/// Anything else a shell would interpret (an unquoted `;`, any other `$(`, a
+/// backtick, `!` inside double quotes, where interactive bash expands
+/// history) is an error.
 struct ShellWordReader {
     struct Unsafe: Error {
         var reason: String
@@ -118,6 +121,8 @@ struct ShellWordReader {
                 } else {
                     text.unicodeScalars.append(scalar)
                 }
+            case "$" where index < scalars.count && scalars[index] == "(":
+                text.unicodeScalars.append(contentsOf: try readPrintfSubstitution())
             case "$":
                 current.append(.literal(text))
                 text = ""
@@ -131,6 +136,39 @@ struct ShellWordReader {
             }
         }
         throw Unsafe(reason: "unterminated double quote")
+    }
+
+    /// `(printf '\ooo...')` after a `$`: each `\` followed by one to three
+    /// octal digits is a byte (as POSIX `printf` reads its format), nothing
+    /// else may be in the format; the bytes must be UTF-8 and not end in a
+    /// newline (which `$(...)` would drop). The characters they spell.
+    private mutating func readPrintfSubstitution() throws(Unsafe) -> String.UnicodeScalarView {
+        let opening = Array("(printf '".unicodeScalars)
+        guard index + opening.count <= scalars.count, Array(scalars[index..<(index + opening.count)]) == opening else {
+            throw Unsafe(reason: "$( other than $(printf '...')")
+        }
+        index += opening.count
+        var bytes: [UInt8] = []
+        while index < scalars.count, scalars[index] == "\\" {
+            index += 1
+            var value: UInt32 = 0
+            var digits = 0
+            while digits < 3, index < scalars.count, scalars[index] >= "0", scalars[index] <= "7" {
+                value = value * 8 + (scalars[index].value - 0x30)
+                digits += 1
+                index += 1
+            }
+            guard digits > 0, value <= 0xFF else { throw Unsafe(reason: "printf escape that is not an octal byte") }
+            bytes.append(UInt8(value))
+        }
+        guard index + 2 <= scalars.count, scalars[index] == "'", scalars[index + 1] == ")" else {
+            throw Unsafe(reason: "printf format with more than octal bytes, or unterminated")
+        }
+        index += 2
+        guard let text = String(validating: bytes, as: UTF8.self), !bytes.isEmpty, bytes.last != 0x0A else {
+            throw Unsafe(reason: "printf bytes that are no UTF-8 text, or end in a newline")
+        }
+        return text.unicodeScalars
     }
 
     /// `{NAME}` after a `$`, NAME `[A-Za-z_][A-Za-z0-9_]*`.

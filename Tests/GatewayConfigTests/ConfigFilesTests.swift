@@ -150,6 +150,21 @@ struct ConfigFilesTests {
         #expect(interception.interception.leafCacheSize == 500)
     }
 
+    /// The `trace:` comment of gateway.yaml names every built-in redacted
+    /// header, query parameter and JSON field (the defaults it documents).
+    @Test func gatewayYAMLDocumentsTheBuiltInRedactionLists() throws {
+        let text = try String(contentsOf: Self.configDirectory.appendingPathComponent("gateway.yaml"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try #require(lines.firstIndex { $0.hasPrefix("trace:") })
+        let end = try #require(lines[start...].firstIndex { $0.contains("redact: true") })
+        // The comment's words, without the punctuation around them.
+        let words = Set(lines[start..<end].joined(separator: " ").split { $0 == " " || $0 == "," || $0 == ";" || $0 == "#" }.map(String.init))
+        let names = TraceConfig.builtInRedactHeaders + TraceConfig.builtInRedactQuery + TraceConfig.builtInRedactJSONFields
+        for name in names {
+            #expect(words.contains(name), "gateway.yaml's trace comment does not name \(name)")
+        }
+    }
+
     /// The commented upstream keys in gateway.yaml (from `endpoints` on) are
     /// valid YAML for the current schema once uncommented.
     @Test func gatewayYAMLDocumentsValidUpstreamKeys() throws {

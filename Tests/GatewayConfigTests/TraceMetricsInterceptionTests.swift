@@ -102,14 +102,19 @@ struct TraceMetricsInterceptionTests {
                 auth: { type: query, param: apikey, value: v }
             """
         let config = TestSupport.parse(yaml)
-        #expect(config?.redactedHeaderNames == ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-custom-token", "x-vendor-key"])
-        #expect(config?.redactedQueryParameters == ["access_token", "api_key", "token", "sig", "apikey"])
+        #expect(config?.redactedHeaderNames == [
+            "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token", "private-token", "x-amz-security-token",
+            "x-custom-token", "x-vendor-key",
+        ])
+        #expect(config?.redactedQueryParameters == ["access_token", "api_key", "token", "client_secret", "code", "sig", "apikey"])
         #expect(config?.redactedJSONFields == ["password", "client_secret", "refresh_token", "access_token", "pin"])
     }
 
     @Test func builtInRedactionListsAreTheDocumentedOnes() {
-        #expect(TraceConfig.builtInRedactHeaders == ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-API-Key"])
-        #expect(TraceConfig.builtInRedactQuery == ["access_token", "api_key", "token"])
+        #expect(TraceConfig.builtInRedactHeaders == [
+            "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-API-Key", "X-Auth-Token", "Private-Token", "X-Amz-Security-Token",
+        ])
+        #expect(TraceConfig.builtInRedactQuery == ["access_token", "api_key", "token", "client_secret", "code"])
         #expect(TraceConfig.builtInRedactJSONFields == ["password", "client_secret", "refresh_token", "access_token"])
     }
 }

@@ -50,4 +50,24 @@ struct ShellReadBackTests {
             #expect(got == read.map { expanded($0, environment) }, "\(input.name): \(words)")
         }
     }
+
+    /// Characters unsafe on a terminal (C0, DEL, C1, bidi) are written as
+    /// `$(printf '\ooo')`: a real shell reads the same text as the reader, and
+    /// the quoted word shows none of them (issue 39).
+    @Test(.timeLimit(.minutes(1)))
+    func unsafeCharactersReadBackThroughTheirSubstitutions() throws {
+        let texts = ["a\u{9B}2Jb", "\u{1B}]0;t\u{07}", "\u{202E}x\u{2066}'y", "cr\rlf\nend\t", "\u{7F}\u{85}\u{061C}", "é€ ✓"]
+        var words: [String] = []
+        var expected: [String] = []
+        for text in texts {
+            for parts in [[ShellQuoting.Part.literal(text)], [.literal(text + "!$"), .variable("V"), .literal(text)]] {
+                let word = ShellQuoting.word(parts)
+                try ShellQuotingInvariants.expectTerminalSafe(word)
+                #expect(try ShellWordReader.word(word) == ShellQuotingInvariants.expected(parts))
+                words.append(word)
+                expected.append(expanded(parts, ["V": "v"]))
+            }
+        }
+        #expect(try shellArguments(words, environment: ["PATH": "/usr/bin:/bin", "V": "v"]) == expected)
+    }
 }

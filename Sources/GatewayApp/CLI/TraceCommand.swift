@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatewayConfig
+import GatewayCore
 import GatewayObservability
 
 /// `gateway trace list|show ID|curl ID [--direct]|replay ID [--direct]|har`: reads
@@ -47,7 +48,10 @@ struct TraceCommand: ParsableCommand {
             for r in try source.records().suffix(limit) {
                 let status = r.status.map(String.init) ?? (r.error ?? "-")
                 let upstream = r.upstream.map { "  upstream=\($0)" } ?? ""
-                print("\(r.id)  \(r.time)  \(r.method) \(r.endpoint)  \(status)  attempts=\(r.attempts.count)  \(String(format: "%.3f", r.duration))s\(upstream)")
+                // Control and bidi characters of a path or header show as `\u{202E}`, never act on the terminal.
+                print(TerminalSafety.escaped(
+                    "\(r.id)  \(r.time)  \(r.method) \(r.endpoint)  \(status)  attempts=\(r.attempts.count)  \(String(format: "%.3f", r.duration))s\(upstream)"
+                ))
             }
         }
     }
@@ -58,7 +62,9 @@ struct TraceCommand: ParsableCommand {
         @Argument var id: String
 
         func run() throws {
-            print(String(decoding: try source.record(id).jsonLine(), as: UTF8.self), terminator: "")
+            // Valid JSON still: a control or bidi character in a string as its `\u` escape.
+            let line = String(decoding: try source.record(id).jsonLine().dropLast(), as: UTF8.self)
+            print(TerminalSafety.escaped(line, style: .json))
         }
     }
 
@@ -71,7 +77,9 @@ struct TraceCommand: ParsableCommand {
 
         func run() throws {
             let record = try source.record(id)
-            print(direct ? record.curlDirect : record.curl)
+            // Lines of older trace files may hold control or bidi characters as
+            // they are: written as `$(printf ...)`, they read back the same.
+            print(ShellQuoting.terminalSafeLine(direct ? record.curlDirect : record.curl))
         }
     }
 }

@@ -41,7 +41,8 @@ extension TraceCommand {
                 }
                 FileHandle.standardError.write(Data("gateway: wrote \(records.count) entries to \(output)\n".utf8))
             } else {
-                FileHandle.standardOutput.write(Data(bytes))
+                // Standard output may be a terminal: control and bidi characters as JSON `\u` escapes (the same JSON).
+                FileHandle.standardOutput.write(Data(TerminalSafety.escaped(String(decoding: bytes, as: UTF8.self), style: .json).utf8))
             }
         }
     }

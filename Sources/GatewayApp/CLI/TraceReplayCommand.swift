@@ -39,7 +39,7 @@ extension TraceCommand {
                 note("the client's redacted values \(names) are sent empty unless exported\(gatewayNote).")
             }
             if Self.hasRedactedBody(line) {
-                note("the recorded body has redacted fields (\"[REDACTED]\"): they are replayed as such.")
+                note("the recorded body has redacted fields (\"[REDACTED]\") or was not shown (\"\(TraceRedactor.unredactableBody)\"): it is replayed as recorded.")
             }
             var command = line + " -sS -o /dev/null -w " + ShellQuoting.singleQuoted(Self.writeOut)
             if direct {
@@ -58,13 +58,14 @@ extension TraceCommand {
             }
         }
 
-        /// Whether the body (inline or its file) holds the trace's redaction marker.
+        /// Whether the body (inline or its file) holds the trace's redaction
+        /// marker, or is the text that replaces a body that could not be redacted.
         static func hasRedactedBody(_ line: String) -> Bool {
             if let path = bodyFile(in: line) {
                 guard let data = FileManager.default.contents(atPath: path) else { return false }
-                return data.range(of: Data("[REDACTED]".utf8)) != nil
+                return data.range(of: Data("[REDACTED]".utf8)) != nil || data.range(of: Data(TraceRedactor.unredactableBody.utf8)) != nil
             }
-            return line.contains("[REDACTED]")
+            return line.contains("[REDACTED]") || line.contains(TraceRedactor.unredactableBody)
         }
 
         /// Refuses a line whose body was not captured or whose body file is gone.

@@ -17,7 +17,8 @@ import GatewayUpstream
 ///    (``routes(config:services:)``); a host no upstream names takes the
 ///    `unconfigured` route, which has observers only.
 /// 3. Observers begin, outermost first (``observers(config:services:)``):
-///    trace (while `debug` is on), then metrics. They see the request as
+///    trace (while `debug` is on; it scrubs the token stores' current tokens
+///    from its records), then metrics. They see the request as
 ///    routed, are told of the rest of the exchange, and never change it.
 /// 4. Retry: the upstream's retry planner (`retry`), asked once per client
 ///    request and after each attempt.
@@ -70,7 +71,13 @@ enum ExchangePhases {
     /// The observers of every route, outermost first: trace (while `debug` is on), then metrics.
     static func observers(config: GatewayConfig, services: GatewayServices) -> [any ExchangeObserver] {
         var observers: [any ExchangeObserver] = []
-        if config.debug { observers.append(TraceObserver.make(config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress, logger: services.logger)) }
+        if config.debug {
+            // The token stores' tokens are scrubbed from every record too (an upstream may echo one).
+            observers.append(TraceObserver.make(
+                config: config, writers: services.traceWriters, boundProxy: services.traceProxyAddress,
+                runtimeSecrets: services.tokenStores, logger: services.logger
+            ))
+        }
         observers.append(MetricsObserver(metrics: services.metrics, config: config))
         return observers
     }

@@ -27,11 +27,15 @@ public struct TraceConfig: Sendable, Equatable {
     public static let defaultBufferRecords = 1024
     public static let minFileBytes = 1024
 
-    /// Always redacted, whatever the config adds (compare case-insensitively).
+    /// Always redacted, whatever the config adds (compare case-insensitively):
+    /// the standard credential headers, and the token headers of common APIs
+    /// (OpenStack, GitLab, AWS session credentials).
     public static let builtInRedactHeaders = [
         "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-API-Key",
+        "X-Auth-Token", "Private-Token", "X-Amz-Security-Token",
     ]
-    public static let builtInRedactQuery = ["access_token", "api_key", "token"]
+    /// Token parameters, the OAuth2 client secret and authorization code.
+    public static let builtInRedactQuery = ["access_token", "api_key", "token", "client_secret", "code"]
     public static let builtInRedactJSONFields = ["password", "client_secret", "refresh_token", "access_token"]
 
     /// `<stateDir>/trace.jsonl`.

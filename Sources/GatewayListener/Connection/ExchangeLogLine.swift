@@ -3,7 +3,9 @@ import Logging
 import NIOHTTP1
 
 /// The one info line per exchange: method, target without query values, status,
-/// duration, bytes. Never a header value, never a query value.
+/// duration, bytes. Never a header value, never a query value; a control or
+/// bidi character of the target (C1 `\u{9B}`, U+202E) as a visible escape,
+/// never as it is (``TerminalSafety``).
 enum ExchangeLogLine {
     /// `url` is only formatted when the line is logged (not at warning level).
     /// Logged through the context's base logger, its `request=<id>` among the
@@ -34,7 +36,7 @@ enum ExchangeLogLine {
         context.addRequestMetadata(to: &metadata)
         // `METHOD url status` in a string sized once (interpolation regrows it as it goes).
         let name = text(of: method)
-        let target = withoutQueryValues(url())
+        let target = loggedTarget(url())
         let code = String(status)
         var message = ""
         message.reserveCapacity(name.utf8.count + target.utf8.count + code.utf8.count + 2)
@@ -55,6 +57,12 @@ enum ExchangeLogLine {
         case .RAW, .MSEARCH: "\(method)"
         default: method.rawValue
         }
+    }
+
+    /// `url` as log lines show it: ``withoutQueryValues(_:)``, then each
+    /// control or bidi character as `\u{XXXX}` (the same string when it has none).
+    static func loggedTarget(_ url: String) -> String {
+        TerminalSafety.escaped(withoutQueryValues(url))
     }
 
     /// `https://h/p?token=abc&x=1` → `https://h/p?token=&x=`; userinfo is

@@ -70,13 +70,20 @@ public struct CurlLineRequest: Sendable, Equatable {
     }
 
     /// The words of a POSIX shell line of single-quoted, double-quoted
-    /// (`\`-escapes, `${NAME}` kept as text) and bare parts; nil on an unclosed quote.
+    /// (`\`-escapes, `${NAME}` kept as text, `$(printf '\ooo...')` read as
+    /// the characters it prints) and bare parts; nil on an unclosed quote.
     public static func words(_ line: String) -> [String]? {
+        let scalars = Array(line.unicodeScalars)
         var words: [String] = []
         var current = ""
         var inWord = false
-        var scalars = line.unicodeScalars.makeIterator()
-        while let ch = scalars.next() {
+        var index = 0
+        func advance() -> Unicode.Scalar? {
+            guard index < scalars.count else { return nil }
+            defer { index += 1 }
+            return scalars[index]
+        }
+        while let ch = advance() {
             switch ch {
             case " ", "\t", "\n":
                 if inWord { words.append(current) }
@@ -85,26 +92,29 @@ public struct CurlLineRequest: Sendable, Equatable {
             case "'":
                 inWord = true
                 while true {
-                    guard let next = scalars.next() else { return nil }
+                    guard let next = advance() else { return nil }
                     if next == "'" { break }
                     current.unicodeScalars.append(next)
                 }
             case "\"":
                 inWord = true
                 while true {
-                    guard let next = scalars.next() else { return nil }
+                    guard let next = advance() else { return nil }
                     if next == "\"" { break }
                     if next == "\\" {
-                        guard let escaped = scalars.next() else { return nil }
+                        guard let escaped = advance() else { return nil }
                         if !["\\", "\"", "$", "`", "\n"].contains(escaped) { current.unicodeScalars.append(next) }
                         if escaped != "\n" { current.unicodeScalars.append(escaped) }
+                    } else if next == "$", let (text, end) = printfSubstitution(scalars, from: index) {
+                        current.unicodeScalars.append(contentsOf: text.unicodeScalars)
+                        index = end
                     } else {
                         current.unicodeScalars.append(next)
                     }
                 }
             case "\\":
                 inWord = true
-                if let escaped = scalars.next(), escaped != "\n" { current.unicodeScalars.append(escaped) }
+                if let escaped = advance(), escaped != "\n" { current.unicodeScalars.append(escaped) }
             default:
                 inWord = true
                 current.unicodeScalars.append(ch)
@@ -112,5 +122,29 @@ public struct CurlLineRequest: Sendable, Equatable {
         }
         if inWord { words.append(current) }
         return words
+    }
+
+    /// `(printf '\ooo...')` at `start` (just after a `$`), as ``ShellQuoting``
+    /// writes characters unsafe on a terminal: the text its octal bytes spell,
+    /// and the index after the `)`; nil when something else is there.
+    static func printfSubstitution(_ scalars: [Unicode.Scalar], from start: Int) -> (text: String, end: Int)? {
+        let opening = Array("(printf '".unicodeScalars)
+        guard start + opening.count <= scalars.count, Array(scalars[start..<(start + opening.count)]) == opening else { return nil }
+        var index = start + opening.count
+        var bytes: [UInt8] = []
+        while index < scalars.count, scalars[index] == "\\" {
+            index += 1
+            var value: UInt32 = 0
+            var digits = 0
+            while digits < 3, index < scalars.count, scalars[index] >= "0", scalars[index] <= "7" {
+                value = value * 8 + (scalars[index].value - 0x30)
+                digits += 1
+                index += 1
+            }
+            guard digits > 0, value <= 0xFF else { return nil }
+            bytes.append(UInt8(value))
+        }
+        guard index + 2 <= scalars.count, scalars[index] == "'", scalars[index + 1] == ")" else { return nil }
+        return (String(decoding: bytes, as: UTF8.self), index + 2)
     }
 }

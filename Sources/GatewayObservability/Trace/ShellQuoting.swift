@@ -1,3 +1,5 @@
+import GatewayCore
+
 /// Quoting for POSIX `sh` (and bash/zsh, interactive or not).
 ///
 /// Single quotes are the only context where no character is special, so every
@@ -5,6 +7,12 @@
 /// a variable (`${GITHUB_TOKEN}`) is double-quoted, escaping `\`, `"`, `$` and
 /// backtick in its literal parts; `!` (bash history expansion in interactive
 /// shells) is closed out of the double quotes and single-quoted instead.
+///
+/// Characters unsafe on a terminal (``TerminalSafety``: controls, C1, bidi
+/// overrides; tab and newline excepted, they are harmless between quotes)
+/// are never written as they are: each run of them is a command substitution
+/// printing its UTF-8 bytes in octal, `"$(printf '\342\200\256')"`, which
+/// every POSIX shell reads back as the same bytes (``printfSubstitution(_:)``).
 public enum ShellQuoting {
     /// One piece of a shell word.
     public enum Part: Sendable, Equatable {
@@ -14,8 +22,10 @@ public enum ShellQuoting {
         case variable(String)
     }
 
-    /// `'...'` with each `'` as `'\''`. Safe for every byte except NUL.
-    /// Runs between quotes are copied whole (`'` is one byte in UTF-8, so the
+    /// `'...'` with each `'` as `'\''` and each run of characters unsafe on a
+    /// terminal as `'"$(printf '...')"'`. Safe for every byte except NUL (which
+    /// no shell word can hold). Runs between quotes are copied whole (`'` and
+    /// the first bytes of unsafe characters are recognised by byte, so the
     /// text is cut at bytes; scalar by scalar was a trace writer hot spot).
     public static func singleQuoted(_ text: String) -> String {
         var out = ""
@@ -31,16 +41,40 @@ public enum ShellQuoting {
         out.write("'")
     }
 
-    /// What goes between the single quotes for `text` (each `'` as `'\\''`),
-    /// appended to `out`: quoting a concatenation is concatenating the quoted parts.
+    /// What goes between the single quotes for `text` (each `'` as `'\\''`,
+    /// unsafe runs as `'"$(printf '...')"'`), appended to `out`: quoting a
+    /// concatenation is concatenating the quoted parts.
     static func appendSingleQuotedContent(_ text: Substring, to out: inout some ShellText) {
-        var rest = text
-        while let quote = rest.utf8.firstIndex(of: UInt8(ascii: "'")) {
-            out.write(rest[..<quote])
-            out.write("'\\''")
-            rest = rest[rest.utf8.index(after: quote)...]
+        // Nearly every text has neither: one pass over its bytes, one write.
+        let plain = text.utf8.withContiguousStorageIfAvailable { bytes in
+            !bytes.contains { $0 == UInt8(ascii: "'") || TerminalSafety.mayStartUnsafe($0) }
         }
-        out.write(rest)
+        if plain == true {
+            out.write(text)
+            return
+        }
+        let utf8 = text.utf8
+        var runStart = utf8.startIndex
+        var index = runStart
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "'") {
+                out.write(text[runStart..<index])
+                out.write("'\\''")
+                index = utf8.index(after: index)
+                runStart = index
+            } else if TerminalSafety.mayStartUnsafe(byte), let end = unsafeRunEnd(text, from: index) {
+                out.write(text[runStart..<index])
+                out.write("'\"")
+                out.write(printfSubstitution(text[index..<end]))
+                out.write("\"'")
+                index = end
+                runStart = end
+            } else {
+                index = utf8.index(after: index)
+            }
+        }
+        out.write(text[runStart...])
     }
 
     /// A word made of literal and variable parts. Literal-only words are
@@ -69,8 +103,10 @@ public enum ShellQuoting {
 
     /// A word with variables, written part by part: literals in double quotes
     /// (escaped) next to `"${NAME}"` expansions, any `!` single-quoted outside
-    /// them. Literals are copied in runs between the bytes double quotes make
-    /// special (all ASCII, so a run is whole characters).
+    /// them, runs of unsafe characters as `$(printf '...')` inside them.
+    /// Literals are copied in runs between the bytes double quotes make
+    /// special (all ASCII, or the first byte of an unsafe character, so a run
+    /// is whole characters).
     struct DoubleQuotedWord {
         private var inDouble = false
 
@@ -92,14 +128,23 @@ public enum ShellQuoting {
             var index = runStart
             while index != utf8.endIndex {
                 let escaped: String?
+                var next = utf8.index(after: index)
                 switch utf8[index] {
                 case UInt8(ascii: "!"): escaped = nil
                 case UInt8(ascii: "\\"): escaped = "\\\\"
                 case UInt8(ascii: "\""): escaped = "\\\""
                 case UInt8(ascii: "$"): escaped = "\\$"
                 case UInt8(ascii: "`"): escaped = "\\`"
+                case let byte where TerminalSafety.mayStartUnsafe(byte):
+                    // A run of unsafe characters: printed by a substitution, inside the double quotes.
+                    guard let end = unsafeRunEnd(text[...], from: index) else {
+                        index = next
+                        continue
+                    }
+                    escaped = printfSubstitution(text[index..<end])
+                    next = end
                 default:
-                    index = utf8.index(after: index)
+                    index = next
                     continue
                 }
                 if runStart != index {
@@ -113,7 +158,7 @@ public enum ShellQuoting {
                     close(&out)
                     out.write("'!'")
                 }
-                index = utf8.index(after: index)
+                index = next
                 runStart = index
             }
             if runStart != utf8.endIndex {
@@ -165,20 +210,12 @@ public enum ShellQuoting {
     }
 
     /// Whether `bytes` can be written inline in single quotes and pasted into a
-    /// terminal unharmed: valid UTF-8, no NUL, no control characters except
-    /// newline and tab, no DEL.
+    /// terminal unharmed, as they are: valid UTF-8 with nothing
+    /// ``TerminalSafety`` calls unsafe but newline and tab (a body with other
+    /// controls, C1 or bidi characters goes to a file).
     public static func isInlineSafe(_ bytes: some Collection<UInt8>) -> Bool {
-        for b in bytes {
-            if b == 0x0A || b == 0x09 { continue }
-            if b < 0x20 || b == 0x7F { return false }
-        }
-        guard String(validating: bytes, as: UTF8.self) != nil else { return false }
-        // C1 control characters (U+0080–U+009F) also upset terminals.
-        if let text = String(validating: bytes, as: UTF8.self),
-           text.unicodeScalars.contains(where: { $0.value >= 0x80 && $0.value <= 0x9F }) {
-            return false
-        }
-        return true
+        guard let text = String(validating: bytes, as: UTF8.self) else { return false }
+        return !TerminalSafety.containsUnsafe(text, allowing: isHarmlessInQuotes)
     }
 }
 

@@ -7,7 +7,7 @@ import NIOHTTP1
 /// client's request, `-x`) and direct (as sent upstream, with the configured
 /// credential as shell variables from the env vars the config reads).
 public struct TraceCurlForms: Sendable {
-    public let redactor: TraceRedactor
+    public internal(set) var redactor: TraceRedactor
     public let proxyURL: String
     let upstreams: [String: UpstreamConfig]
     let proxyUser: (name: String, variable: String)?
@@ -27,6 +27,15 @@ public struct TraceCurlForms: Sendable {
         } else {
             proxyUser = nil
         }
+    }
+
+    /// These forms with a redactor that also scrubs `runtime` (secrets
+    /// obtained at run time); themselves when there are none.
+    func adding(runtimeSecrets runtime: [RuntimeSecret]) -> TraceCurlForms {
+        guard !runtime.isEmpty else { return self }
+        var forms = self
+        forms.redactor = redactor.adding(runtimeSecrets: runtime)
+        return forms
     }
 
     /// The body as it appears in both forms; `bytes` already redacted.

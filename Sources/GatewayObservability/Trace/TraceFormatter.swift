@@ -17,17 +17,23 @@ final class TraceFormatter: Sendable {
     let logger: Logger?
     /// The bound listener address for `-x` (port 0 resolved); the configured one until set.
     let boundProxy: TraceProxyAddress?
+    /// Secrets obtained at run time (OAuth2 tokens), read for each record and
+    /// scrubbed along with the configured ones.
+    let runtimeSecrets: (any RuntimeSecretSource)?
 
-    init(forms: TraceCurlForms, logger: Logger?, boundProxy: TraceProxyAddress?) {
+    init(forms: TraceCurlForms, logger: Logger?, boundProxy: TraceProxyAddress?, runtimeSecrets: (any RuntimeSecretSource)? = nil) {
         self.forms = forms
         self.logger = logger
         self.boundProxy = boundProxy
+        self.runtimeSecrets = runtimeSecrets
     }
 
     /// The line and body file of `capture`; `bodyPath` is where a body too
     /// large or not printable for an inline `--data-binary` goes.
     func entry(for capture: TraceCapture, bodyPath: @autoclosure () -> String) -> TraceWriter.Entry {
         let request = capture.request
+        // The tokens in use now (and lately): an upstream may echo them.
+        let forms = self.forms.adding(runtimeSecrets: runtimeSecrets?.runtimeSecrets() ?? [])
         let redacted = capture.body.map { forms.redactor.body($0, contentType: request.headers.first(name: "content-type")) }
         var bodyFile: (path: String, bytes: [UInt8])?
         let body = TraceCurlForms.body(redacted, length: capture.declaredLength) {

@@ -1,6 +1,6 @@
 import Foundation
 public import GatewayConfig
-import GatewayCore
+public import GatewayCore
 public import Logging
 import NIOCore
 import NIOHTTP1
@@ -18,9 +18,15 @@ public struct TraceObserver: Sendable {
     /// Redaction and curl lines, applied on the writer thread.
     let formatter: TraceFormatter
 
-    public init(config: GatewayConfig, writer: TraceWriter, proxyURL: String? = nil, boundProxy: TraceProxyAddress? = nil, logger: Logger? = nil) {
+    /// - Parameter runtimeSecrets: secrets obtained at run time (the OAuth2 token stores), scrubbed from every record.
+    public init(
+        config: GatewayConfig, writer: TraceWriter, proxyURL: String? = nil, boundProxy: TraceProxyAddress? = nil, logger: Logger? = nil,
+        runtimeSecrets: (any RuntimeSecretSource)? = nil
+    ) {
         self.writer = writer
-        self.formatter = TraceFormatter(forms: TraceCurlForms(config: config, proxyURL: proxyURL), logger: logger, boundProxy: boundProxy)
+        self.formatter = TraceFormatter(
+            forms: TraceCurlForms(config: config, proxyURL: proxyURL), logger: logger, boundProxy: boundProxy, runtimeSecrets: runtimeSecrets
+        )
     }
 
     /// On the event loop: captures the exchange's values
@@ -62,10 +68,13 @@ public struct TraceObserver: Sendable {
 
 extension TraceObserver {
     /// The observer for `config` with its long-lived writer; warns when `trace.redact` is off.
-    public static func make(config: GatewayConfig, writers: TraceWriterRegistry, boundProxy: TraceProxyAddress? = nil, logger: Logger) -> TraceObserver {
+    public static func make(
+        config: GatewayConfig, writers: TraceWriterRegistry, boundProxy: TraceProxyAddress? = nil,
+        runtimeSecrets: (any RuntimeSecretSource)? = nil, logger: Logger
+    ) -> TraceObserver {
         if !config.trace.redact {
             logger.warning("trace.redact is false: traces at \(config.trace.file) contain secrets; for local debugging only")
         }
-        return TraceObserver(config: config, writer: writers.writer(for: config.trace), boundProxy: boundProxy)
+        return TraceObserver(config: config, writer: writers.writer(for: config.trace), boundProxy: boundProxy, runtimeSecrets: runtimeSecrets)
     }
 }

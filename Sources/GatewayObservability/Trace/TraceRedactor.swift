@@ -4,9 +4,13 @@ public import GatewayConfig
 public import NIOHTTP1
 
 /// Replaces secrets in what a trace shows: configured and built-in header
-/// names (and those of upstreams' `auth`), query parameters and JSON / form body fields become shell variables
-/// (`${REDACTED_AUTHORIZATION}`) or placeholders, and any configured secret value
-/// that still shows up anywhere is scrubbed as a last line of defence.
+/// names (and those of upstreams' `auth`), query parameters and body fields
+/// (JSON, NDJSON, forms, multipart parts) become shell variables
+/// (`${REDACTED_AUTHORIZATION}`) or placeholders, and any secret value the
+/// gateway holds that still shows up anywhere is scrubbed as a last line of
+/// defence: configured ones in every encoding the gateway sends them
+/// (``scrubList(config:)``), and those obtained at run time
+/// (``adding(runtimeSecrets:)``, OAuth2 tokens).
 public struct TraceRedactor: Sendable {
     public let enabled: Bool
     let headerNames: Set<String>
@@ -14,8 +18,10 @@ public struct TraceRedactor: Sendable {
     private let headerNameList: [String]
     let queryNames: Set<String>
     let fieldNames: Set<String>
-    /// Configured secret values (longest first) and what replaces them.
-    let secretValues: [(value: String, placeholder: String)]
+    /// What form and multipart bodies redact: `fieldNames` and `queryNames`.
+    let formFieldNames: Set<String>
+    /// Secret values (longest first) and what replaces them.
+    var secretValues: [(value: String, placeholder: String)]
 
     public static let bodyPlaceholder = "[REDACTED]"
 
@@ -28,16 +34,8 @@ public struct TraceRedactor: Sendable {
         headerNameList = headerNames.map { $0.lowercased() }.sorted()
         queryNames = config.redactedQueryParameters
         fieldNames = config.redactedJSONFields
-        var values: [(String, String)] = []
-        for upstream in config.upstreams {
-            for (key, secret) in upstream.auth?.secrets ?? [] where secret.value.utf8.count >= 4 {
-                values.append((secret.value, "[REDACTED:\(Self.variableName(for: secret, upstream: upstream.name, key: key))]"))
-            }
-        }
-        for user in config.proxyAuth?.users ?? [] where user.password.value.utf8.count >= 4 {
-            values.append((user.password.value, "[REDACTED:\(Self.variableName(for: user.password, upstream: "GATEWAY_PROXY", key: "password"))]"))
-        }
-        secretValues = values.sorted { $0.0.utf8.count > $1.0.utf8.count }.map { (value: $0.0, placeholder: $0.1) }
+        formFieldNames = fieldNames.union(queryNames)
+        secretValues = Self.scrubList(config: config)
     }
 
     /// The shell variable a `--direct` curl line reads `secret` from: its env
@@ -105,7 +103,7 @@ public struct TraceRedactor: Sendable {
                 parts.append(.literal(scrub(String(pair))))
             }
         }
-        if !fragment.isEmpty { parts.append(.literal(fragment)) }
+        if !fragment.isEmpty { parts.append(.literal(scrub(fragment))) }
         return merged(parts)
     }
 
@@ -119,98 +117,9 @@ public struct TraceRedactor: Sendable {
         return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
-    /// The body with JSON fields / form parameters redacted; unchanged bytes when nothing matched.
-    public func body(_ bytes: [UInt8], contentType: String?) -> [UInt8] {
-        guard enabled, !bytes.isEmpty else { return bytes }
-        let type = contentType?.lowercased() ?? ""
-        var result = bytes
-        if type.contains("json") || bytes.first == UInt8(ascii: "{") || bytes.first == UInt8(ascii: "[") {
-            if let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) {
-                var changed = false
-                let redacted = redactJSON(object, changed: &changed)
-                if changed, let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.fragmentsAllowed, .withoutEscapingSlashes]) {
-                    result = Array(data)
-                }
-            }
-        } else if type.contains("x-www-form-urlencoded"), let text = String(validating: bytes, as: UTF8.self) {
-            let fields = fieldNames.union(queryNames)
-            let pairs = text.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-                let name = String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-                let decoded = (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased()
-                return pair.contains("=") && fields.contains(decoded) ? "\(name)=\(Self.bodyPlaceholder)" : String(pair)
-            }
-            result = Array(pairs.joined(separator: "&").utf8)
-        }
-        return scrub(bytes: result)
-    }
-
-    private func redactJSON(_ value: Any, changed: inout Bool) -> Any {
-        if let dict = value as? [String: Any] {
-            var out: [String: Any] = [:]
-            for (key, inner) in dict {
-                if fieldNames.contains(key.lowercased()) {
-                    out[key] = Self.bodyPlaceholder
-                    changed = true
-                } else {
-                    out[key] = redactJSON(inner, changed: &changed)
-                }
-            }
-            return out
-        }
-        if let array = value as? [Any] { return array.map { redactJSON($0, changed: &changed) } }
-        return value
-    }
-
-    /// Replaces configured secret values anywhere in `text`.
-    public func scrub(_ text: String) -> String {
-        guard enabled, !secretValues.isEmpty else { return text }
-        var text = text
-        for (value, placeholder) in secretValues where Self.contains(text, value) {
-            text = text.replacingOccurrences(of: value, with: placeholder)
-        }
-        return text
-    }
-
-    /// Whether `needle` occurs in `text`, by bytes (`memchr` for its first byte,
-    /// then `memcmp`): `String.contains` here is Foundation's, which bridges to
-    /// `NSString`; a generic collection search is slow too.
-    static func contains(_ text: String, _ needle: String) -> Bool {
-        var text = text
-        return text.withUTF8 { contains(UnsafeRawBufferPointer($0), needle) }
-    }
-
-    static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: String) -> Bool {
-        var needle = needle
-        return needle.withUTF8 { needle in
-            guard let base = haystack.baseAddress, let pattern = needle.baseAddress, let first = needle.first,
-                needle.count <= haystack.count
-            else { return false }
-            let lastStart = haystack.count - needle.count
-            var offset = 0
-            while offset <= lastStart {
-                guard let found = memchr(base + offset, Int32(first), lastStart - offset + 1) else { return false }
-                offset = base.distance(to: UnsafeRawPointer(found))
-                if memcmp(base + offset, pattern, needle.count) == 0 { return true }
-                offset += 1
-            }
-            return false
-        }
-    }
-
     /// Whether the field name in `raw[start..<end]` is redacted (``isRedactedHeader(_:)`` on bytes).
     func isRedactedHeader(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Bool {
         enabled && headerNameList.contains { HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: end, $0) }
-    }
-
-    /// Whether ``scrub(_:)`` could change `bytes`: a configured secret value occurs in them.
-    func containsSecret(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        enabled && secretValues.contains { Self.contains(bytes, $0.value) }
-    }
-
-    func scrub(bytes: [UInt8]) -> [UInt8] {
-        guard enabled, !secretValues.isEmpty, let text = String(validating: bytes, as: UTF8.self) else { return bytes }
-        let scrubbed = scrub(text)
-        return scrubbed == text ? bytes : Array(scrubbed.utf8)
     }
 
     private func merged(_ parts: [ShellQuoting.Part]) -> [ShellQuoting.Part] {

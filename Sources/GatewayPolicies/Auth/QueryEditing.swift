@@ -1,3 +1,5 @@
+import GatewayCore
+
 /// Adding a parameter to an origin-form target, removing earlier occurrences.
 enum QueryEditing {
     /// `/p?a=1&key=x` with `key` and `key=SECRET` → `/p?a=1&key=SECRET`.

@@ -1,8 +1,11 @@
+import GatewayCore
+
 /// What the event loops may read of a ``TokenStore`` without an actor hop:
 /// the current token and what decides whether a request may use it at once.
 /// The store publishes a new snapshot (behind a lock held for nanoseconds)
 /// whenever one of these changes: after the state file is read, when a
-/// refresh starts or ends, and after a failure.
+/// refresh starts or ends, and after a failure. The trace writer reads the
+/// tokens from it too (``runtimeSecrets(upstream:)``), to scrub them.
 struct TokenSnapshot: Sendable {
     /// The state file was read (or found missing): `state` is the store's.
     var loaded = false
@@ -15,9 +18,34 @@ struct TokenSnapshot: Sendable {
     var retryNotBefore: ContinuousClock.Instant?
     /// The token the last 401-triggered refresh obtained, and when.
     var lastUnauthorizedRefresh: (token: String, at: ContinuousClock.Instant)?
+    /// Access tokens this store used before the current one, newest last (at
+    /// most ``retiredTokensKept``): a trace record of an exchange that sent one
+    /// may be written after the refresh that replaced it, and must scrub it too.
+    private(set) var retiredAccessTokens: [String] = []
+
+    static let retiredTokensKept = 4
 
     init(state: OAuth2TokenState) {
         self.state = state
+    }
+
+    /// Keeps `token`, just replaced, among ``retiredAccessTokens``.
+    mutating func retire(_ token: String) {
+        retiredAccessTokens.removeAll { $0 == token }
+        retiredAccessTokens.append(token)
+        if retiredAccessTokens.count > Self.retiredTokensKept { retiredAccessTokens.removeFirst() }
+    }
+
+    /// The tokens a trace must scrub: the current access token, the retired
+    /// ones, and the current refresh token (a rotated one is in no config).
+    func runtimeSecrets(upstream: String) -> [RuntimeSecret] {
+        var secrets: [RuntimeSecret] = []
+        if let token = state.accessToken { secrets.append(RuntimeSecret(value: token, name: "\(upstream)_ACCESS_TOKEN")) }
+        for token in retiredAccessTokens where token != state.accessToken {
+            secrets.append(RuntimeSecret(value: token, name: "\(upstream)_ACCESS_TOKEN"))
+        }
+        if let token = state.refreshToken { secrets.append(RuntimeSecret(value: token, name: "\(upstream)_REFRESH_TOKEN")) }
+        return secrets
     }
 
     /// What to do for a request now: use the current token, or wait for the store. The same rule as

@@ -124,6 +124,13 @@ public actor TokenStore {
         snapshot.withLockedValue { $0.authorization == authorization }
     }
 
+    /// The current access token, those it replaced lately and the current
+    /// refresh token, named after the upstream (`<UPSTREAM>_ACCESS_TOKEN`),
+    /// read without an actor hop: what a trace record must scrub.
+    public nonisolated func runtimeSecrets() -> [RuntimeSecret] {
+        snapshot.withLockedValue { $0.runtimeSecrets(upstream: upstream) }
+    }
+
     /// Copies what the loops read into ``snapshot``.
     private func publish() {
         let state = self.state
@@ -133,6 +140,7 @@ public actor TokenStore {
         let lastUnauthorizedRefresh = self.lastUnauthorizedRefresh
         snapshot.withLockedValue { snapshot in
             if snapshot.authorization == nil || snapshot.state.accessToken != state.accessToken {
+                if let replaced = snapshot.state.accessToken, replaced != state.accessToken { snapshot.retire(replaced) }
                 snapshot.authorization = state.accessToken.map { AccessToken($0).authorizationValue }
             }
             snapshot.state = state

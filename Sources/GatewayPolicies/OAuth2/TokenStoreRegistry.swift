@@ -9,7 +9,10 @@ import NIOConcurrencyHelpers
 /// store, hence its token, its in-flight refresh and its backoff. A changed
 /// credential gets a new store (which loads the state file only if it was
 /// written for the same credential identity).
-public final class TokenStoreRegistry: Sendable {
+///
+/// It is the trace redactor's ``RuntimeSecretSource``: the tokens of every
+/// store it holds, read behind the stores' locks.
+public final class TokenStoreRegistry: RuntimeSecretSource {
     private struct Entry {
         let stateDir: String
         let config: OAuth2Config
@@ -17,6 +20,11 @@ public final class TokenStoreRegistry: Sendable {
     }
 
     private let entries = NIOLockedValueBox<[String: Entry]>([:])
+    /// Stores a reload replaced or forgot, newest last (at most
+    /// ``retiredStoresKept``): exchanges still running may use their tokens,
+    /// and their trace records must scrub them.
+    private let retired = NIOLockedValueBox<[TokenStore]>([])
+    static let retiredStoresKept = 8
     private let clock: any PolicyClock
     private let timeout: Duration
     /// The replicas' shared token state (`shared_state`); nil when alone.
@@ -26,6 +34,15 @@ public final class TokenStoreRegistry: Sendable {
         self.clock = clock
         self.timeout = timeout
         self.shared = shared
+    }
+
+    /// The tokens of every store (``TokenStore/runtimeSecrets()``), those a
+    /// reload retired included; empty when no upstream uses OAuth2.
+    public func runtimeSecrets() -> [RuntimeSecret] {
+        var stores = entries.withLockedValue { entries in entries.isEmpty ? [] : entries.values.map(\.store) }
+        stores += retired.withLockedValue { $0 }
+        guard !stores.isEmpty else { return [] }
+        return stores.flatMap { $0.runtimeSecrets() }
     }
 
     /// Hands each store the state the replicas committed for its credential
@@ -71,6 +88,13 @@ public final class TokenStoreRegistry: Sendable {
                     logger.error("token_url is not a usable http(s) URL; requests for this upstream will fail", metadata: ["upstream": "\(name)"])
                 }
                 next[name] = Entry(stateDir: config.stateDir, config: oauth, store: store)
+            }
+            let dropped = entries.values.map(\.store).filter { store in next[store.upstream]?.store !== store }
+            if !dropped.isEmpty {
+                retired.withLockedValue { retired in
+                    retired += dropped
+                    if retired.count > Self.retiredStoresKept { retired.removeFirst(retired.count - Self.retiredStoresKept) }
+                }
             }
             entries = next
             return next.mapValues(\.store)

@@ -1,4 +1,7 @@
+import Foundation
+import GatewayCore
 @testable import GatewayListener
+import Logging
 import NIOHTTP1
 import Testing
 
@@ -32,5 +35,53 @@ struct ExchangeLogLineTests {
     ])
     func methodTextIsWhatInterpolationWrote(_ method: HTTPMethod) {
         #expect(ExchangeLogLine.text(of: method) == "\(method)")
+    }
+
+    /// Issue 39: a C1 control or bidi override in the target reaches the info
+    /// line (and the WebSocket and aborted lines) as a visible escape.
+    @Test func controlAndBidiCharactersOfTheTargetAreEscaped() {
+        #expect(ExchangeLogLine.loggedTarget("http://h/a\u{9B}2J\u{202E}b?token=x") == #"http://h/a\u{9B}2J\u{202E}b?token="#)
+        #expect(ExchangeLogLine.loggedTarget("http://h/plain?x=1") == "http://h/plain?x=")
+        let lines = LogLines()
+        let logger = Logger(label: "t") { _ in CollectingLogHandler(lines: lines) }
+        let context = RequestContext(id: "r", clientAddress: "127.0.0.1:1", logger: logger)
+        ExchangeLogLine.log(
+            context, method: .GET, url: "/p\u{202E}q\u{9B}2J", status: 200, started: .now, bytesIn: 0, bytesOut: 0, upstream: nil, error: nil
+        )
+        #expect(lines.messages == [#"GET /p\u{202E}q\u{9B}2J 200"#])
+    }
+}
+
+/// Messages logged, in order.
+final class LogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+
+    var messages: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+
+    func append(_ message: String) {
+        lock.lock()
+        stored.append(message)
+        lock.unlock()
+    }
+}
+
+/// Keeps each message in a ``LogLines``.
+struct CollectingLogHandler: LogHandler {
+    let lines: LogLines
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.append(event.message.description)
     }
 }
