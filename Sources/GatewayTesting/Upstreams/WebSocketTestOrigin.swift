@@ -1,5 +1,5 @@
 import NIOConcurrencyHelpers
-public import NIOCore
+import NIOCore
 public import NIOHTTP1
 import NIOPosix
 public import NIOSSL
