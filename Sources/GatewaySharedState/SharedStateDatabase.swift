@@ -16,6 +16,9 @@ public final class SharedStateDatabase: Sendable {
     public let health: SharedStateHealth
     let client: PostgresClient
     let logger: Logger
+    let eventLoopGroup: any EventLoopGroup
+    /// The last ``connectFailureReason()`` and when it was learned.
+    let lastDiagnosis = NIOLockedValueBox<(at: ContinuousClock.Instant, reason: String?)?>(nil)
     /// Names this process in the rows it writes (`updated_by`): host and pid.
     public let replicaID: String
     /// The pause last written per authority: a burst of 429s writes it once.
@@ -24,6 +27,7 @@ public final class SharedStateDatabase: Sendable {
     public init(config: PostgresStateConfig, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger) {
         self.config = config
         self.logger = logger
+        self.eventLoopGroup = eventLoopGroup
         self.health = SharedStateHealth()
         self.replicaID = SharedStateDatabase.makeReplicaID()
         self.client = PostgresClient(configuration: Self.clientConfiguration(config), eventLoopGroup: eventLoopGroup, backgroundLogger: Self.quiet(logger))
@@ -39,20 +43,7 @@ public final class SharedStateDatabase: Sendable {
 
     static func clientConfiguration(_ config: PostgresStateConfig) -> PostgresClient.Configuration {
         let endpoint = config.endpoint
-        let tls: PostgresClient.Configuration.TLS
-        switch config.tls {
-        case .disable:
-            tls = .disable
-        case .require:
-            var tlsConfig = TLSConfiguration.makeClientConfiguration()
-            tlsConfig.certificateVerification = .none
-            tls = .require(tlsConfig)
-        case .verifyFull:
-            var tlsConfig = TLSConfiguration.makeClientConfiguration()
-            tlsConfig.certificateVerification = .fullVerification
-            if let caFile = config.caFile { tlsConfig.trustRoots = .file(caFile) }
-            tls = .require(tlsConfig)
-        }
+        let tls: PostgresClient.Configuration.TLS = tlsConfiguration(config).map { .require($0) } ?? .disable
         var configuration = PostgresClient.Configuration(
             host: endpoint.host, port: endpoint.port, username: endpoint.username,
             password: endpoint.password, database: endpoint.database, tls: tls
@@ -62,6 +53,24 @@ public final class SharedStateDatabase: Sendable {
         configuration.options.minimumConnections = 0
         configuration.options.additionalStartupParameters = [("application_name", "gateway")]
         return configuration
+    }
+
+    /// The TLS settings of `tls` (`require`: encrypted, any certificate;
+    /// `verify-full`: the chain and the name checked); nil for `disable`.
+    static func tlsConfiguration(_ config: PostgresStateConfig) -> TLSConfiguration? {
+        switch config.tls {
+        case .disable:
+            return nil
+        case .require:
+            var tlsConfig = TLSConfiguration.makeClientConfiguration()
+            tlsConfig.certificateVerification = .none
+            return tlsConfig
+        case .verifyFull:
+            var tlsConfig = TLSConfiguration.makeClientConfiguration()
+            tlsConfig.certificateVerification = .fullVerification
+            if let caFile = config.caFile { tlsConfig.trustRoots = .file(caFile) }
+            return tlsConfig
+        }
     }
 
     private static func makeReplicaID() -> String {
@@ -151,7 +160,9 @@ public final class SharedStateDatabase: Sendable {
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     if acquired.withLockedValue({ $0 }) { return nil }
-                    throw SharedStateUnavailable("no database connection within \(timeout)")
+                    // The pool retries a refused login until the timeout: say why it was refused.
+                    let cause = await self.connectFailureReason().map { ": \($0)" } ?? ""
+                    throw SharedStateUnavailable("no database connection within \(timeout)\(cause)")
                 }
                 while let result = try await group.next() {
                     if let result {

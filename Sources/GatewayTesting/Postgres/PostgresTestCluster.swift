@@ -129,6 +129,21 @@ public final class PostgresTestCluster: Sendable {
         return result.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// From now on, TCP logins need the password of ``url`` (`scram-sha-256`
+    /// in `pg_hba.conf`, reloaded); ``psql(_:)`` no longer logs in after it.
+    public func requirePassword() async throws {
+        let password = "test-pw-9x"
+        _ = try await psql("ALTER USER \(Self.user) PASSWORD '\(password)'")
+        let hba = "\(directory)/data/pg_hba.conf"
+        let rules = try String(contentsOfFile: hba, encoding: .utf8)
+        let strict = rules.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("host") ? line.replacingOccurrences(of: " trust", with: " scram-sha-256") : String(line)
+        }
+        try strict.joined(separator: "\n").write(toFile: hba, atomically: false, encoding: .utf8)
+        let reloaded = try await runAsOwner("\(binDirectory)/pg_ctl", ["reload", "-D", "\(directory)/data"])
+        guard reloaded.succeeded else { throw PostgresTestClusterError("pg_ctl reload failed: \(reloaded.stderrString)") }
+    }
+
     /// Stops the server and removes its directory.
     public func stop() async {
         try? await stopServer()
