@@ -98,6 +98,22 @@ struct RateLimitPolicyTests {
         #expect(refused.status.code == 429)
     }
 
+    /// Per-endpoint limiters are bounded as the metrics' endpoints are
+    /// (`metrics.max_endpoints_per_upstream`): the endpoints beyond share one
+    /// bucket (and so one shared bucket row), not one each.
+    @Test func endpointsBeyondTheMetricsBoundShareOneBucket() throws {
+        let config = RateLimitConfig(requestsPerSecond: 1, burst: 1, maxQueue: 0, perEndpoint: true)
+        let step = try #require(RateLimitPolicy(
+            upstream: upstreamConfig(rateLimit: config), registry: RateLimitRegistry(), maxEndpoints: 2, clock: ManualClock()
+        )).step
+        #expect(isProceed(prepare(step, .test(path: "/a"))))
+        #expect(isProceed(prepare(step, .test(path: "/b"))))
+        // A third and a fourth endpoint: one bucket between them, whose one token the third took.
+        #expect(isProceed(prepare(step, .test(path: "/c"))))
+        guard case .respond(let refused) = prepare(step, .test(path: "/d")) else { Issue.record("expected the local 429"); return }
+        #expect(refused.status.code == 429)
+    }
+
     @Test func perEndpointKeysAreTheMetricsEndpointTemplates() throws {
         // Same rules as the metrics labels: tokens, UUIDs and long hex become {id}; query dropped.
         #expect(RateLimitEndpoint.key(method: "GET", path: "/files/dGhpcyBpcyBhIHRva2Vu0x?x=1", templates: []) == "GET /files/{id}")

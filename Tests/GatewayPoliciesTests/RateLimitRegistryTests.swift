@@ -35,7 +35,10 @@ struct RateLimitRegistryTests {
         let registry = RateLimitRegistry()
         // Four tokens a second, burst 1: a spent bucket is full again after 250 ms.
         let config = RateLimitConfig(requestsPerSecond: 4, burst: 1, maxQueue: 0, perEndpoint: true)
-        let policy = try #require(RateLimitPolicy(upstream: upstreamConfig(rateLimit: config), registry: registry, events: RecordingEvents(), clock: clock))
+        // No per-upstream bound below the registry's own (that one is `endpointsBeyondTheMetricsBoundShareOneBucket`'s).
+        let policy = try #require(RateLimitPolicy(
+            upstream: upstreamConfig(rateLimit: config), registry: registry, maxEndpoints: .max, events: RecordingEvents(), clock: clock
+        ))
         let step = policy.step
         /// 200 when the request may go, else the local answer's status.
         func status(_ path: String) -> UInt {

@@ -63,7 +63,10 @@ enum ExchangePhases {
         let stores = services.tokenStores.stores(for: config, transport: services.pool, events: services.metrics, logger: services.logger)
         var byUpstream: [String: UpstreamRoute] = [:]
         for upstream in config.upstreams where byUpstream[upstream.name] == nil {
-            byUpstream[upstream.name] = route(for: upstream, observers: observers, tokenStore: stores[upstream.name], services: services)
+            byUpstream[upstream.name] = route(
+                for: upstream, observers: observers, tokenStore: stores[upstream.name],
+                maxEndpoints: config.metrics.maxEndpointsPerUpstream, services: services
+            )
         }
         return RouteTable(byUpstream: byUpstream, unconfigured: UpstreamRoute(observers: observers))
     }
@@ -85,9 +88,14 @@ enum ExchangePhases {
     /// One upstream's route: the observers, its retry planner, and its attempt
     /// steps in order (rate limit, OAuth2 token, static credential), each only
     /// when the upstream configures it.
-    static func route(for upstream: UpstreamConfig, observers: [any ExchangeObserver], tokenStore: TokenStore?, services: GatewayServices) -> UpstreamRoute {
+    /// `maxEndpoints`: `metrics.max_endpoints_per_upstream`, which bounds per-endpoint rate limiters too.
+    static func route(
+        for upstream: UpstreamConfig, observers: [any ExchangeObserver], tokenStore: TokenStore?, maxEndpoints: Int, services: GatewayServices
+    ) -> UpstreamRoute {
         let retry = RetryPolicy(upstream: upstream, budgets: services.retryBudgets, events: services.metrics)
-        let rateLimit = RateLimitPolicy(upstream: upstream, registry: services.rateLimits, events: services.metrics)
+        let rateLimit = RateLimitPolicy(
+            upstream: upstream, registry: services.rateLimits, maxEndpoints: maxEndpoints, events: services.metrics
+        )
         let tokenRefresh = TokenRefreshPolicy(upstream: upstream, store: tokenStore)
         let credential = AuthInjectionPolicy(upstream: upstream)
         let steps: [(any AttemptStep)?] = [rateLimit?.step, tokenRefresh?.step, credential]

@@ -37,6 +37,8 @@ public struct RateLimitPolicy: Sendable {
     /// `per_endpoint`, or without a rate); its step shares it.
     let limiter: RateLimiter?
     let registry: RateLimitRegistry
+    /// Distinct per-endpoint limiters at most (`metrics.max_endpoints_per_upstream`).
+    let maxEndpoints: Int
     let events: any GatewayEvents
     let clock: any PolicyClock
 
@@ -45,10 +47,12 @@ public struct RateLimitPolicy: Sendable {
     public init?(
         upstream: UpstreamConfig,
         registry: RateLimitRegistry,
+        maxEndpoints: Int = MetricsConfig.defaultMaxEndpointsPerUpstream,
         events: any GatewayEvents = NoGatewayEvents(),
         clock: any PolicyClock = SystemPolicyClock()
     ) {
         guard let config = upstream.rateLimit else { return nil }
+        self.maxEndpoints = maxEndpoints
         self.upstream = upstream.name
         self.config = config
         self.endpoints = upstream.endpoints
@@ -73,7 +77,7 @@ public struct RateLimitPolicy: Sendable {
         if let limiter { return limiter }
         guard config.perEndpoint, let parameters = Self.parameters(config) else { return nil }
         let endpoint = RateLimitEndpoint.key(method: request.method.rawValue, path: request.path, templates: endpoints)
-        return registry.limiter(upstream: upstream, endpoint: endpoint, parameters: parameters, clock: clock, events: events)
+        return registry.limiter(upstream: upstream, endpoint: endpoint, maxEndpoints: maxEndpoints, parameters: parameters, clock: clock, events: events)
     }
 
     /// The local 429: `Retry-After` in whole seconds (rounded up), `X-Gateway-Error: local_rate_limit`.

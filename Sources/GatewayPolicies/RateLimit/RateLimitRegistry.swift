@@ -25,6 +25,8 @@ public final class RateLimitRegistry: Sendable {
 
     private struct State {
         var limiters: [LimiterKey: RateLimiter] = [:]
+        /// Per-endpoint limiters per upstream (``maxEndpoints`` at most each).
+        var endpointCounts: [String: Int] = [:]
         var holds: [String: ContinuousClock.Instant] = [:]
         var depths: [String: Int] = [:]
         var lastSweep: ContinuousClock.Instant?
@@ -41,9 +43,17 @@ public final class RateLimitRegistry: Sendable {
         self.shared = shared
     }
 
+    /// The endpoint key the endpoints of an upstream beyond its `maxEndpoints` share, as in the metrics.
+    static let overflowEndpoint = "other"
+
+    /// `maxEndpoints`: an upstream's distinct per-endpoint limiters at most
+    /// (`metrics.max_endpoints_per_upstream`, the metrics' bound on endpoints);
+    /// the endpoints beyond share one (``overflowEndpoint``), and so one shared
+    /// bucket row: the rows in the database follow that bound too.
     func limiter(
         upstream: String,
         endpoint: String?,
+        maxEndpoints: Int = .max,
         parameters: RateLimiter.Parameters,
         clock: any PolicyClock,
         events: any GatewayEvents
@@ -55,16 +65,23 @@ public final class RateLimitRegistry: Sendable {
         return state.withLockedValue { s in
             var key = LimiterKey(upstream: upstream, endpoint: endpoint)
             if let existing = s.limiters[key], existing.parameters == parameters { return existing }
+            if endpoint != nil, s.limiters[key] == nil, s.endpointCounts[upstream, default: 0] >= maxEndpoints {
+                key.endpoint = Self.overflowEndpoint
+                if let existing = s.limiters[key], existing.parameters == parameters { return existing }
+            }
             if s.limiters[key] == nil, s.limiters.count >= Self.maxLimiters {
                 if s.lastSweep.map({ now - $0 >= Self.sweepInterval }) ?? true {
                     s.lastSweep = now
                     s.limiters = s.limiters.filter { !$0.value.isIdle(now: now) }
+                    s.endpointCounts = [:]
+                    for key in s.limiters.keys where key.endpoint != nil { s.endpointCounts[key.upstream, default: 0] += 1 }
                 }
                 if s.limiters.count >= Self.maxLimiters { key.endpoint = nil }
                 if let existing = s.limiters[key], existing.parameters == parameters { return existing }
             }
             let bucket = shared.map { RateLimiter.SharedBucket(backend: $0, key: key.endpoint.map { "\(upstream) \($0)" } ?? upstream) }
             let limiter = RateLimiter(parameters, clock: clock, shared: bucket, depthChanged: depthChanged)
+            if key.endpoint != nil, s.limiters[key] == nil { s.endpointCounts[upstream, default: 0] += 1 }
             s.limiters[key] = limiter
             return limiter
         }
