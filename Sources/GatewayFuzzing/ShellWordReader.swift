@@ -143,28 +143,10 @@ struct ShellWordReader {
     /// else may be in the format; the bytes must be UTF-8 and not end in a
     /// newline (which `$(...)` would drop). The characters they spell.
     private mutating func readPrintfSubstitution() throws(Unsafe) -> String.UnicodeScalarView {
-        let opening = Array("(printf '".unicodeScalars)
-        guard index + opening.count <= scalars.count, Array(scalars[index..<(index + opening.count)]) == opening else {
-            throw Unsafe(reason: "$( other than $(printf '...')")
+        guard let (bytes, end) = ShellQuoting.printfBytes(scalars, from: index) else {
+            throw Unsafe(reason: "$( other than $(printf '...') of octal bytes, or unterminated")
         }
-        index += opening.count
-        var bytes: [UInt8] = []
-        while index < scalars.count, scalars[index] == "\\" {
-            index += 1
-            var value: UInt32 = 0
-            var digits = 0
-            while digits < 3, index < scalars.count, scalars[index] >= "0", scalars[index] <= "7" {
-                value = value * 8 + (scalars[index].value - 0x30)
-                digits += 1
-                index += 1
-            }
-            guard digits > 0, value <= 0xFF else { throw Unsafe(reason: "printf escape that is not an octal byte") }
-            bytes.append(UInt8(value))
-        }
-        guard index + 2 <= scalars.count, scalars[index] == "'", scalars[index + 1] == ")" else {
-            throw Unsafe(reason: "printf format with more than octal bytes, or unterminated")
-        }
-        index += 2
+        index = end
         guard let text = String(validating: bytes, as: UTF8.self), !bytes.isEmpty, bytes.last != 0x0A else {
             throw Unsafe(reason: "printf bytes that are no UTF-8 text, or end in a newline")
         }

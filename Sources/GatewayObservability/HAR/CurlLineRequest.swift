@@ -128,23 +128,7 @@ public struct CurlLineRequest: Sendable, Equatable {
     /// writes characters unsafe on a terminal: the text its octal bytes spell,
     /// and the index after the `)`; nil when something else is there.
     static func printfSubstitution(_ scalars: [Unicode.Scalar], from start: Int) -> (text: String, end: Int)? {
-        let opening = Array("(printf '".unicodeScalars)
-        guard start + opening.count <= scalars.count, Array(scalars[start..<(start + opening.count)]) == opening else { return nil }
-        var index = start + opening.count
-        var bytes: [UInt8] = []
-        while index < scalars.count, scalars[index] == "\\" {
-            index += 1
-            var value: UInt32 = 0
-            var digits = 0
-            while digits < 3, index < scalars.count, scalars[index] >= "0", scalars[index] <= "7" {
-                value = value * 8 + (scalars[index].value - 0x30)
-                digits += 1
-                index += 1
-            }
-            guard digits > 0, value <= 0xFF else { return nil }
-            bytes.append(UInt8(value))
-        }
-        guard index + 2 <= scalars.count, scalars[index] == "'", scalars[index + 1] == ")" else { return nil }
-        return (String(decoding: bytes, as: UTF8.self), index + 2)
+        guard let (bytes, end) = ShellQuoting.printfBytes(scalars, from: start) else { return nil }
+        return (String(decoding: bytes, as: UTF8.self), end)
     }
 }

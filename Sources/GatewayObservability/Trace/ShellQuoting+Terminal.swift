@@ -45,6 +45,31 @@ extension ShellQuoting {
         return text
     }
 
+    /// Reads back what ``printfSubstitution(_:)`` writes: `(printf '\ooo...')`
+    /// at `start` (just after a `$`), each `\` followed by one to three octal
+    /// digits a byte, as POSIX `printf` reads its format, nothing else in it.
+    /// The bytes and the index after the `)`; nil when something else is there.
+    package static func printfBytes(_ scalars: [Unicode.Scalar], from start: Int) -> (bytes: [UInt8], end: Int)? {
+        let opening = Array("(printf '".unicodeScalars)
+        guard start + opening.count <= scalars.count, Array(scalars[start..<(start + opening.count)]) == opening else { return nil }
+        var index = start + opening.count
+        var bytes: [UInt8] = []
+        while index < scalars.count, scalars[index] == "\\" {
+            index += 1
+            var value: UInt32 = 0
+            var digits = 0
+            while digits < 3, index < scalars.count, scalars[index] >= "0", scalars[index] <= "7" {
+                value = value * 8 + (scalars[index].value - 0x30)
+                digits += 1
+                index += 1
+            }
+            guard digits > 0, value <= 0xFF else { return nil }
+            bytes.append(UInt8(value))
+        }
+        guard index + 2 <= scalars.count, scalars[index] == "'", scalars[index + 1] == ")" else { return nil }
+        return (bytes, index + 2)
+    }
+
     /// `line`, a shell command line, with each run of unsafe characters
     /// written as a ``printfSubstitution(_:)`` where it stands: between single
     /// quotes as `'"$(...)"'`, between double quotes as `$(...)`, unquoted as
