@@ -34,7 +34,8 @@ public struct UpstreamResponseHead: Sendable {
 ///
 /// The order is fixed: `upstreamExchangeStarted`, then `upstreamResponseHead`,
 /// any number of `upstreamResponseBodyPart` (each read's parts followed by
-/// `upstreamReadComplete`), `upstreamResponseEnd`; or
+/// `upstreamReadComplete`), `upstreamResponseTrailers` when the upstream sent
+/// trailer fields (an HTTP/2 upstream: gRPC's `grpc-status`), `upstreamResponseEnd`; or
 /// `upstreamExchangeFailed` at any point, after which nothing more is called.
 /// By `upstreamResponseEnd` the connection is already back in the pool. A
 /// WebSocket handshake answered `101` ends with `upstreamUpgraded` instead of
@@ -48,6 +49,8 @@ public protocol UpstreamExchangeDelegate: AnyObject {
     /// after the parts it carried: the receiver flushes what they gave it, so a
     /// response that arrives in several parts in one read goes out in one write.
     func upstreamReadComplete()
+    /// Trailer fields after the last body part, just before ``upstreamResponseEnd()``.
+    func upstreamResponseTrailers(_ trailers: HTTPHeaders)
     func upstreamResponseEnd()
     func upstreamExchangeFailed(_ error: any Error)
     /// The upstream answered `101 Switching Protocols` to a WebSocket handshake
@@ -106,4 +109,9 @@ public struct UpstreamExchangeCancellation: Sendable {
     /// For an attempt that was started at once: nothing waits that could be
     /// withdrawn (the exchange itself ends through its writer). Shared, no allocation.
     public static let nothingToCancel = UpstreamExchangeCancellation {}
+}
+
+extension UpstreamExchangeDelegate {
+    /// A receiver that passes no trailers on (a test's recorder) need not implement it.
+    public func upstreamResponseTrailers(_ trailers: HTTPHeaders) {}
 }

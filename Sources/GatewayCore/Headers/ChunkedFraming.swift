@@ -1,4 +1,5 @@
 public import NIOCore
+public import NIOHTTP1
 
 /// The bytes around the parts of a chunked body (RFC 9112 §7.1), written by the
 /// gateway itself on both sides: to upstreams for request bodies of unknown
@@ -23,5 +24,23 @@ public enum ChunkedFraming {
         case (false, true): ByteBuffer(staticString: "0\r\n\r\n")
         case (false, false): ByteBuffer()
         }
+    }
+
+    /// The last chunk with a trailer section (RFC 9112 §7.1.2): `0`, the fields, an empty line.
+    public static func lastChunk(trailers: HTTPHeaders, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 64)
+        buffer.writeStaticString("0\r\n")
+        for (name, value) in trailers where !Self.breaksLine(name) && !Self.breaksLine(value) {
+            buffer.writeString(name)
+            buffer.writeStaticString(": ")
+            buffer.writeString(value)
+            buffer.writeStaticString("\r\n")
+        }
+        buffer.writeStaticString("\r\n")
+        return buffer
+    }
+
+    private static func breaksLine(_ text: String) -> Bool {
+        text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
     }
 }

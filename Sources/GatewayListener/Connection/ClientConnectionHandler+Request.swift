@@ -20,6 +20,7 @@ extension ClientConnectionHandler {
             started: started, context: context, observations: []
         )
         current = info
+        clientAcceptsTrailers = head.headers.contains(name: "te") && head.headers[canonicalForm: "te"].contains { $0.lowercased() == "trailers" }
 
         // 1. Framing and headers (judged by the decoder): refuse anything ambiguous before reading a body byte.
         let framing: RequestHeadValidator.BodyFraming

@@ -69,9 +69,14 @@ extension ClientConnectionHandler: ExchangeClient {
     /// The end of the response's body, flushed: the last chunk, or no bytes at
     /// all. `observed`: the caller needs to know when the response went out (an
     /// empty write then carries the promise); else nil.
-    private func writeResponseEnd(_ context: ChannelHandlerContext, observed: Bool) -> EventLoopFuture<Void>? {
+    private func writeResponseEnd(_ context: ChannelHandlerContext, observed: Bool, trailers: HTTPHeaders? = nil) -> EventLoopFuture<Void>? {
         let chunked = responseChunked
         responseChunked = false
+        if chunked, let trailers, !trailers.isEmpty, clientAcceptsTrailers {
+            // The client asked for trailers (`TE: trailers`, a gRPC-Web or gRPC client over HTTP/1.1).
+            let last = ChunkedFraming.lastChunk(trailers: trailers, allocator: context.channel.allocator)
+            return context.writeAndFlush(wrapOutboundOut(last))
+        }
         guard observed else {
             // Nobody waits on it: no promise (the last chunk, if any, goes out with the flush).
             if chunked {
@@ -85,23 +90,23 @@ extension ClientConnectionHandler: ExchangeClient {
     }
 
     /// Ends the response of the exchange in flight.
-    func writeResponseEnd() {
+    func writeResponseEnd(trailers: HTTPHeaders?) {
         guard let context else { return }
         switch machine.responseEnd() {
         case .exchangeDone(let keepAlive):
             if keepAlive {
-                lastWrite = writeResponseEnd(context, observed: environment.tracker.isDraining)
+                lastWrite = writeResponseEnd(context, observed: environment.tracker.isDraining, trailers: trailers)
             } else {
-                closeWhenWritten(writeResponseEnd(context, observed: true))
+                closeWhenWritten(writeResponseEnd(context, observed: true, trailers: trailers))
             }
             exchangeDone(keepAlive: keepAlive)
         case .awaitRequestEnd(let keepAlive):
             // The rest of the request body is read and dropped (up to a limit), or the connection closes.
             if keepAlive {
-                _ = writeResponseEnd(context, observed: false)
+                _ = writeResponseEnd(context, observed: false, trailers: trailers)
                 resumeReading()
             } else {
-                closeWhenWritten(writeResponseEnd(context, observed: true))
+                closeWhenWritten(writeResponseEnd(context, observed: true, trailers: trailers))
             }
         case .forward, .queue, .ignore:
             break
@@ -121,7 +126,7 @@ extension ClientConnectionHandler: ExchangeClient {
         _ = machine.responseHead(keepAlive: framing.keepAlive)
         info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: via)
         let written = writeWhole(framing, body: response.body)
-        writeResponseEnd()
+        writeResponseEnd(trailers: nil)
         return written
     }
 

@@ -44,6 +44,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var discardedBytes = 0
     /// The response being written goes in chunks.
     var responseChunked = false
+    /// The request in flight said `TE: trailers`: an upstream's trailers go to it in the last chunk.
+    var clientAcceptsTrailers = false
     /// The last response head's buffer, written again for the next head: once
     /// its write is done this is the only reference, and clearing it allocates nothing.
     var spareHeadBuffer: ByteBuffer?

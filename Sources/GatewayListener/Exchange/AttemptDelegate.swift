@@ -1,5 +1,6 @@
 import GatewayCore
 import NIOCore
+import NIOHTTP1
 
 /// Stands between one upstream attempt and its ``Exchange`` when the
 /// request may be retried: once the exchange gives the attempt up (a
@@ -31,6 +32,10 @@ final class AttemptDelegate: UpstreamExchangeDelegate {
 
     func upstreamReadComplete() {
         exchange?.upstreamReadComplete()
+    }
+
+    func upstreamResponseTrailers(_ trailers: HTTPHeaders) {
+        exchange?.upstreamResponseTrailers(trailers)
     }
 
     func upstreamResponseEnd() {

@@ -47,6 +47,8 @@ final class Exchange: UpstreamExchangeDelegate {
     var replayBuffer: RequestReplayBuffer?
     /// Why the last attempt failed: the client's answer if the body cannot go again after all.
     var lastFailure: (any Error)?
+    /// The upstream response's trailer fields, written with its end.
+    var trailers: HTTPHeaders?
 
     init(client: any ExchangeClient, info: ExchangeInfo, request: ProxyRequest, route: UpstreamRoute, transport: any UpstreamTransport, eventLoop: any EventLoop) {
         self.client = client
@@ -174,6 +176,11 @@ final class Exchange: UpstreamExchangeDelegate {
         if machine.takeUnflushed() { client.flushResponse() }
     }
 
+    func upstreamResponseTrailers(_ trailers: HTTPHeaders) {
+        guard machine.isForwardingBody else { return }
+        self.trailers = trailers
+    }
+
     func upstreamResponseEnd() {
         switch machine.responseEnded() {
         case .startNext(let next):
@@ -183,7 +190,7 @@ final class Exchange: UpstreamExchangeDelegate {
             releaseUpstream()
             log(status: machine.status ?? 0, error: nil)
             info.finish(ExchangeOutcome(status: machine.status, responseBytes: machine.bytesOut, error: nil))
-            client.writeResponseEnd()
+            client.writeResponseEnd(trailers: trailers)
         case .ignore:
             break
         }

@@ -1,5 +1,6 @@
 import GatewayCore
 import NIOCore
+import NIOHTTP1
 
 /// What an ``Exchange`` needs of its client, and all it may touch of it: the
 /// HTTP/1.1 connection (``ClientConnectionHandler``) implements it, and an
@@ -18,8 +19,9 @@ protocol ExchangeClient: AnyObject {
     func writeResponseBodyPart(_ buffer: ByteBuffer)
     /// Flushes what the parts of one upstream read wrote.
     func flushResponse()
-    /// Ends the response (flushed).
-    func writeResponseEnd()
+    /// Ends the response (flushed), with the upstream's trailer fields if it
+    /// sent any (an HTTP/1.1 client gets them only when it asked, `TE: trailers`).
+    func writeResponseEnd(trailers: HTTPHeaders?)
     /// A whole response of the gateway's own (a step's answer, an error before
     /// the upstream's head); returns the body bytes written. `keepAlive: false`:
     /// the client's connection (or stream) ends after it.

@@ -58,6 +58,12 @@ struct ExchangeStateMachine {
         return false
     }
 
+    /// The upstream's response is on its way to the client (with a body).
+    var isForwardingBody: Bool {
+        if case .responding(bodyless: false) = phase { return true }
+        return false
+    }
+
     var isAttempting: Bool {
         if case .attempting = phase { return true }
         return false

@@ -1,5 +1,6 @@
 import GatewayCore
 import NIOCore
+import NIOHTTP1
 
 /// The bridge from an upstream exchange to async code (the pool's
 /// `HTTPRequestSender` API): the response head completes a promise, the body goes
@@ -75,6 +76,9 @@ final class AsyncExchangeDelegate: UpstreamExchangeDelegate {
 
     /// Its consumer pulls each part and writes it on its own.
     func upstreamReadComplete() {}
+
+    /// The whole-response API has no trailers: they are dropped.
+    func upstreamResponseTrailers(_ trailers: HTTPHeaders) {}
 
     func upstreamResponseEnd() {
         if let head = deferredHead {

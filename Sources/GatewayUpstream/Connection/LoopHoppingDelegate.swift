@@ -1,5 +1,6 @@
 import GatewayCore
 import NIOCore
+import NIOHTTP1
 
 /// Lets a delegate bound to one event loop (a client connection's) receive an
 /// exchange run by a connection on another loop: every call hops to the loop it
@@ -44,6 +45,10 @@ final class LoopHoppingDelegate: UpstreamExchangeDelegate, @unchecked Sendable {
 
     func upstreamReadComplete() {
         delegateLoop.execute { self.delegate.upstreamReadComplete() }
+    }
+
+    func upstreamResponseTrailers(_ trailers: HTTPHeaders) {
+        delegateLoop.execute { self.delegate.upstreamResponseTrailers(trailers) }
     }
 
     func upstreamResponseEnd() {
