@@ -39,18 +39,16 @@ extension ClientConnectionHandler {
         //    (not inside an intercepted tunnel: its CONNECT was authenticated), access rules.
         let resolved = origin.map { $0.resolve(target) } ?? target
         let admission = AdmissionRequest(head: head, target: resolved, insideInterception: origin != nil, bodyless: framing == .none)
-        for step in active.admission {
-            switch step.admit(admission) {
-            case .proceed:
-                continue
-            case .refuse(let error):
-                return refuse(error, info: info)
-            case .answer(let response, let keepAlive):
-                respond(response, info: info, keepAlive: keepAlive)
-                let code = response.headers.first(name: "x-gateway-error").flatMap(GatewayError.Code.init(rawValue:))
-                ExchangeLogLine.log(context, method: head.method, url: head.uri, status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
-                return
-            }
+        switch active.admit(admission) {
+        case .proceed:
+            break
+        case .refuse(let error):
+            return refuse(error, info: info)
+        case .answer(let response, let keepAlive):
+            respond(response, info: info, keepAlive: keepAlive)
+            let code = response.headers.first(name: "x-gateway-error").flatMap(GatewayError.Code.init(rawValue:))
+            ExchangeLogLine.log(context, method: head.method, url: head.uri, status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
+            return
         }
 
         // 3. Where to.
@@ -77,15 +75,9 @@ extension ClientConnectionHandler {
                 request.headers.add(name: "Connection", value: "Upgrade")
                 request.headers.add(name: "Upgrade", value: "websocket")
             }
-            context.record.upstreamName = request.upstreamName
-            let route = active.routes.route(forUpstream: request.upstreamName)
-            if !route.observers.isEmpty {
-                info.observations = route.observers.map { $0.begin(request, context: context) }
-                current?.observations = info.observations  // in place: not a copy of the whole info
-            }
             guard let eventLoop = self.context?.eventLoop else { return }
-            let plan = route.retry?.begin(request) ?? .single
-            let exchange = Exchange(client: self, info: info, request: request, route: route, transport: active.transport, eventLoop: eventLoop)
+            let (exchange, plan) = Exchange.routed(request, info: &info, active: active, client: self, eventLoop: eventLoop)
+            current?.observations = info.observations  // in place: not a copy of the whole info
             self.exchange = exchange
             exchange.start(plan)
         }

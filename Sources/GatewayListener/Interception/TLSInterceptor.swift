@@ -8,7 +8,7 @@ import SwiftASN1
 import X509
 
 /// Terminates TLS of intercepted `CONNECT`s: a server `NIOSSLContext` per host,
-/// presenting a leaf minted by the local CA (cached, LRU), ALPN `http/1.1` only.
+/// presenting a leaf minted by the local CA (cached, LRU), ALPN `h2` then `http/1.1`.
 /// A client whose SNI names another host the config intercepts than its
 /// `CONNECT` gets a leaf for the SNI name; any other SNI gets the CONNECT host's
 /// leaf. Leaves are minted again half way through their validity. One leaf key
@@ -73,7 +73,8 @@ public final class TLSInterceptor: Sendable {
             certificateChain: identity.chain.map { .certificate($0) },
             privateKey: .privateKey(minter.nioLeafKey)
         )
-        configuration.applicationProtocols = ["http/1.1"]
+        // HTTP/2 first (gRPC needs it; browsers and URLSession prefer it), else HTTP/1.1.
+        configuration.applicationProtocols = ["h2", "http/1.1"]
         configuration.minimumTLSVersion = .tlsv12
         // A server needs no close_notify back: do not let a client that never
         // answers one hold a closing connection (and a shutdown) for 5 s.

@@ -1,0 +1,75 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP2
+import NIOTLS
+
+/// An intercepted client that chose `h2` in its TLS handshake (ALPN) speaks
+/// HTTP/2 from then on: at the end of the handshake, before any application
+/// byte, the HTTP/1.1 handlers leave the pipeline and HTTP/2's take their place:
+///
+///     before:  TLS → handshake watch → timeouts → decoder → client handler
+///     after:   TLS → handshake watch → NIOHTTP2Handler (a stream handler per stream) → HTTP/2 connection
+///
+/// Plain-HTTP proxy clients stay on HTTP/1.1 (no ALPN there, and no h2c upgrade).
+extension ClientConnectionHandler {
+    /// Limits of the HTTP/2 side: streams at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS).
+    static let http2MaxConcurrentStreams = 100
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let tls = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = tls, negotiated == "h2" {
+            return switchToHTTP2(context)  // nothing after this handler waits for the event
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func switchToHTTP2(_ context: ChannelHandlerContext) {
+        guard let origin else {
+            // Not inside interception (cannot happen: only intercepted TLS offers h2).
+            context.close(promise: nil)
+            return
+        }
+        let environment = self.environment
+        let clientAddress = self.clientAddress
+        let limits = environment.liveConfig.current.config.limits
+        let connection = HTTP2ConnectionHandler(
+            logger: environment.logger, clientAddress: clientAddress,
+            idleTimeout: .nanoseconds(Int64(limits.idleTimeout.seconds * 1e9))
+        )
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: Self.http2MaxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: environment.maxHeadBytes),
+        ]
+        let http2 = NIOHTTP2Handler(
+            mode: .server, eventLoop: context.eventLoop, connectionConfiguration: configuration, streamConfiguration: .init()
+        ) { stream in
+            do {
+                try stream.pipeline.syncOperations.addHandler(
+                    HTTP2StreamHandler(environment: environment, origin: origin, clientAddress: clientAddress)
+                )
+                return stream.eventLoop.makeSucceededVoidFuture()
+            } catch {
+                return stream.eventLoop.makeFailedFuture(error)
+            }
+        }
+        let sync = context.pipeline.syncOperations
+        do {
+            try sync.addHandlers([http2, connection], position: .before(pipeline.timeouts))
+        } catch {
+            environment.logger.debug("could not start HTTP/2", metadata: ["client": "\(clientAddress)", "error": "\(error)"])
+            context.close(promise: nil)
+            return
+        }
+        sync.removeHandler(pipeline.timeouts, promise: nil)
+        sync.removeHandler(pipeline.decoder, promise: nil)
+        if let trackingID {
+            let bound = NIOLoopBound(connection, eventLoop: context.eventLoop)
+            environment.tracker.setCallbacks(trackingID, ConnectionTracker.Callbacks(
+                drain: { bound.eventLoop.execute { bound.value.drain() } },
+                abort: { bound.eventLoop.execute { bound.value.abort() } }
+            ))
+            if environment.tracker.isDraining { connection.drain() }
+        }
+        sync.removeHandler(context: context, promise: nil)
+    }
+}

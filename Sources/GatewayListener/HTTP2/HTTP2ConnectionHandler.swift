@@ -1,0 +1,107 @@
+import GatewayCore
+import Logging
+import NIOCore
+import NIOHTTP2
+
+/// The connection-level side of an intercepted HTTP/2 connection, after
+/// `NIOHTTP2Handler` (whose inline multiplexer gives each stream its
+/// ``HTTP2StreamHandler``): counts open streams, closes the connection after
+/// `limits.idle_timeout` without any, and drains it on shutdown with a GOAWAY
+/// (streams in flight finish; the connection closes when the last one ends,
+/// or at the drain timeout). A connection error (a flood of resets, of
+/// CONTINUATION or control frames, a flow-control violation: NIOHTTP2 sent
+/// its GOAWAY) closes the connection and is logged once.
+final class HTTP2ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    private let logger: Logger
+    private let clientAddress: String
+    private let idleTimeout: TimeAmount
+    private var context: ChannelHandlerContext?
+    private var openStreams = 0
+    private var lastStreamID = HTTP2StreamID.rootStream
+    private var draining = false
+    private var idleTimer: Scheduled<Void>?
+
+    init(logger: Logger, clientAddress: String, idleTimeout: TimeAmount) {
+        self.logger = logger
+        self.clientAddress = clientAddress
+        self.idleTimeout = idleTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        armIdleTimer()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let created = event as? NIOHTTP2StreamCreatedEvent {
+            openStreams += 1
+            if created.streamID > lastStreamID { lastStreamID = created.streamID }
+            idleTimer?.cancel()
+            idleTimer = nil
+        } else if event is StreamClosedEvent {
+            openStreams = max(0, openStreams - 1)
+            if openStreams == 0 {
+                if draining {
+                    context.close(promise: nil)
+                } else {
+                    armIdleTimer()
+                }
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let reason: String = switch error {
+        case is NIOHTTP2Errors.ExcessiveRSTFrames: "too many stream resets (rapid reset)"
+        case is NIOHTTP2Errors.ExcessiveContinuationFrames: "too many CONTINUATION frames"
+        case is NIOHTTP2Errors.ExcessiveEmptyDataFrames: "too many empty DATA frames"
+        case is NIOHTTP2Errors.ExcessiveStreamErrors: "too many stream errors"
+        case is NIOHTTP2Errors.ExcessiveControlFrames: "too many control frames"
+        case is NIOHTTP2Errors.ExcessiveNumberOfGlitches: "too many protocol glitches"
+        case is NIOHTTP2Errors.ExcessivelyLargeHeaderBlock: "a header block over the limit"
+        default: "\(error)"
+        }
+        logger.info("closed HTTP/2 connection: \(reason)", metadata: ["client": "\(clientAddress)"])
+        context.close(promise: nil)
+    }
+
+    /// Draining began: GOAWAY now (no new streams); the connection closes once its streams end.
+    func drain() {
+        guard let context, !draining else { return }
+        draining = true
+        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
+        context.writeAndFlush(wrapOutboundOut(goAway), promise: nil)
+        if openStreams == 0 { context.close(promise: nil) }
+    }
+
+    /// The drain timeout passed: whatever is still open closes.
+    func abort() {
+        context?.close(promise: nil)
+    }
+
+    private func armIdleTimer() {
+        guard let context, idleTimer == nil else { return }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.scheduleTask(in: idleTimeout) {
+            let handler = bound.value
+            handler.idleTimer = nil
+            guard handler.openStreams == 0 else { return }
+            handler.drain()
+        }
+    }
+}

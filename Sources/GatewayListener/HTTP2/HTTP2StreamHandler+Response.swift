@@ -1,0 +1,95 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+
+/// The stream's side of ``ExchangeClient``: the response as HEADERS, DATA and
+/// a trailing HEADERS (or an empty DATA) with END_STREAM.
+extension HTTP2StreamHandler: ExchangeClient {
+    var responseStarted: Bool { headSent }
+
+    var isWritable: Bool { context?.channel.isWritable ?? true }
+
+    func writeResponseHead(_ head: UpstreamResponseHead, info: ExchangeInfo) -> Bool {
+        let bodyless = Self.isBodyless(status: head.status, method: info.method)
+        info.observeResponseHead(status: head.status, fields: head.fields, via: RequestRouter.responseVia)
+        writeHead(status: head.status, headers: head.headers, via: RequestRouter.responseVia, endStream: bodyless)
+        return !bodyless
+    }
+
+    func writeResponseBodyPart(_ buffer: ByteBuffer) {
+        guard !responseEnded, buffer.readableBytes > 0 else { return }
+        context?.write(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer)))), promise: nil)
+    }
+
+    func flushResponse() {
+        context?.flush()
+    }
+
+    func writeResponseEnd(trailers: HTTPHeaders?) {
+        defer { exchangeDone() }
+        guard let context else { return }
+        guard !responseEnded else {
+            context.flush()  // a bodyless head ended the stream already
+            return
+        }
+        responseEnded = true
+        if let trailers, !trailers.isEmpty {
+            let fields = HTTP2Translation.trailers(trailers)
+            if !fields.isEmpty {
+                context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: fields, endStream: true))), promise: nil)
+                return
+            }
+        }
+        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))), promise: nil)
+    }
+
+    @discardableResult
+    func respond(_ response: ProxyResponse, info: ExchangeInfo, addVia: Bool, keepAlive: Bool) -> Int {
+        defer { exchangeDone() }
+        guard !responseEnded else { return 0 }
+        let via = addVia ? RequestRouter.responseVia : nil
+        info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: via)
+        let bodyless = Self.isBodyless(status: response.status, method: info.method)
+        guard !bodyless, case .bytes(let buffer) = response.body.storage, buffer.readableBytes > 0 else {
+            writeHead(status: response.status, headers: response.headers, via: via, endStream: true)
+            context?.flush()
+            return 0
+        }
+        writeHead(status: response.status, headers: response.headers, via: via, endStream: false)
+        responseEnded = true
+        context?.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
+        return buffer.readableBytes
+    }
+
+    func writeContinue(info: ExchangeInfo) {
+        guard !headSent else { return }
+        context?.writeAndFlush(wrapOutboundOut(.headers(.init(headers: [":status": "100"]))), promise: nil)
+    }
+
+    /// The response is cut short after its head: RST_STREAM (the client sees the stream fail).
+    func abortResponse() {
+        responseEnded = true
+        exchange = nil
+        context?.close(promise: nil)
+    }
+
+    /// WebSocket over HTTP/2 (RFC 8441) is not offered (no SETTINGS_ENABLE_CONNECT_PROTOCOL),
+    /// so no stream carries a handshake: should one get here, both sides close.
+    func switchToTunnel(after head: UpstreamResponseHead, tunnel: UpstreamTunnel, info: ExchangeInfo, url: String) {
+        tunnel.channel.close(promise: nil)
+        abortResponse()
+    }
+
+    private func writeHead(status: HTTPResponseStatus, headers: HTTPHeaders, via: String?, endStream: Bool) {
+        headSent = true
+        if endStream { responseEnded = true }
+        let fields = HTTP2Translation.response(status: status, fields: headers, via: via)
+        context?.write(wrapOutboundOut(.headers(.init(headers: fields, endStream: endStream))), promise: nil)
+    }
+
+    /// No body goes with the response: HEAD, 1xx, 204, 304 (RFC 9110 §6.4.1).
+    static func isBodyless(status: HTTPResponseStatus, method: HTTPMethod) -> Bool {
+        method == .HEAD || status.code < 200 || status.code == 204 || status.code == 304
+    }
+}

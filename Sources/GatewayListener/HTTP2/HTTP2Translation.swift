@@ -1,0 +1,121 @@
+import GatewayCore
+import NIOHPACK
+import NIOHTTP1
+
+/// The translation between an HTTP/2 stream's fields and the gateway's
+/// HTTP/1.1-shaped exchange (RFC 9113 §8.2-8.3), both ways:
+///
+/// - Request: `:method` and `:path` make the request line, `:authority`
+///   becomes `Host` (the first field), `:scheme` is implied by the intercepted
+///   origin (always https); cookie crumbs are joined with `; ` into one
+///   `Cookie` (§8.2.3); `te: trailers` is kept (and read as "the client takes
+///   trailers"); other fields as sent (lowercase, as HTTP/2 requires).
+///   NIOHTTP2 has already refused connection-specific fields, uppercase
+///   names, missing or repeated pseudo-fields and a wrong `content-length`.
+/// - Response: `:status` first, then the end-to-end fields with lowercase
+///   names; connection-specific ones (`connection`, `keep-alive`,
+///   `proxy-connection`, `transfer-encoding`, `upgrade`) never go out, nor does
+///   a `te`. Trailers likewise, without pseudo-fields.
+enum HTTP2Translation {
+    struct RequestHead {
+        var head: HTTPRequestHead
+        /// The client sent `te: trailers`.
+        var acceptsTrailers: Bool
+        /// The `content-length` it announced, if any.
+        var declaredLength: Int?
+    }
+
+    enum Refusal: Error, Equatable {
+        case missingPseudoField(String)
+        /// `CONNECT` (plain or extended) inside an intercepted connection.
+        case connectNotSupported
+    }
+
+    static func request(_ fields: HPACKHeaders) throws(Refusal) -> RequestHead {
+        var method: String?
+        var path: String?
+        var authority: String?
+        var headers = HTTPHeaders()
+        var cookies: [String] = []
+        var acceptsTrailers = false
+        var declaredLength: Int?
+        headers.reserveCapacity(fields.count + 2)
+        for (name, value, _) in fields {
+            guard name.utf8.first == UInt8(ascii: ":") else {
+                switch name {
+                case "cookie":
+                    cookies.append(value)
+                    continue
+                case "te":
+                    acceptsTrailers = value.lowercased() == "trailers"
+                case "content-length":
+                    declaredLength = Int(value)
+                case "host":
+                    // `:authority` wins (§8.3.1); a second Host would be ambiguous upstream.
+                    if authority != nil { continue }
+                    authority = value
+                    continue
+                default:
+                    break
+                }
+                headers.add(name: name, value: value)
+                continue
+            }
+            switch name {
+            case ":method": method = value
+            case ":path": path = value
+            case ":authority": authority = value
+            default: break  // `:scheme`, `:protocol`: the origin decides
+            }
+        }
+        guard let method else { throw .missingPseudoField(":method") }
+        let httpMethod = HTTPMethod(rawValue: method)
+        guard httpMethod != .CONNECT else { throw .connectNotSupported }
+        guard let path, !path.isEmpty else { throw .missingPseudoField(":path") }
+        if let authority { headers.replaceOrAdd(name: "host", value: authority) }
+        if !cookies.isEmpty { headers.add(name: "cookie", value: cookies.joined(separator: "; ")) }
+        // `Host` first, as an HTTP/1.1 request line's next line would have it.
+        if authority != nil, headers.count > 1, let host = headers.first(name: "host") {
+            var ordered = HTTPHeaders([("host", host)])
+            ordered.reserveCapacity(headers.count)
+            for (name, value) in headers where name != "host" { ordered.add(name: name, value: value) }
+            headers = ordered
+        }
+        let head = HTTPRequestHead(version: HTTPVersion(major: 2, minor: 0), method: httpMethod, uri: path, headers: headers)
+        return RequestHead(head: head, acceptsTrailers: acceptsTrailers, declaredLength: declaredLength)
+    }
+
+    /// A response head's fields: `:status`, then `fields` (names lowercased,
+    /// connection-specific ones dropped), then `via`.
+    static func response(status: HTTPResponseStatus, fields: HTTPHeaders, via: String?) -> HPACKHeaders {
+        var out = HPACKHeaders()
+        out.reserveCapacity(fields.count + 2)
+        out.add(name: ":status", value: String(status.code))
+        append(fields, to: &out)
+        if let via { out.add(name: "via", value: via) }
+        return out
+    }
+
+    /// Trailer fields as an HTTP/2 trailing HEADERS frame carries them.
+    static func trailers(_ fields: HTTPHeaders) -> HPACKHeaders {
+        var out = HPACKHeaders()
+        append(fields, to: &out)
+        return out
+    }
+
+    private static func append(_ fields: HTTPHeaders, to out: inout HPACKHeaders) {
+        for (name, value) in fields {
+            let lower = name.lowercased()
+            guard !isConnectionSpecific(lower), lower.utf8.first != UInt8(ascii: ":") else { continue }
+            out.add(name: lower, value: value)
+        }
+    }
+
+    /// Fields HTTP/2 forbids (§8.2.2), and `te` (only `trailers` is allowed, in requests).
+    static func isConnectionSpecific(_ lowercasedName: String) -> Bool {
+        switch lowercasedName {
+        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "http2-settings": true
+        default: false
+        }
+    }
+}
