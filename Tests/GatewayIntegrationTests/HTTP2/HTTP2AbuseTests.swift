@@ -1,0 +1,67 @@
+import Foundation
+import GatewayTesting
+import Testing
+
+/// Bad input on the HTTP/2 side, from a hand-driven client (Python's `h2`):
+/// a rapid-reset flood closes its own connection and nobody else's, and a
+/// client's RST_STREAM cancels that stream's exchange only.
+@Suite(.timeLimit(.minutes(3)))
+struct HTTP2AbuseTests {
+    let interception = InterceptionTests()
+
+    struct RapidReset: Decodable {
+        var sent: Int
+        var goaway: Bool
+        var error_code: Int?
+        var closed: Bool
+    }
+
+    struct StreamResult: Decodable {
+        var status: Int?
+        var ended: Bool
+    }
+
+    func environment(_ f: InterceptionTests.Fixture, _ gateway: GatewayHarness) -> [String: String] {
+        ["PROXY_PORT": "\(gateway.proxyPort)", "HOST": "localhost", "PORT": "\(f.upstream.port)", "CA": f.caPath]
+    }
+
+    @Test func rapidResetClosesThatConnectionAndOthersAreServed() async throws {
+        let f = try await interception.fixture()
+        let gateway = try await GatewayHarness.start(interception.configure(f))
+        defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
+
+        var env = environment(f, gateway)
+        env["COUNT"] = "10000"
+        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.rapidReset], environment: env, timeout: .seconds(60))
+        #expect(run.status == 0, "\(run.stderrString)")
+        let result = try JSONDecoder().decode(RapidReset.self, from: Data(run.stdout))
+        #expect(result.closed, "the flooding connection is closed: \(result)")
+        #expect(result.goaway && result.error_code == 11, "GOAWAY ENHANCE_YOUR_CALM: \(result)")
+        #expect(result.sent < 10000 || result.goaway, "\(result)")
+        #expect(gateway.logs.text.contains("closed HTTP/2 connection: too many stream resets"), "\(gateway.logs.text)")
+
+        // Everyone else is still served, over HTTP/2 and HTTP/1.1.
+        let after = try await gateway.curl(["--http2", "--cacert", f.caPath, "-o", "/dev/null", "-w", "%{http_version} %{response_code}", "\(f.url)/echo"])
+        #expect(after.stdoutString == "2 200", "\(after.stderrString)")
+        let h1 = try await gateway.curl(["--http1.1", "--cacert", f.caPath, "-o", "/dev/null", "-w", "%{http_version} %{response_code}", "\(f.url)/echo"])
+        #expect(h1.stdoutString == "1.1 200", "\(h1.stderrString)")
+        // The upstream saw few of the flood's requests: most streams were reset before they were routed.
+        #expect(f.upstream.receivedRequests.count < 1000, "\(f.upstream.receivedRequests.count)")
+    }
+
+    @Test func aResetStreamCancelsItsExchangeOnly() async throws {
+        let f = try await interception.fixture()
+        let gateway = try await GatewayHarness.start(interception.configure(f))
+        defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
+
+        var env = environment(f, gateway)
+        env["PATH_TO_RESET"] = "/delay/5000"
+        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.resetThenRequest], environment: env, timeout: .seconds(30))
+        #expect(run.status == 0, "\(run.stderrString)")
+        let result = try JSONDecoder().decode(StreamResult.self, from: Data(run.stdout))
+        #expect(result.status == 200 && result.ended, "the next stream on the connection is served: \(result)")
+        // The reset stream's exchange ended as cancelled (the client went away), well before the 5 s delay.
+        let metrics = try await interception.metrics(gateway)
+        #expect(metrics.contains("gateway_requests_total{upstream=\"api\",endpoint=\"/echo\",method=\"GET\",status_class=\"2xx\"} 1"), "\(metrics)")
+    }
+}

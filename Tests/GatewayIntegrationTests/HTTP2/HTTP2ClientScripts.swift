@@ -1,0 +1,88 @@
+/// Python HTTP/2 clients (the `h2` package from PyPI) that the HTTP/2 tests
+/// run through the gateway's interception: a `CONNECT`, TLS trusting the
+/// gateway's CA with ALPN `h2`, then frames written by hand. Each prints one
+/// JSON line.
+enum HTTP2ClientScripts {
+    /// Opens the intercepted connection: `(sock, conn)`.
+    static let connect = """
+        import json, os, socket, ssl, sys, time
+        import h2.config, h2.connection, h2.events
+        host, port = os.environ["HOST"], int(os.environ["PORT"])
+        raw = socket.create_connection(("127.0.0.1", int(os.environ["PROXY_PORT"])), timeout=30)
+        raw.sendall(("CONNECT %s:%d HTTP/1.1\\r\\nHost: %s:%d\\r\\n\\r\\n" % (host, port, host, port)).encode())
+        reply = b""
+        while b"\\r\\n\\r\\n" not in reply:
+            reply += raw.recv(4096)
+        assert b" 200 " in reply.split(b"\\r\\n")[0], reply
+        tls = ssl.create_default_context(cafile=os.environ["CA"])
+        tls.set_alpn_protocols(["h2"])
+        sock = tls.wrap_socket(raw, server_hostname=host)
+        assert sock.selected_alpn_protocol() == "h2", sock.selected_alpn_protocol()
+        conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
+        conn.initiate_connection()
+        sock.sendall(conn.data_to_send())
+        def request_headers(path):
+            return [(":method", "GET"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", path)]
+
+        """
+
+    /// CVE-2023-44487: `COUNT` HEADERS + RST_STREAM pairs as fast as the socket
+    /// takes them. Prints how many went before the gateway closed the
+    /// connection, whether a GOAWAY came and its error code.
+    static let rapidReset = connect + """
+        count = int(os.environ.get("COUNT", "10000"))
+        sent, goaway, error_code, closed = 0, False, None, False
+        stream_id = 1
+        try:
+            for i in range(count):
+                conn.send_headers(stream_id, request_headers("/echo?i=%d" % i))
+                conn.reset_stream(stream_id)
+                stream_id += 2
+                sent += 1
+                if i % 50 == 49:
+                    sock.sendall(conn.data_to_send())
+            sock.sendall(conn.data_to_send())
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, h2.exceptions.ProtocolError):
+            closed = True
+        sock.settimeout(10)
+        try:
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    closed = True
+                    break
+                try:
+                    events = conn.receive_data(data)
+                except h2.exceptions.ProtocolError:
+                    events = []
+                for event in events:
+                    if isinstance(event, h2.events.ConnectionTerminated):
+                        goaway, error_code = True, int(event.error_code)
+        except (ConnectionResetError, ssl.SSLError, OSError):
+            closed = True
+        print(json.dumps({"sent": sent, "goaway": goaway, "error_code": error_code, "closed": closed}))
+        """
+
+    /// One stream to `PATH`, reset after `RESET_AFTER` seconds; then a second
+    /// stream on the same connection, read to its end. Prints the second's status.
+    static let resetThenRequest = connect + """
+        conn.send_headers(1, request_headers(os.environ["PATH_TO_RESET"]), end_stream=True)
+        sock.sendall(conn.data_to_send())
+        time.sleep(float(os.environ.get("RESET_AFTER", "0.3")))
+        conn.reset_stream(1)
+        conn.send_headers(3, request_headers("/echo?after=reset"), end_stream=True)
+        sock.sendall(conn.data_to_send())
+        status, ended = None, False
+        while not ended:
+            data = sock.recv(65536)
+            if not data:
+                break
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived) and event.stream_id == 3:
+                    status = int(dict(event.headers)[b":status"])
+                if isinstance(event, h2.events.StreamEnded) and event.stream_id == 3:
+                    ended = True
+            sock.sendall(conn.data_to_send())
+        print(json.dumps({"status": status, "ended": ended}))
+        """
+}

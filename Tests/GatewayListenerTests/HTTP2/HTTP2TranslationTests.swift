@@ -1,0 +1,70 @@
+@testable import GatewayListener
+import NIOHPACK
+import NIOHTTP1
+import Testing
+
+/// The written-down translation between HTTP/2 fields and the gateway's
+/// HTTP/1.1-shaped exchange (RFC 9113 §8.2-8.3).
+struct HTTP2TranslationTests {
+    @Test func pseudoFieldsMakeTheRequestLineAndHostComesFirst() throws {
+        let fields: HPACKHeaders = [
+            ":method": "POST", ":scheme": "https", ":authority": "api.example.com:8443", ":path": "/v1/items?q=1",
+            "content-type": "application/json", "content-length": "12", "accept": "*/*",
+        ]
+        let request = try HTTP2Translation.request(fields)
+        #expect(request.head.method == .POST)
+        #expect(request.head.uri == "/v1/items?q=1")
+        #expect(request.head.version == HTTPVersion(major: 2, minor: 0))
+        #expect(request.head.headers.map(\.name) == ["host", "content-type", "content-length", "accept"])
+        #expect(request.head.headers["host"] == ["api.example.com:8443"])
+        #expect(request.declaredLength == 12)
+        #expect(!request.acceptsTrailers)
+    }
+
+    @Test func cookieCrumbsAreJoinedAndTETrailersIsRead() throws {
+        let fields: HPACKHeaders = [
+            ":method": "GET", ":scheme": "https", ":authority": "a.test", ":path": "/",
+            "cookie": "a=1", "te": "trailers", "cookie": "b=2", "cookie": "c=3",
+        ]
+        let request = try HTTP2Translation.request(fields)
+        #expect(request.head.headers["cookie"] == ["a=1; b=2; c=3"])
+        #expect(request.acceptsTrailers)
+        #expect(request.head.headers["te"] == ["trailers"])
+    }
+
+    @Test func authorityWinsOverAHostField() throws {
+        let fields: HPACKHeaders = [":method": "GET", ":scheme": "https", ":path": "/", ":authority": "a.test", "host": "b.test"]
+        #expect(try HTTP2Translation.request(fields).head.headers["host"] == ["a.test"])
+        let hostOnly: HPACKHeaders = [":method": "GET", ":scheme": "https", ":path": "/", "host": "b.test"]
+        #expect(try HTTP2Translation.request(hostOnly).head.headers["host"] == ["b.test"])
+    }
+
+    @Test func connectAndMissingFieldsAreRefused() {
+        #expect(throws: HTTP2Translation.Refusal.connectNotSupported) {
+            try HTTP2Translation.request([":method": "CONNECT", ":authority": "a.test:443"])
+        }
+        #expect(throws: HTTP2Translation.Refusal.missingPseudoField(":path")) {
+            try HTTP2Translation.request([":method": "GET", ":scheme": "https", ":authority": "a.test"])
+        }
+        #expect(throws: HTTP2Translation.Refusal.missingPseudoField(":method")) {
+            try HTTP2Translation.request([":path": "/", ":scheme": "https"])
+        }
+    }
+
+    @Test func responseFieldsAreLowercasedWithoutConnectionSpecificOnes() {
+        let fields = HTTPHeaders([
+            ("Content-Type", "text/plain"), ("Connection", "close"), ("Keep-Alive", "timeout=5"),
+            ("Transfer-Encoding", "chunked"), ("Upgrade", "h2c"), ("TE", "trailers"), ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"),
+        ])
+        let out = HTTP2Translation.response(status: .created, fields: fields, via: "1.1 gateway")
+        #expect(out.map(\.name) == [":status", "content-type", "set-cookie", "set-cookie", "via"])
+        #expect(out.first(name: ":status") == "201")
+        #expect(out[canonicalForm: "set-cookie"] == ["a=1", "b=2"])
+    }
+
+    @Test func trailersKeepTheirFieldsWithoutPseudoOnes() {
+        let trailers = HTTPHeaders([("grpc-status", "0"), ("Grpc-Message", "ok"), (":status", "200"), ("Connection", "x")])
+        let out = HTTP2Translation.trailers(trailers)
+        #expect(out.map(\.name) == ["grpc-status", "grpc-message"])
+    }
+}
