@@ -41,7 +41,8 @@ extension ClientConnectionHandler {
             HTTP2Setting(parameter: .maxHeaderListSize, value: environment.maxHeadBytes),
         ]
         let http2 = NIOHTTP2Handler(
-            mode: .server, eventLoop: context.eventLoop, connectionConfiguration: configuration, streamConfiguration: .init()
+            mode: .server, eventLoop: context.eventLoop, connectionConfiguration: configuration, streamConfiguration: .init(),
+            streamDelegate: HTTP2ConnectionHandler.StreamEvents(handler: NIOLoopBound(connection, eventLoop: context.eventLoop))
         ) { stream in
             do {
                 try stream.pipeline.syncOperations.addHandler(

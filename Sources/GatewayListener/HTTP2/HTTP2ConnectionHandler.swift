@@ -46,23 +46,35 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let created = event as? NIOHTTP2StreamCreatedEvent {
-            openStreams += 1
-            if created.streamID > lastStreamID { lastStreamID = created.streamID }
-            idleTimer?.cancel()
-            idleTimer = nil
-        } else if event is StreamClosedEvent {
-            openStreams = max(0, openStreams - 1)
-            if openStreams == 0 {
-                if draining {
-                    context.close(promise: nil)
-                } else {
-                    armIdleTimer()
-                }
-            }
+    /// A stream opened (told by NIOHTTP2's stream delegate, on this loop).
+    func streamOpened(_ id: HTTP2StreamID) {
+        openStreams += 1
+        if id > lastStreamID { lastStreamID = id }
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    func streamClosed() {
+        openStreams = max(0, openStreams - 1)
+        guard openStreams == 0 else { return }
+        if draining {
+            closeAfterPendingWrites()
+        } else {
+            armIdleTimer()
         }
-        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// NIOHTTP2's stream delegate, forwarding to the handler on its loop.
+    struct StreamEvents: NIOHTTP2StreamDelegate {
+        let handler: NIOLoopBound<HTTP2ConnectionHandler>
+
+        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
+            handler.value.streamOpened(id)
+        }
+
+        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
+            handler.value.streamClosed()
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -86,7 +98,17 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         draining = true
         let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
         context.writeAndFlush(wrapOutboundOut(goAway), promise: nil)
-        if openStreams == 0 { context.close(promise: nil) }
+        if openStreams == 0 { closeAfterPendingWrites() }
+    }
+
+    /// Closes once what the streams wrote went out: a stream is told closed
+    /// while its last frames may still wait in NIOHTTP2's buffer for the
+    /// parent's flush, and a close would drop them.
+    private func closeAfterPendingWrites() {
+        guard let context else { return }
+        context.flush()
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.execute { bound.value.close(promise: nil) }
     }
 
     /// The drain timeout passed: whatever is still open closes.

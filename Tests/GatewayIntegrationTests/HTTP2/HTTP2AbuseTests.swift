@@ -64,4 +64,40 @@ struct HTTP2AbuseTests {
         let metrics = try await interception.metrics(gateway)
         #expect(metrics.contains("gateway_requests_total{upstream=\"api\",endpoint=\"/echo\",method=\"GET\",status_class=\"2xx\"} 1"), "\(metrics)")
     }
+
+    struct SlowResult: Decodable {
+        var status: Int?
+        var ended: Bool
+        var goaway: Bool
+        var last_stream: Int?
+        var closed: Bool
+        var after_goaway: [String]
+    }
+
+    /// A graceful shutdown sends GOAWAY naming the stream in flight, lets it
+    /// finish (its HEADERS follow the GOAWAY), then closes the connection; curl
+    /// on another connection gets its whole response.
+    @Test func drainSendsGoAwayAndTheStreamInFlightFinishes() async throws {
+        let f = try await interception.fixture()
+        let gateway = try await GatewayHarness.start(interception.configure(f))
+        defer { Task { try? await f.upstream.shutdown() } }
+
+        var env = environment(f, gateway)
+        env["PATH_SLOW"] = "/delay/1500"
+        async let client = ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.slowRequest], environment: env, timeout: .seconds(30))
+        async let curl = gateway.curl(["--http2", "--cacert", f.caPath, "-o", "/dev/null", "-w", "%{size_download} %{http_version} %{response_code}", "\(f.url)/bytes/1000?chunk=100&delay_ms=150"])
+        // Once both streams are under way upstream, the gateway drains.
+        for _ in 0..<200 where f.upstream.receivedRequests.count < 2 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await gateway.stop()
+        let run = try await client
+        #expect(run.status == 0, "\(run.stderrString)")
+        let result = try JSONDecoder().decode(SlowResult.self, from: Data(run.stdout))
+        #expect(result.goaway && result.last_stream == 1, "\(result)")
+        #expect(!result.after_goaway.isEmpty, "the response came after the GOAWAY: \(result)")
+        #expect(result.closed, "then the connection closed: \(result)")
+        let finished = try await curl
+        #expect(finished.stdoutString == "1000 2 200", "\(finished.stdoutString) \(finished.stderrString)\n\(gateway.logs.text)")
+    }
 }

@@ -85,4 +85,40 @@ enum HTTP2ClientScripts {
             sock.sendall(conn.data_to_send())
         print(json.dumps({"status": status, "ended": ended}))
         """
+
+    /// One stream to `PATH_SLOW`, read until the connection closes: prints its
+    /// status, whether it ended, whether a GOAWAY came (and its last stream
+    /// id), and whether the connection closed after. Python's `h2` takes no
+    /// frame after a GOAWAY; those are noted as `after_goaway` (the frame kinds).
+    static let slowRequest = connect + """
+        conn.send_headers(1, request_headers(os.environ["PATH_SLOW"]), end_stream=True)
+        sock.sendall(conn.data_to_send())
+        status, ended, goaway, last_stream, closed, after = None, False, False, None, False, []
+        sock.settimeout(20)
+        try:
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    closed = True
+                    break
+                if goaway:
+                    after.append(len(data))
+                    continue
+                try:
+                    events = conn.receive_data(data)
+                except h2.exceptions.ProtocolError as error:
+                    after.append(str(error))
+                    continue
+                for event in events:
+                    if isinstance(event, h2.events.ResponseReceived):
+                        status = int(dict(event.headers)[b":status"])
+                    if isinstance(event, h2.events.StreamEnded):
+                        ended = True
+                    if isinstance(event, h2.events.ConnectionTerminated):
+                        goaway, last_stream = True, event.last_stream_id
+                sock.sendall(conn.data_to_send())
+        except (ConnectionResetError, ssl.SSLError, OSError):
+            closed = True
+        print(json.dumps({"status": status, "ended": ended, "goaway": goaway, "last_stream": last_stream, "closed": closed, "after_goaway": [str(a) for a in after]}))
+        """
 }
