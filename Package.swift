@@ -230,7 +230,8 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayConfigTests",
-            dependencies: ["GatewayConfig", "GatewayCore"],
+            // GatewayTesting: HostSamples, the random hosts and patterns of the index property tests.
+            dependencies: ["GatewayConfig", "GatewayCore", "GatewayTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -10,14 +10,19 @@
 # 127.0.0.1 and measures each path with wrk. Prints one markdown table and writes it to
 # scripts/bench-results.md, then a summary from the same run: the gateway's CPU per request
 # divided by HAProxy's for the default config, the typical policies (gateway-policies) and
-# debug traces (gateway-traces), and typical / default and traces / default. Everything runs
+# debug traces (gateway-traces), and typical / default and traces / default; and the
+# config-size rows (issue 40): 500 upstreams with the request for the last by exact host and
+# by *.suffix, and one upstream with 2,000 deny rules, each against one upstream in the same
+# run (scripts/bench/config_size.py writes their configs at bench time). Everything runs
 # on 127.0.0.1 on free ports; every process it starts is stopped on exit. Run as root on
 # Debian (or with everything already installed). Allocations per request: scripts/allocs.sh.
 #
 # Options:
 #   --quick            3 s per run (unless BENCH_SECONDS is set)
-#   --only LIST        comma-separated subset of: direct,gateway,nio-floor,nio-byte-floor,nginx-fp,haproxy,squid,tinyproxy,mitmdump
-#                      (direct and haproxy are always kept: the ratios need them)
+#   --only LIST        comma-separated subset of: direct,gateway,config-size,nio-floor,nio-byte-floor,nginx-fp,haproxy,squid,
+#                      tinyproxy,mitmdump (direct and haproxy are always kept: the ratios need them)
+#                      config-size: the gateway-size-* rows (one upstream, 500 upstreams by exact host and
+#                      by *.suffix, 2,000 deny rules), their runs alternating; also run with gateway
 #                      nio-floor: Benchmarks/Benchmarks/NIOProxyFloor, the least a forward proxy on
 #                      SwiftNIO's HTTP/1 codec can do (built in release under Benchmarks/.build-bench)
 #                      nio-byte-floor: Benchmarks/Benchmarks/NIOByteFloor, the same on SwiftNIO's channels
@@ -42,6 +47,7 @@
 #   BENCH_LOADS        the loads, "BODY CONNS" separated by ";" (default "1k 50;100k 50;1k 1;1k-app 50");
 #                      BODY 1k or 100k, wrk's bare head; 1k-app, the head of a mobile app's request
 #                      (10 fields, ~560 bytes: templates/absolute-app.lua)
+#   BENCH_SIZE_LOADS   the loads of the config-size rows (default "1k 50;1k-app 50")
 #
 # Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
 # (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on.
@@ -81,7 +87,11 @@ GATEWAY_BIN=${BENCH_GATEWAY_BIN:-$STATIC_SCRATCH/release/gateway}
 FLOOR_BIN="$ROOT/Benchmarks/.build-bench/release/NIOProxyFloor"
 BYTE_FLOOR_BIN="$ROOT/Benchmarks/.build-bench/release/NIOByteFloor"
 [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && NO_BUILD=1
-IFS=';' read -r -a LOADS <<<"${BENCH_LOADS:-1k 50;100k 50;1k 1;1k-app 50}"
+LOADS_TEXT=${BENCH_LOADS:-1k 50;100k 50;1k 1;1k-app 50}
+IFS=';' read -r -a LOADS <<<"$LOADS_TEXT"
+SIZE_LOADS_TEXT=${BENCH_SIZE_LOADS:-1k 50;1k-app 50}
+# The config-size rows: config_size.py's variants, one upstream first (the others' baseline).
+SIZE_VARIANTS=(gateway-size-1 gateway-size-500-exact gateway-size-500-suffix gateway-size-2000-deny)
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -241,6 +251,12 @@ start_proxy() {
             render "$TEMPLATES/gateway.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL="$level"
             start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
             ;;
+        gateway-size-*)
+            mkdir -p "$WORK/gateway-state"
+            python3 "$HELPERS/config_size.py" "${name#gateway-size-}" --proxy-port "$PROXY_PORT" --admin-port "$admin" \
+                --origin-port "$ORIGIN_PORT" --dir "$WORK" --log-level warning >"$WORK/$name.yaml"
+            start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
+            ;;
         gateway-*)
             mkdir -p "$WORK/gateway-state"
             render "$TEMPLATES/$name.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL=warning
@@ -281,18 +297,29 @@ start_proxy() {
 }
 proxy_log() { ls "$WORK/$1".log 2>/dev/null || true; }
 
-# fetch_check PROXYPORT FILE: the body through the proxy is byte-identical to the origin's.
+# request_host NAME: the host (and port) the load asks for through NAME: the origin's,
+# except in the config-size rows, where it is a name that an upstream's origin: sends to
+# the origin (config_size.py).
+request_host() {
+    case "$1" in
+        gateway-size-*) python3 "$HELPERS/config_size.py" --request-host "${1#gateway-size-}" ;;
+        *) echo "127.0.0.1:$ORIGIN_PORT" ;;
+    esac
+}
+
+# fetch_check PROXYPORT FILE [HOST]: the body through the proxy is byte-identical to the origin's.
 fetch_check() {
-    local via=() got="$WORK/fetched"
+    local via=() got="$WORK/fetched" host=${3:-127.0.0.1:$ORIGIN_PORT}
     [[ -n "$1" ]] && via=(-x "http://127.0.0.1:$1")
     rm -f "$got"
-    curl -sS --max-time 10 "${via[@]}" -o "$got" -w '%{http_code}' "http://127.0.0.1:$ORIGIN_PORT/$2" >"$WORK/fetched.code" 2>"$WORK/fetched.err" &&
+    curl -sS --max-time 10 "${via[@]}" -o "$got" -w '%{http_code}' "http://$host/$2" >"$WORK/fetched.code" 2>"$WORK/fetched.err" &&
         [[ $(cat "$WORK/fetched.code") == 2* ]] && cmp -s "$got" "$WORK/htdocs/$2"
 }
 wait_ready() { # wait_ready NAME
-    local i
+    local i host
+    host=$(request_host "$1")
     for ((i = 0; i < 300; i++)); do
-        fetch_check "$PROXY_PORT" 1k && return 0
+        fetch_check "$PROXY_PORT" 1k "$host" && return 0
         kill -0 "$PROXY_PID" 2>/dev/null || break
         sleep 0.1
     done
@@ -320,12 +347,14 @@ wait_idle() {
 
 # measure NAME BODY CONNS SECONDS REP PROXYPID TARGETPORT
 measure() {
-    local name=$1 body=$2 conns=$3 secs=$4 rep=$5 pid=$6 port=$7 lua="$WORK/$2.lua"
+    local name=$1 body=$2 conns=$3 secs=$4 rep=$5 pid=$6 port=$7 host lua
+    host=$(request_host "$name")
+    lua="$WORK/$body@$host.lua"
     # A body named FILE-app: FILE, requested with an app's head (absolute-app.lua).
     local file=${body%-app} template=absolute.lua
     [[ $body == *-app ]] && template=absolute-app.lua
-    [[ -f "$lua" ]] || render "$TEMPLATES/$template" "$lua" ORIGIN_PORT="$ORIGIN_PORT" FILE="$file"
-    if [[ $name != direct ]] && ! fetch_check "$port" "$file"; then
+    [[ -f "$lua" ]] || render "$TEMPLATES/$template" "$lua" HOST="$host" FILE="$file"
+    if [[ $name != direct ]] && ! fetch_check "$port" "$file" "$host"; then
         fail "$name: /$file through the proxy differs from the origin's (HTTP $(cat "$WORK/fetched.code" 2>/dev/null))"
         return 1
     fi
@@ -389,30 +418,37 @@ bench_proxy() { # bench_proxy NAME
     stop_pid "$pid"
 }
 
-bench_pair() { # bench_pair A B: both proxies up at once, their runs alternating (A, B, A, B, ...)
-    # per load, so the drift of this machine over minutes falls on both alike.
-    local a=$1 b=$2 load body conns rep pid_a port_a pid_b port_b
-    log "$a and $b, runs alternating"
-    start_proxy "$a"; pid_a=$PROXY_PID; port_a=$PROXY_PORT
-    start_proxy "$b"; pid_b=$PROXY_PID; port_b=$PROXY_PORT
-    PROXY_PID=$pid_a PROXY_PORT=$port_a
-    if wait_ready "$a"; then
-        PROXY_PID=$pid_b PROXY_PORT=$port_b
-        if wait_ready "$b"; then
-            for load in "${LOADS[@]}"; do
-                read -r body conns <<<"$load"
-                for ((rep = 1; rep <= REPEAT; rep++)); do
-                    measure "$a" "$body" "$conns" "$RUN_SECONDS" "$rep" "$pid_a" "$port_a" || true
-                    measure "$b" "$body" "$conns" "$RUN_SECONDS" "$rep" "$pid_b" "$port_b" || true
+bench_group() { # bench_group LOADS NAME...: the proxies up at once, their runs alternating
+    # (A, B, ..., A, B, ...) per load, so the drift of this machine over minutes falls on all
+    # alike. LOADS: "BODY CONNS" separated by ";", as BENCH_LOADS.
+    local loads=() names=() pids=() ports=() load body conns rep i ready=1
+    IFS=';' read -r -a loads <<<"$1"; shift
+    names=("$@")
+    log "${names[*]}, runs alternating"
+    for i in "${!names[@]}"; do
+        start_proxy "${names[i]}"; pids+=("$PROXY_PID"); ports+=("$PROXY_PORT")
+    done
+    for i in "${!names[@]}"; do
+        PROXY_PID=${pids[i]} PROXY_PORT=${ports[i]}
+        wait_ready "${names[i]}" || { ready=0; break; }
+    done
+    if ((ready)); then
+        for load in "${loads[@]}"; do
+            read -r body conns <<<"$load"
+            for ((rep = 1; rep <= REPEAT; rep++)); do
+                for i in "${!names[@]}"; do
+                    measure "${names[i]}" "$body" "$conns" "$RUN_SECONDS" "$rep" "${pids[i]}" "${ports[i]}" || true
                 done
             done
-        fi
+        done
     fi
-    kill -0 "$pid_a" 2>/dev/null || fail "$a exited during the benchmark; log: $(tail -n 5 "$(proxy_log "$a")" 2>/dev/null | tr '\n' ' ')"
-    kill -0 "$pid_b" 2>/dev/null || fail "$b exited during the benchmark; log: $(tail -n 5 "$(proxy_log "$b")" 2>/dev/null | tr '\n' ' ')"
-    stop_pid "$pid_a"
-    stop_pid "$pid_b"
+    for i in "${!names[@]}"; do
+        kill -0 "${pids[i]}" 2>/dev/null ||
+            fail "${names[i]} exited during the benchmark; log: $(tail -n 5 "$(proxy_log "${names[i]}")" 2>/dev/null | tr '\n' ' ')"
+    done
+    for i in "${!names[@]}"; do stop_pid "${pids[i]}"; done
 }
+bench_pair() { bench_group "$LOADS_TEXT" "$1" "$2"; } # bench_pair A B: two proxies, every load
 
 gateway_extras() {
     log "gateway memory: 1,000 keep-alive connections, 1 GiB stream"
@@ -449,7 +485,7 @@ main() {
     ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
     install_packages
     install_mitmproxy
-    if want gateway; then build_gateway; fi
+    if want gateway || want config-size; then build_gateway; fi
     if want nio-floor; then build_floor NIOProxyFloor "$FLOOR_BIN" nio-floor; fi
     if want nio-byte-floor; then build_floor NIOByteFloor "$BYTE_FLOOR_BIN" nio-byte-floor; fi
     : >"$WORK/runs.jsonl"; : >"$WORK/notes.txt"; : >"$WORK/failures.txt"
@@ -459,7 +495,7 @@ main() {
     # The default gateway and HAProxy run as a pair, their runs alternating: the ratios of
     # the two are the figures issue 14 asks for, and this machine drifts over the minutes a
     # full run takes (8 minutes between them once read 0.94x at 100 KiB where rounds read 1.02x).
-    local proxies=(direct gateway+haproxy gateway-log-info) t
+    local proxies=(direct gateway+haproxy gateway-log-info gateway-size) t
     for t in "$TEMPLATES"/gateway-*.yaml; do [[ -e $t ]] && proxies+=("$(basename "$t" .yaml)"); done
     proxies+=(nio-floor nio-byte-floor nginx-fp squid tinyproxy mitmdump)
     local name
@@ -469,6 +505,11 @@ main() {
             elif want gateway; then note "haproxy skipped: not installed"; bench_proxy gateway
             elif command -v haproxy >/dev/null; then bench_proxy haproxy
             else note "haproxy skipped: not installed"; fi
+            continue
+        fi
+        if [[ $name == gateway-size ]]; then
+            # One upstream, 500 upstreams (exact, *.suffix), 2,000 deny rules: issue 40's rows, alternating.
+            if want gateway || want config-size; then bench_group "$SIZE_LOADS_TEXT" "${SIZE_VARIANTS[@]}"; fi
             continue
         fi
         case "$name" in
@@ -488,7 +529,7 @@ main() {
 
     {
         local build="release build"; [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && build="binary $GATEWAY_BIN"
-        want gateway && echo "gateway: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- Sources 2>/dev/null || echo ' (+ uncommitted changes in Sources)'), $build"
+        { want gateway || want config-size; } && echo "gateway: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- Sources 2>/dev/null || echo ' (+ uncommitted changes in Sources)'), $build"
         echo "$(nginx -v 2>&1 | sed 's/^nginx version: //'), $(wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2)"
         haproxy -v | head -n 1 | cut -d' ' -f1-3
         want squid && command -v squid >/dev/null && squid -v | head -n 1

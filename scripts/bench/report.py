@@ -180,6 +180,11 @@ def cpu_summary(stats, body="1k", conns=50):
         r = cpu_ratio(g[name], g["gateway"])
         if r is not None:
             out.append(f"{label} CPU per request: {r:.2f}×")
+    base = stats.get((SIZE_BASE, body, conns))
+    for name, label in SIZE_VARIANTS:
+        r = cpu_ratio(stats.get((name, body, conns)), base)
+        if r is not None:
+            out.append(f"{label}: {r:.2f}× one upstream's CPU per request ({base['cpu']:.1f} µs/req)")
     for name, label in (("nio-floor", "floor of the design (nio-floor, NIOHTTP1 both sides)"),
                         ("nio-byte-floor", "floor without the HTTP codec (nio-byte-floor, ByteBuffers both sides)")):
         floor = stats.get((name, body, conns))
@@ -224,6 +229,49 @@ def throughput_100k(stats, conns=50):
             line += (f". Both rows were bound by the load CPU: the throughput ratio is that CPU's; the proxies' "
                      f"own cost at 100 KiB is their CPU per request" + (f", gateway {c:.2f}× HAProxy's" if c else ""))
     return [line]
+
+
+# The config-size rows (issue 40, scripts/bench/config_size.py): each against one upstream's
+# CPU per request in the same run.
+SIZE_BASE = "gateway-size-1"
+SIZE_VARIANTS = [("gateway-size-500-exact", "500 upstreams, request for the last by exact host"),
+                 ("gateway-size-500-suffix", "500 upstreams, request for the last by `*.suffix`"),
+                 ("gateway-size-2000-deny", "one upstream + 2,000 deny rules (1,000 names, 1,000 CIDRs)")]
+SIZE_LIMIT = 1.1
+
+
+def size_loads(stats):
+    loads = []
+    for (name, body, conns) in stats:
+        if name == SIZE_BASE and (body, conns) not in loads:
+            loads.append((body, conns))
+    return loads
+
+
+def size_lines(stats):
+    """Per load: each config-size row's CPU per request, and its ratio to one upstream's."""
+    lines = ["| config | body | conns | CPU µs/req | ÷ one upstream |", "|---|---|---|---|---|"]
+    for body, conns in size_loads(stats):
+        base = stats.get((SIZE_BASE, body, conns))
+        rows = [("one upstream", base)] + [(label, stats.get((name, body, conns))) for name, label in SIZE_VARIANTS]
+        for label, s in rows:
+            if s is None:
+                continue
+            cpu = "—" if s["cpu"] is None else f"{s['cpu']:.1f}"
+            lines.append(f"| {label} | {body} | {conns} | {cpu} | {fmt_x(cpu_ratio(s, base))} |")
+    return lines if len(lines) > 2 else []
+
+
+def size_targets(stats):
+    out = []
+    for body, conns in size_loads(stats):
+        base = stats.get((SIZE_BASE, body, conns))
+        for name, label in SIZE_VARIANTS:
+            r = cpu_ratio(stats.get((name, body, conns)), base)
+            if r is not None:
+                out.append(f"- {label} ({body}, {conns} conns): ≤ {SIZE_LIMIT}× one upstream's CPU per request: "
+                           f"{r:.2f}× — {verdict(r <= SIZE_LIMIT)}")
+    return out
 
 
 def kept_section(path, title):
@@ -273,7 +321,7 @@ def targets(stats, extras, order):
         out.append(f"- 1 GiB streamed with flat memory: last-quarter peak − first-quarter peak = {growth:+.1f} MiB, "
                    f"peak − before = {mib(stream['rss_peak_kib'] - stream['rss_before_kib']):+.1f} MiB — {verdict(flat)}")
     base = get("gateway", "1k", 50)
-    variants = [n for n in order if n.startswith("gateway") and n != "gateway"]
+    variants = [n for n in order if n.startswith("gateway") and n != "gateway" and not n.startswith("gateway-size-")]
     for name in variants:
         v = get(name, "1k", 50)
         if base and v:
@@ -324,6 +372,14 @@ def main():
                "config (gateway.yaml), the typical policies (gateway-policies.yaml: bearer auth, endpoint template, "
                "retry, rate limit, metrics) and debug traces on (gateway-traces.yaml); then typical and traces "
                "divided by the default config.", ""] + ratios + [""]
+    sizes = size_lines(stats)
+    if sizes:
+        md += ["## CPU per request: config size ÷ one upstream (same run)", "",
+               "The gateway with one upstream (the request's), with 500 upstreams and the request for the last by "
+               "exact host and by `*.suffix`, and with one upstream and 2,000 deny rules the request passes "
+               "(scripts/bench/config_size.py); their runs alternate, and each row's CPU µs/req is divided by one "
+               "upstream's.", ""] + sizes + [""]
+        md += ["## Targets (issue 40)", ""] + size_targets(stats) + [""]
     md += ["## Targets (issue 14)", ""] + (targets_14(stats) or ["- not measured (needs gateway, gateway-policies, "
                                                                   "gateway-traces and haproxy rows)"]) + [""]
     md += ["## Targets (issue 9)", ""] + targets(stats, extras, order) + [""]

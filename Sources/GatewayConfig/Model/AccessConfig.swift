@@ -32,6 +32,9 @@ public struct AccessConfig: Sendable, Equatable {
     /// `::127.0.0.2`; ``HostPattern/matchesAsDenyRule(_:)``), which `allow`
     /// rules do not match. A host a resolver would read as an IPv4 address written
     /// another way (`2130706434`, `127.2`, `0x7f000002`, `0177.0.0.2`) is never allowed.
+    ///
+    /// A scan of the rules: the reference of ``AccessIndex``, which the
+    /// request path reads instead (built once per load).
     public func isAllowed(host: String) -> Bool {
         guard !IPAddress.isNonCanonicalIPv4(host) else { return false }
         let normalized = AccessConfig.normalize(host)
@@ -48,7 +51,8 @@ public struct AccessConfig: Sendable, Equatable {
     /// or is not an IP address at all. Name patterns and `allow`
     /// take no part: the target host was checked against them already
     /// (``isAllowed(host:)``). Pure and synchronous: a connector may call it
-    /// on its event loop with `SocketAddress.ipAddress`.
+    /// on its event loop with `SocketAddress.ipAddress`. A scan, as
+    /// ``isAllowed(host:)``; ``AccessIndex`` gives the same answer.
     public func isAllowed(address: String) -> Bool {
         guard let ip = IPAddress(address) else { return false }
         return !deny.contains { $0.matchesAsDenyRule(address: ip) }

@@ -79,9 +79,11 @@ public struct GatewayConfig: Sendable, Equatable {
         upstreamIndex(forHost: host).map { upstreams[$0] }
     }
 
-    /// Where in ``upstreams`` the one serving `host` is: the request path reads
-    /// the few fields it needs in place (a whole `UpstreamConfig` copy is a
-    /// retain and a release per field, per request).
+    /// Where in ``upstreams`` the one serving `host` is, by a scan in file
+    /// order: the reference of the routing index (``UpstreamHostIndex``, built
+    /// once per load), which the request path reads instead, taking the few
+    /// fields it needs in place (a whole `UpstreamConfig` copy is a retain and
+    /// a release per field, per request).
     public func upstreamIndex(forHost host: String) -> Int? {
         upstreams.firstIndex { $0.matches(host: host) }
     }

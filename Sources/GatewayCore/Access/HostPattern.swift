@@ -62,6 +62,21 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// The lower-case name of an exact pattern (`api.example.com`); nil for the
+    /// other kinds. ``HostPatternIndex`` keys its hash map by it.
+    var exactName: String? {
+        if case .exact(let name) = kind { return name }
+        return nil
+    }
+
+    /// `.example.com` of a `*.example.com` pattern (lower case, with its
+    /// leading dot); nil for the other kinds. ``HostPatternIndex`` keys its
+    /// hash map of wildcards by it.
+    var wildcardSuffix: String? {
+        if case .suffix(let suffix) = kind { return suffix }
+        return nil
+    }
+
     public func matches(_ host: String) -> Bool {
         switch kind {
         case .any:

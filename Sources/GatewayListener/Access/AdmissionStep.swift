@@ -48,11 +48,14 @@ package struct ProxyAuthStep: AdmissionStep {
 
 /// `access`: the host must be allowed (and not denied), and a `CONNECT` must go
 /// to one of `connect_ports`. Origin-form targets pass (they are refused later).
+/// The rules are indexed when the step is built (``AccessIndex``), once per config load.
 package struct AccessStep: AdmissionStep {
     let access: AccessConfig
+    let rules: AccessIndex
 
     package init(access: AccessConfig) {
         self.access = access
+        self.rules = AccessIndex(access)
     }
 
     package func admit(_ request: AdmissionRequest) -> Admission {
@@ -74,7 +77,7 @@ package struct AccessStep: AdmissionStep {
     }
 
     private func allowed(_ host: String, upstream: String) -> Admission {
-        guard access.isAllowed(host: host) else {
+        guard rules.isAllowed(host: host) else {
             return .refuse(GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: upstream))
         }
         return .proceed

@@ -17,7 +17,9 @@ extension ClientConnectionHandler {
         // The port and host passed the admission steps (AccessStep).
         machine.handOver()
         guard let context else { return }
-        if let interceptor = active.interceptor, let upstreamConfig = config.upstream(forHost: host), upstreamConfig.intercept {
+        if let interceptor = active.interceptor,
+            let upstreamConfig = active.upstreamHosts.upstreamIndex(forHost: host).map({ config.upstreams[$0] }), upstreamConfig.intercept
+        {
             // After the decoder has delivered the CONNECT's end (it stops parsing then).
             // The handler and the exchange's info (its observers) stay on this loop.
             let bound = NIOLoopBound((handler: self, info: info), eventLoop: context.eventLoop)
@@ -32,6 +34,7 @@ extension ClientConnectionHandler {
             return connectFailed(error, info: info)
         }
         let timeout = TimeAmount.nanoseconds(Int64(config.pool.connectTimeout.seconds * 1e9))
+        let access = active.access
         let bound = NIOLoopBound((handler: self, info: info), eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(timeout)
@@ -43,7 +46,7 @@ extension ClientConnectionHandler {
                 switch result {
                 case .success(let peer):
                     // The address reached, not only the name asked for, must pass the deny rules.
-                    if let address = peer.remoteAddress?.ipAddress, !config.access.isAllowed(address: address) {
+                    if let address = peer.remoteAddress?.ipAddress, !access.isAllowed(address: address) {
                         peer.close(promise: nil)
                         let error = GatewayError(.hostNotAllowed, "\(host) resolved to \(address), which the gateway's access rules deny", upstream: upstream)
                         return bound.value.handler.connectFailed(error, info: bound.value.info)

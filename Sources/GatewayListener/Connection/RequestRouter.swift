@@ -26,7 +26,7 @@ struct RequestRouter {
         var host = host
         var port = port
         var clientOrigin: String?
-        let index = active.config.upstreamIndex(forHost: host)
+        let index = active.upstreamHosts.upstreamIndex(forHost: host)
         if let index, let origin = active.config.upstreams[index].origin {
             // A byte test: `contains(":")` resolves to Foundation's, which bridges to NSString.
             let clientHost = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host

@@ -1,8 +1,8 @@
 -- The "-app" loads: the head a mobile app's networking layer sends (user agent,
 -- accept lists, a request id, cookies; about 560 bytes in 10 fields) instead of
 -- wrk's bare Host line, so the per-field cost of a proxy shows.
-local req = wrk.format("GET", "http://127.0.0.1:@ORIGIN_PORT@/@FILE@?device=ios&build=4521", {
-    Host = "127.0.0.1:@ORIGIN_PORT@",
+local req = wrk.format("GET", "http://@HOST@/@FILE@?device=ios&build=4521", {
+    Host = "@HOST@",
     ["User-Agent"] = "MyApp/4.21.0 (iPhone; iOS 17.4.1; Scale/3.00) Alamofire/5.8.1",
     Accept = "application/json, text/plain, */*",
     ["Accept-Language"] = "en-GB;q=1.0, de-DE;q=0.9, fr-FR;q=0.8",

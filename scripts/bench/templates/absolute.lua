@@ -1,1 +1,1 @@
-local req = wrk.format("GET", "http://127.0.0.1:@ORIGIN_PORT@/@FILE@", {Host="127.0.0.1:@ORIGIN_PORT@"}); request = function() return req end
+local req = wrk.format("GET", "http://@HOST@/@FILE@", {Host="@HOST@"}); request = function() return req end
