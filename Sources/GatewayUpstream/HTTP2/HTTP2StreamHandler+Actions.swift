@@ -40,12 +40,16 @@ extension HTTP2StreamHandler {
     func gatewayError(for failure: HTTP2StreamStateMachine.Failure) -> any Error {
         switch failure {
         case .error(let error, let beforeHead):
-            if let closed = error as? NIOHTTP2Errors.StreamClosed { return resetError(closed.errorCode, beforeHead: beforeHead) }
+            if let closed = error as? NIOHTTP2Errors.StreamClosed {
+                return Self.resetError(closed.errorCode, beforeHead: beforeHead, upstream: upstream)
+            }
             // A stream opened after the server's GOAWAY: it was not processed.
-            if error is NIOHTTP2Errors.CreatedStreamAfterGoaway { return resetError(.refusedStream, beforeHead: beforeHead) }
+            if error is NIOHTTP2Errors.CreatedStreamAfterGoaway {
+                return Self.resetError(.refusedStream, beforeHead: beforeHead, upstream: upstream)
+            }
             return GatewayError.exchangeFailure(error, upstream: upstream)
         case .reset(let code, let beforeHead):
-            return resetError(code, beforeHead: beforeHead)
+            return Self.resetError(code, beforeHead: beforeHead, upstream: upstream)
         case .closed(let beforeHead):
             return GatewayError.upstreamClosed(upstream: upstream, beforeHead: beforeHead)
         case .timedOut(let beforeHead):
@@ -63,7 +67,7 @@ extension HTTP2StreamHandler {
     /// REFUSED_STREAM (RFC 9113 §8.7: the server did not process the request)
     /// is a `connect_failed`, retried as a failed connect is; any other code
     /// is a reset stream.
-    func resetError(_ code: HTTP2ErrorCode, beforeHead: Bool) -> GatewayError {
+    static func resetError(_ code: HTTP2ErrorCode, beforeHead: Bool, upstream: String) -> GatewayError {
         if code == .refusedStream, beforeHead {
             return GatewayError(.connectFailed, "the upstream refused the HTTP/2 stream (REFUSED_STREAM) without processing the request", upstream: upstream)
         }
