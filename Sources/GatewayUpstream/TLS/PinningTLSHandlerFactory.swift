@@ -43,9 +43,11 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
     }
 
     /// Loads (and caches) the trust roots `settings` need, so the first connection
-    /// does not pay for parsing the bundle. Throws when the `ca_file` is unusable.
+    /// does not pay for parsing the bundle (nor for building the contexts of
+    /// `http_version: auto` and of HTTP/1.1 connections). Throws when the `ca_file` is unusable.
     public func prepare(_ settings: UpstreamTLSSettings) throws {
         _ = try sslContext()
+        _ = try sslContext(alpn: .http2AndHTTP1)
         if !settings.insecureSkipVerify {
             _ = try trustRoots.store(caFile: settings.caFile)
         }
