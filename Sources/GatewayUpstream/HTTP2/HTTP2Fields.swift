@@ -45,7 +45,7 @@ enum HTTP2Fields {
             }
             if HopByHopHeaders.equalsIgnoringCase(name, "host") || HopByHopHeaders.equalsIgnoringCase(name, "content-length") { continue }
             if !named.isEmpty, named.contains(where: { HopByHopHeaders.equalsIgnoringCase(name, $0) }) { continue }
-            let lowered = lowercased(name)
+            let lowered = lowercasedName(name)
             headers.add(name: lowered, value: value, indexing: isSensitive(lowered) ? .neverIndexed : .indexable)
         }
         if trailersAccepted { headers.add(name: "te", value: "trailers") }
@@ -118,7 +118,7 @@ enum HTTP2Fields {
     }
 
     /// The name in lowercase; without a copy when it is already.
-    private static func lowercased(_ name: String) -> String {
+    private static func lowercasedName(_ name: String) -> String {
         name.utf8.contains(where: { $0 >= 65 && $0 <= 90 }) ? name.lowercased() : name
     }
 }
