@@ -140,4 +140,26 @@ struct UpstreamTests {
             "upstreams:\n  - name: a\n    hosts: [a.com]\n  - name: b\n    hosts: [b.com]\n    tls:\n      insecure_skip_verify: maybe\n",
             keyPath: "upstreams[1].tls.insecure_skip_verify", contains: "expected true or false, got 'maybe'")
     }
+
+    @Test func httpVersionDefaultsToAuto() {
+        #expect(TestSupport.parse(Self.one(""))?.upstreams.first?.httpVersion == .auto)
+    }
+
+    @Test(arguments: [("auto", UpstreamHTTPVersion.auto), ("http1", .http1), ("http2", .http2), ("HTTP2", .http2)])
+    func httpVersionDecodes(text: String, expected: UpstreamHTTPVersion) {
+        #expect(TestSupport.parse(Self.one("    http_version: \(text)\n"))?.upstreams.first?.httpVersion == expected)
+    }
+
+    @Test func httpVersionMustBeKnown() {
+        TestSupport.expectError(
+            Self.one("    http_version: h2\n"), keyPath: "upstreams[0].http_version",
+            contains: "expected one of: auto, http1, http2; got 'h2'")
+    }
+
+    @Test func httpVersionSurvivesTheRedactedYAML() throws {
+        let config = try #require(TestSupport.parse(Self.one("    origin: http://127.0.0.1:8081\n    http_version: http2\n")))
+        #expect(config.redactedYAML().contains("http_version: http2"))
+        let reloaded = try ConfigLoader.parse(yaml: config.redactedYAML(), file: "r.yaml", environment: [:])
+        #expect(reloaded.upstreams.first?.httpVersion == .http2)
+    }
 }

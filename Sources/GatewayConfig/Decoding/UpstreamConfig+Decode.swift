@@ -5,7 +5,7 @@ import GatewayCore
 extension UpstreamConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         let map = try node.mapping(keys: [
-            "name", "hosts", "origin", "ports", "tls", "endpoints", "intercept", "auth", "retry", "rate_limit",
+            "name", "hosts", "origin", "ports", "tls", "http_version", "endpoints", "intercept", "auth", "retry", "rate_limit",
         ])
         guard let nameNode = map["name"] else { throw node.error("missing required key 'name'") }
         guard let hostsNode = map["hosts"] else { throw node.error("missing required key 'hosts'") }
@@ -36,6 +36,7 @@ extension UpstreamConfig {
             }
             ports = try portsNode.credentialPorts()
         }
+        if let value = map["http_version"] { httpVersion = try value.upstreamHTTPVersion() }
         if let value = map["endpoints"] { endpoints = try value.endpointTemplates() }
         if let value = map["intercept"] { intercept = try value.bool() }
         if let value = map["auth"] { auth = try AuthConfig(decoding: value) }
@@ -55,6 +56,15 @@ extension ConfigNode {
         }
         guard !ports.isEmpty else { throw error("must list at least one port") }
         return ports
+    }
+
+    /// `http_version`: auto, http1 or http2 (any case).
+    func upstreamHTTPVersion() throws(ConfigError) -> UpstreamHTTPVersion {
+        let text = try string()
+        guard let version = UpstreamHTTPVersion(rawValue: text.lowercased()) else {
+            throw error("expected one of: auto, http1, http2; got '\(text)'")
+        }
+        return version
     }
 
     /// A list of `[METHOD ]/path/{param}` templates.

@@ -8,6 +8,7 @@ extension UpstreamConfig {
         if let ports { out.flow("ports", ports.map(String.init)) }
         if !endpoints.isEmpty { out.list("endpoints", endpoints.map(\.description)) }
         out.plain("intercept", String(intercept))
+        out.plain("http_version", httpVersion.rawValue)
         // A plain-http origin never uses TLS, and the loader refuses a tls section there.
         if !(origin?.scheme == .http && tls == .standard) {
             out.key("tls")

@@ -14,6 +14,10 @@ public struct UpstreamConfig: Sendable, Equatable {
     public var ports: [Int]?
     /// How the upstream's certificate is verified (pins, CA file).
     public var tls: UpstreamTLSSettings
+    /// `http_version`: auto (ALPN offers h2 and http/1.1 over https; HTTP/1.1
+    /// over plain http), http1, or http2 (h2 alone over https, prior-knowledge
+    /// h2c over plain http).
+    public var httpVersion: UpstreamHTTPVersion
     /// `endpoints`: path templates naming endpoints in metrics and traces,
     /// tried in order before automatic normalization.
     public var endpoints: [EndpointTemplate]
@@ -37,7 +41,8 @@ public struct UpstreamConfig: Sendable, Equatable {
         intercept: Bool = false,
         auth: AuthConfig? = nil,
         retry: RetryConfig? = nil,
-        rateLimit: RateLimitConfig? = nil
+        rateLimit: RateLimitConfig? = nil,
+        httpVersion: UpstreamHTTPVersion = .auto
     ) {
         self.name = name
         self.hosts = hosts
@@ -49,6 +54,7 @@ public struct UpstreamConfig: Sendable, Equatable {
         self.auth = auth
         self.retry = retry
         self.rateLimit = rateLimit
+        self.httpVersion = httpVersion
     }
 
     /// Where `auth` may be sent (scheme, host, port).

@@ -10,6 +10,11 @@ public protocol GatewayEvents: Sendable {
     /// An upstream connection was opened (after connect and TLS) or closed.
     func upstreamConnectionOpened(host: String, port: Int)
     func upstreamConnectionClosed(host: String, port: Int)
+    /// The same, with the protocol the connection speaks (`httpVersion`:
+    /// `HTTP/1.1` or `HTTP/2`, ``UpstreamHTTPVersion/http1Name``): the pool
+    /// reports these. By default they report the two above.
+    func upstreamConnectionOpened(host: String, port: Int, httpVersion: String)
+    func upstreamConnectionClosed(host: String, port: Int, httpVersion: String)
     /// A request to `upstream` is about to be sent again. `reason` is a bounded
     /// label: an error code (`connect_failed`, `connection_reset`, `request_timeout`, ...)
     /// or `status_NNN` for a configured status.
@@ -38,6 +43,12 @@ extension GatewayEvents {
     public func clientConnectionRefused(reason: String) {}
     public func upstreamConnectionOpened(host: String, port: Int) {}
     public func upstreamConnectionClosed(host: String, port: Int) {}
+    public func upstreamConnectionOpened(host: String, port: Int, httpVersion: String) {
+        upstreamConnectionOpened(host: host, port: port)
+    }
+    public func upstreamConnectionClosed(host: String, port: Int, httpVersion: String) {
+        upstreamConnectionClosed(host: host, port: port)
+    }
     public func retry(upstream: String, reason: String) {}
     public func rateLimited(upstream: String, source: String) {}
     public func queueDepth(upstream: String, depth: Int) {}

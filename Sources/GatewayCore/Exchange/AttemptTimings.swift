@@ -15,6 +15,10 @@ public struct AttemptTimings: Sendable, Equatable {
     public var status: Int?
     /// The error code if the attempt failed.
     public var errorCode: GatewayError.Code?
+    /// The protocol the attempt spoke upstream: ``UpstreamHTTPVersion/http1Name``
+    /// (`HTTP/1.1`) or ``UpstreamHTTPVersion/http2Name`` (`HTTP/2`); nil when
+    /// it failed before it had a connection.
+    public var httpVersion: String?
 
     public init(started: ContinuousClock.Instant, reusedConnection: Bool = false) {
         self.started = started

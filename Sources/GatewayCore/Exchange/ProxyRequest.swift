@@ -37,6 +37,9 @@ public struct ProxyRequest: Sendable {
     /// fields they hold: set by the listener for the next hop), the upstream
     /// head carries them, and a `101` turns the exchange into a tunnel.
     public var isWebSocketHandshake = false
+    /// Which HTTP version to speak upstream (the upstream's `http_version`).
+    /// The pool keys connections by it: see ``UpstreamHTTPVersion``.
+    public var upstreamHTTPVersion = UpstreamHTTPVersion.auto
 
     public init(
         method: HTTPMethod,

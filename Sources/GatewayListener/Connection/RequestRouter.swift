@@ -48,6 +48,7 @@ struct RequestRouter {
             tls: index.map { active.config.upstreams[$0].tls } ?? .standard
         )
         request.clientOrigin = clientOrigin
+        if let index { request.upstreamHTTPVersion = active.config.upstreams[index].httpVersion }
         request.headers = Self.endToEndHeaders(of: head.headers, authority: request.authority)
         HopByHopHeaders.addVia(to: &request.headers, version: head.version, pseudonym: Self.viaPseudonym)
         return request

@@ -4,9 +4,20 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
+/// A new connection's channel, connected and (for https) through its TLS
+/// handshake, before any protocol handler is added.
+struct OpenedChannel: Sendable {
+    let channel: any Channel
+    let timings: ConnectionTimings
+    /// What the server selected in ALPN; nil over plain http or when it selected nothing.
+    let negotiatedProtocol: String?
+}
+
 /// Opens upstream connections: DNS + TCP connect (TCP_NODELAY), for https the
-/// TLS handler from the factory and a wait for the handshake, then an
-/// `UpstreamExchangeHandler`, which writes requests and frames responses itself. The whole of it is bounded by
+/// TLS handler from the factory (offering the ALPN protocols asked for) and a
+/// wait for the handshake, then the protocol's handlers: an
+/// `UpstreamExchangeHandler` for HTTP/1.1, which writes requests and frames
+/// responses itself, or HTTP/2's (`+HTTP2.swift`). The whole of it is bounded by
 /// the connect timeout. EventLoopFutures stay in here; the pool sees one future.
 struct UpstreamConnector: Sendable {
     let configuration: UpstreamPoolConfiguration
@@ -17,8 +28,9 @@ struct UpstreamConnector: Sendable {
     /// The gateway's own listeners, never connected to as an upstream.
     var ownListeners = OwnListeners()
 
-    /// Opens a connection; the future fails with a `GatewayError` (dnsFailure,
-    /// connectFailed, connectTimeout, tlsHandshakeFailed, pinMismatch, certificateInvalid).
+    /// Opens an HTTP/1.1 connection (ALPN offers `http/1.1` alone); the future
+    /// fails with a `GatewayError` (dnsFailure, connectFailed, connectTimeout,
+    /// tlsHandshakeFailed, pinMismatch, certificateInvalid).
     func connect(
         id: Int,
         key: UpstreamKey,
@@ -26,14 +38,59 @@ struct UpstreamConnector: Sendable {
         on chosenLoop: (any EventLoop)? = nil,
         onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
     ) -> EventLoopFuture<UpstreamConnection> {
+        let requestTimeout = TimeAmount(configuration.requestTimeout)
+        return open(key: key, upstreamName: upstreamName, on: chosenLoop, alpn: .http1) { opened in
+            opened.channel.eventLoop.makeCompletedFuture {
+                try Self.http1Connection(id: id, key: key, opened: opened, requestTimeout: requestTimeout, onRelease: onRelease)
+            }
+        }
+    }
+
+    /// The HTTP/1.1 connection on an opened channel: its `UpstreamExchangeHandler`
+    /// added last. Runs on the channel's loop.
+    static func http1Connection(
+        id: Int,
+        key: UpstreamKey,
+        opened: OpenedChannel,
+        requestTimeout: TimeAmount,
+        onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
+    ) throws -> UpstreamConnection {
+        let channel = opened.channel
+        let handler = UpstreamExchangeHandler(
+            upstream: key.upstream,
+            requestTimeout: requestTimeout,
+            eventLoop: channel.eventLoop,
+            onRelease: onRelease
+        )
+        try channel.pipeline.syncOperations.addHandler(handler)
+        return UpstreamConnection(
+            id: id,
+            key: key,
+            channel: channel,
+            handler: NIOLoopBound(handler, eventLoop: channel.eventLoop),
+            timings: opened.timings
+        )
+    }
+
+    /// Connects, checks the address, does TLS (offering `alpn`) and hands the
+    /// channel to `finish`, synchronously on its loop right after the handshake
+    /// (so that bytes a server sends first, an HTTP/2 preface, reach the
+    /// handlers `finish` adds). The connect timeout bounds all of it, `finish`'s
+    /// future included; on any failure the channel is closed.
+    func open<Made: Sendable>(
+        key: UpstreamKey,
+        upstreamName: String?,
+        on chosenLoop: (any EventLoop)?,
+        alpn: UpstreamALPNOffer,
+        finish: @escaping @Sendable (OpenedChannel) throws -> EventLoopFuture<Made>
+    ) -> EventLoopFuture<Made> {
         // Prefer the caller's event loop: a client connection's task runs on its
         // channel's loop, so its upstream channel on the same loop avoids thread hops.
         let eventLoop = chosenLoop ?? MultiThreadedEventLoopGroup.currentEventLoop ?? eventLoopGroup.next()
         let upstream = key.upstream
-        let promise = eventLoop.makePromise(of: UpstreamConnection.self)
+        let promise = eventLoop.makePromise(of: Made.self)
         let channelBox = NIOLockedValueBox<(any Channel)?>(nil)
         let connectTimeout = TimeAmount(configuration.connectTimeout)
-        let requestTimeout = TimeAmount(configuration.requestTimeout)
         let connectStart = ContinuousClock.now
 
         let timeout = eventLoop.scheduleTask(in: connectTimeout) {
@@ -57,7 +114,7 @@ struct UpstreamConnector: Sendable {
             .flatMapError { error in
                 eventLoop.makeFailedFuture(GatewayError.connectFailure(error, upstream: upstream))
             }
-            .flatMap { channel -> EventLoopFuture<UpstreamConnection> in
+            .flatMap { channel -> EventLoopFuture<Made> in
                 channelBox.withLockedValue { $0 = channel }
                 if let denied = Self.deniedAddress(of: channel, in: deniedAddresses) {
                     return eventLoop.makeFailedFuture(GatewayError(
@@ -69,31 +126,22 @@ struct UpstreamConnector: Sendable {
                 }
                 let connectEnd = ContinuousClock.now
                 let timings = ConnectionTimings(connectStart: connectStart, connectEnd: connectEnd)
-                return Self.configure(channel: channel, key: key, upstreamName: upstreamName, tls: tls, timings: timings)
-                    .flatMapThrowing { timings in
-                        let handler = UpstreamExchangeHandler(
-                            upstream: upstream,
-                            requestTimeout: requestTimeout,
-                            eventLoop: channel.eventLoop,
-                            onRelease: onRelease
-                        )
-                        try channel.pipeline.syncOperations.addHandler(handler)
-                        return UpstreamConnection(
-                            id: id,
-                            key: key,
-                            channel: channel,
-                            handler: NIOLoopBound(handler, eventLoop: channel.eventLoop),
-                            timings: timings
-                        )
+                return Self.configure(channel: channel, key: key, upstreamName: upstreamName, tls: tls, alpn: alpn, timings: timings)
+                    .flatMap { opened in
+                        do {
+                            return try finish(opened)
+                        } catch {
+                            return channel.eventLoop.makeFailedFuture(error)
+                        }
                     }
             }
             .whenComplete { result in
                 timeout.cancel()
                 switch result {
-                case .success(let connection):
-                    promise.succeed(connection)
+                case .success(let made):
+                    promise.succeed(made)
                     // Lost the race against the timeout: nobody will use it.
-                    promise.futureResult.whenFailure { _ in connection.close() }
+                    promise.futureResult.whenFailure { _ in channelBox.withLockedValue { $0 }?.close(promise: nil) }
                 case .failure(let error):
                     channelBox.withLockedValue { $0 }?.close(promise: nil)
                     promise.fail(error)
@@ -108,19 +156,20 @@ struct UpstreamConnector: Sendable {
         key: UpstreamKey,
         upstreamName: String?,
         tls: any UpstreamTLSHandlerFactory,
+        alpn: UpstreamALPNOffer,
         timings: ConnectionTimings
-    ) -> EventLoopFuture<ConnectionTimings> {
+    ) -> EventLoopFuture<OpenedChannel> {
         let upstream = key.upstream
         do {
             guard key.scheme == .https else {
-                return channel.eventLoop.makeSucceededFuture(timings)
+                return channel.eventLoop.makeSucceededFuture(OpenedChannel(channel: channel, timings: timings, negotiatedProtocol: nil))
             }
             var started = timings
             started.tlsStart = .now
             let tlsTimings = started
             let made: (handler: NIOSSLClientHandler, report: TLSVerificationReport)
             do {
-                made = try tls.makeClientHandler(serverHostname: key.host, settings: key.tls, upstreamName: upstreamName)
+                made = try tls.makeClientHandler(serverHostname: key.host, settings: key.tls, upstreamName: upstreamName, alpn: alpn)
             } catch {
                 throw GatewayError.tlsFailure(error, report: TLSVerificationReport(), upstream: upstream)
             }
@@ -137,8 +186,9 @@ struct UpstreamConnector: Sendable {
                 .flatMapThrowing {
                     var timings = tlsTimings
                     timings.tlsEnd = .now
+                    let negotiated = observerBound.value.negotiatedProtocol
                     channel.pipeline.syncOperations.removeHandler(observerBound.value, promise: nil)
-                    return timings
+                    return OpenedChannel(channel: channel, timings: timings, negotiatedProtocol: negotiated)
                 }
         } catch {
             return channel.eventLoop.makeFailedFuture(error)

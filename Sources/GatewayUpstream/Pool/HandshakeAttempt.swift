@@ -60,8 +60,10 @@ final class HandshakeAttempt {
             guard case .connecting = state else { return connection.close() }
             state = .started
             let events = pool.events
-            events.upstreamConnectionOpened(host: key.host, port: key.port)
-            connection.closeFuture.whenComplete { _ in events.upstreamConnectionClosed(host: key.host, port: key.port) }
+            events.upstreamConnectionOpened(host: key.host, port: key.port, httpVersion: UpstreamHTTPVersion.http1Name)
+            connection.closeFuture.whenComplete { _ in
+                events.upstreamConnectionClosed(host: key.host, port: key.port, httpVersion: UpstreamHTTPVersion.http1Name)
+            }
             UpstreamPool.record(UpstreamPool.Lease(connection: connection, reused: false), into: recorder)
             do {
                 try connection.start(request, recorder: recorder, delegate: delegate)

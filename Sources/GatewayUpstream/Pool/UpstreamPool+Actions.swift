@@ -14,6 +14,12 @@ extension UpstreamPool {
         case close(UpstreamConnection)
         case cancelTimer(Scheduled<Void>)
         case completeShutdown([CheckedContinuation<Void, Never>])
+        // The HTTP/2 side's (`+HTTP2.swift`).
+        case resumeStream(EventLoopPromise<HTTP2Lease>, Result<HTTP2Lease, any Error>)
+        case connectHTTP2(id: Int, key: UpstreamKey, upstreamName: String?)
+        case closeHTTP2(HTTP2Connection)
+        /// A connection adopted from the HTTP/2 side: its close goes to `PoolStateMachine`.
+        case watchAdopted(UpstreamConnection)
     }
 
     /// Runs one event. `connectError` is the error reported to a waiter failed with `.connectionFailed`.
@@ -24,7 +30,7 @@ extension UpstreamPool {
         for effect in effects { perform(effect) }
     }
 
-    private func resolve(_ actions: [Action], in s: inout State, connectError: (any Error)?) -> [Effect] {
+    func resolve(_ actions: [Action], in s: inout State, connectError: (any Error)?) -> [Effect] {
         var effects: [Effect] = []
         for action in actions {
             switch action {
@@ -57,9 +63,8 @@ extension UpstreamPool {
                     effects.append(.cancelTimer(timer.scheduled))
                 }
             case .shutdownCompleted:
-                s.shutdownComplete = true
-                effects.append(.completeShutdown(s.shutdownWaiters))
-                s.shutdownWaiters = []
+                s.http1ShutdownReported = true
+                effects += s.completeShutdownIfDone()
             }
         }
         return effects
@@ -116,7 +121,7 @@ extension UpstreamPool {
         }
     }
 
-    private func error(for reason: PoolStateMachine<UpstreamKey>.Failure, key: UpstreamKey, connectError: (any Error)?) -> any Error {
+    func error(for reason: PoolStateMachine<UpstreamKey>.Failure, key: UpstreamKey, connectError: (any Error)?) -> any Error {
         switch reason {
         case .poolExhausted:
             return GatewayError(
@@ -133,7 +138,7 @@ extension UpstreamPool {
         }
     }
 
-    private func perform(_ effect: Effect) {
+    func perform(_ effect: Effect) {
         switch effect {
         case .resume(let promise, let result):
             promise.completeWith(result)
@@ -145,6 +150,14 @@ extension UpstreamPool {
             timer.cancel()
         case .completeShutdown(let continuations):
             for continuation in continuations { continuation.resume() }
+        case .resumeStream(let promise, let result):
+            promise.completeWith(result)
+        case .connectHTTP2(let id, let key, let upstreamName):
+            openHTTP2Connection(id: id, key: key, upstreamName: upstreamName)
+        case .closeHTTP2(let connection):
+            connection.close()
+        case .watchAdopted(let connection):
+            watchAdopted(connection)
         }
     }
 
@@ -173,7 +186,7 @@ extension UpstreamPool {
 
     private func connectionEstablished(_ connection: UpstreamConnection) {
         let key = connection.key
-        events.upstreamConnectionOpened(host: key.host, port: key.port)
+        events.upstreamConnectionOpened(host: key.host, port: key.port, httpVersion: UpstreamHTTPVersion.http1Name)
         logger.debug("upstream connection opened", metadata: ["upstream": "\(key)", "connection": "\(connection.id)"])
         run { s in
             s.connections[connection.id] = connection
@@ -181,7 +194,7 @@ extension UpstreamPool {
         }
         connection.closeFuture.whenComplete { [weak self] _ in
             guard let self else { return }
-            self.events.upstreamConnectionClosed(host: key.host, port: key.port)
+            self.events.upstreamConnectionClosed(host: key.host, port: key.port, httpVersion: UpstreamHTTPVersion.http1Name)
             self.logger.debug("upstream connection closed", metadata: ["upstream": "\(key)", "connection": "\(connection.id)"])
             self.run { s in
                 s.connections[connection.id] = nil
@@ -192,6 +205,14 @@ extension UpstreamPool {
 }
 
 extension UpstreamPool.State {
+    /// Once both machines reported `shutdownCompleted`: the continuations of `shutdown()` to resume.
+    mutating func completeShutdownIfDone() -> [UpstreamPool.Effect] {
+        guard http1ShutdownReported, http2ShutdownReported, !shutdownComplete else { return [] }
+        shutdownComplete = true
+        defer { shutdownWaiters = [] }
+        return [.completeShutdown(shutdownWaiters)]
+    }
+
     /// Connection `id` as a lease, or the error for a connection the pool does not know.
     func lease(_ id: Int, reused: Bool, key: UpstreamKey) -> Result<UpstreamPool.Lease, any Error> {
         guard let connection = connections[id] else {

@@ -53,6 +53,10 @@ final class PooledAttempt {
     /// cancel (issue 14: two allocations per request); any other case (no idle
     /// connection, one on another loop, one closed just before use) goes
     /// through a ``PooledAttempt``, which can wait and be withdrawn.
+    ///
+    /// A key that may speak HTTP/2 (`http2`, or `auto` over https) with no
+    /// idle HTTP/1.1 connection (which only a key known to speak HTTP/1.1 has)
+    /// goes to the HTTP/2 side, a ``MultiplexedAttempt``.
     static func start(
         pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop,
         delegate: any UpstreamExchangeDelegate
@@ -60,7 +64,11 @@ final class PooledAttempt {
         if request.isWebSocketHandshake {
             return HandshakeAttempt.start(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
         }
-        let ready = pool.leaseIdleNow(UpstreamKey(request), on: eventLoop)
+        let key = UpstreamKey(request)
+        let ready = key.httpVersion == .http2 ? nil : pool.leaseIdleNow(key, on: eventLoop)
+        if ready == nil, key.httpVersion != .http1 {
+            return MultiplexedAttempt.start(pool: pool, request: request, key: key, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
+        }
         var staleLeases = 0
         if case .success(let lease)? = ready, lease.connection.eventLoop.inEventLoop {
             UpstreamPool.record(lease, into: recorder)
@@ -84,6 +92,13 @@ final class PooledAttempt {
         }
         let bound = NIOLoopBound(attempt, eventLoop: eventLoop)
         return UpstreamExchangeCancellation { bound.value.cancel() }
+    }
+
+    /// Starts on a connection leased elsewhere (the HTTP/2 side's first
+    /// connection of an `auto` key, which negotiated HTTP/1.1).
+    func take(_ lease: UpstreamPool.Lease) {
+        state = .leasing(waiterID: nil)
+        leased(.success(lease))
     }
 
     func lease() {

@@ -4,12 +4,17 @@ public import NIOCore
 import NIOConcurrencyHelpers
 import NIOPosix
 
-/// The gateway's HTTP/1.1 client: keep-alive connections per scheme + host + port
-/// + TLS settings, at most `maxConnectionsPerKey` each, FIFO waiters beyond that,
-/// idle connections closed after `idleTimeout`, phase timings recorded per attempt.
+/// The gateway's upstream client: keep-alive connections per scheme + host +
+/// port + TLS settings + HTTP version, at most `maxConnectionsPerKey` each, FIFO
+/// waiters beyond that, idle connections closed after `idleTimeout`, phase
+/// timings recorded per attempt. An HTTP/1.1 connection carries one exchange
+/// at a time; an HTTP/2 connection carries up to the server's limit of
+/// concurrent streams (`+HTTP2.swift`).
 ///
-/// Every pool decision is made by `PoolStateMachine` under one lock; the actions it
-/// returns (open, hand over, close, timers) are performed outside the lock.
+/// Every pool decision is made by `PoolStateMachine` (HTTP/1.1) and
+/// `HTTP2PoolStateMachine` (HTTP/2, and the first connection of an `auto` key)
+/// under one lock; the actions they return (open, hand over, close, timers) are
+/// performed outside the lock.
 public final class UpstreamPool: HTTPRequestSender, Sendable {
     struct Lease: Sendable {
         let connection: UpstreamConnection
@@ -42,6 +47,11 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         var idleTimers: [Int: IdleTimer] = [:]
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
         var shutdownComplete = false
+        /// The HTTP/2 side's machine and what its actions refer to.
+        var http2: HTTP2State
+        /// Each machine reported `shutdownCompleted`.
+        var http1ShutdownReported = false
+        var http2ShutdownReported = false
     }
 
     let configuration: UpstreamPoolConfiguration
@@ -67,7 +77,10 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         self.connector = connector
         self.events = events
         self.logger = logger
-        self.state = NIOLockedValueBox(State(machine: PoolStateMachine(maxConnectionsPerKey: configuration.maxConnectionsPerKey)))
+        self.state = NIOLockedValueBox(State(
+            machine: PoolStateMachine(maxConnectionsPerKey: configuration.maxConnectionsPerKey),
+            http2: HTTP2State(machine: HTTP2PoolStateMachine(maxConnectionsPerKey: configuration.maxConnectionsPerKey))
+        ))
     }
 
     /// Sends `request` to `scheme://host:port` with `target` on the request line and
@@ -78,10 +91,13 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
     /// connectTimeout, tlsHandshakeFailed, pinMismatch, certificateInvalid,
     /// connectionReset, requestTimeout, upstreamProtocolError, poolExhausted,
     /// shuttingDown), or `CancellationError` when the task was cancelled.
+    ///
+    /// Speaks HTTP/1.1 whatever the request's `upstreamHTTPVersion` (the OAuth2
+    /// token endpoint's client: one request now and then).
     public func handle(_ request: ProxyRequest, context: RequestContext) async throws -> ProxyResponse {
         let index = context.record.beginAttempt(AttemptTimings(started: .now))
         let recorder = AttemptRecorder(record: context.record, index: index)
-        let key = UpstreamKey(request)
+        let key = UpstreamKey(scheme: request.scheme, host: request.host, port: request.port, tls: request.tls, httpVersion: .http1)
         do {
             // An idle connection the upstream closed an instant before it was leased
             // carried no byte of this request: take another (a few times at most).
@@ -104,20 +120,27 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
 
     /// Connect and TLS phases for a new connection; none, and `reusedConnection`, for a reused one.
     static func record(_ lease: Lease, into recorder: AttemptRecorder) {
-        let timings = lease.connection.timings
+        record(lease.connection.timings, reused: lease.reused, httpVersion: UpstreamHTTPVersion.http1Name, into: recorder)
+    }
+
+    /// The phases of a connection (none when `reused`) and the protocol it speaks.
+    static func record(_ timings: ConnectionTimings, reused: Bool, httpVersion: String, into recorder: AttemptRecorder) {
         recorder.update { attempt in
-            attempt.reusedConnection = lease.reused
-            attempt.connectStart = lease.reused ? nil : timings.connectStart
-            attempt.connectEnd = lease.reused ? nil : timings.connectEnd
-            attempt.tlsStart = lease.reused ? nil : timings.tlsStart
-            attempt.tlsEnd = lease.reused ? nil : timings.tlsEnd
+            attempt.reusedConnection = reused
+            attempt.connectStart = reused ? nil : timings.connectStart
+            attempt.connectEnd = reused ? nil : timings.connectEnd
+            attempt.tlsStart = reused ? nil : timings.tlsStart
+            attempt.tlsEnd = reused ? nil : timings.tlsEnd
+            attempt.httpVersion = httpVersion
         }
     }
 
     /// Fails every waiter (and every later request) with `.shuttingDown`, closes
     /// every connection, and returns once they are closed.
     public func shutdown() async {
-        let connections = state.withLockedValue { Array($0.connections.values) }
+        let closed = state.withLockedValue { s in
+            s.connections.values.map(\.closeFuture) + s.http2.connections.values.map(\.closeFuture)
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let alreadyDone = state.withLockedValue { s -> Bool in
                 if s.shutdownComplete { return true }
@@ -128,25 +151,31 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
                 continuation.resume()
             } else {
                 run { $0.machine.shutdown() }
+                runHTTP2 { $0.http2.machine.shutdown() }
             }
         }
-        for connection in connections {
-            try? await connection.closeFuture.get()
+        for future in closed {
+            try? await future.get()
         }
     }
 
-    /// Established connections, idle or in use.
+    /// Established connections (HTTP/1.1 and HTTP/2), idle or in use.
     public var openConnectionCount: Int {
-        state.withLockedValue { $0.machine.openConnectionCount }
+        state.withLockedValue { $0.machine.openConnectionCount + $0.http2.machine.openConnectionCount }
+    }
+
+    /// Established HTTP/2 connections.
+    public var http2ConnectionCount: Int {
+        state.withLockedValue { $0.http2.machine.openConnectionCount }
     }
 
     public var idleConnectionCount: Int {
-        state.withLockedValue { $0.machine.idleConnectionCount }
+        state.withLockedValue { $0.machine.idleConnectionCount + $0.http2.machine.idleConnectionCount }
     }
 
-    /// Requests waiting for a connection.
+    /// Requests waiting for a connection (or an HTTP/2 stream).
     public var waitingRequestCount: Int {
-        state.withLockedValue { $0.machine.waiterCount }
+        state.withLockedValue { $0.machine.waiterCount + $0.http2.machine.waiterCount }
     }
 
     /// The pool's name for an event loop: a request prefers an idle connection on its own loop.

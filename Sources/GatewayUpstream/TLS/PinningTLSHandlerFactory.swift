@@ -15,8 +15,9 @@ import X509
 /// `NIOSSLClientHandler(context:serverHostname:customVerificationCallbackWithMetadata:)`
 /// replaces BoringSSL's whole verification, so everything is checked here.
 ///
-/// Costs per new connection: no context is built (one `NIOSSLContext` serves all
-/// settings, because BoringSSL's own trust store is never consulted), no bundle
+/// Costs per new connection: no context is built (one `NIOSSLContext` per ALPN
+/// offer serves all settings, because BoringSSL's own trust store is never
+/// consulted), no bundle
 /// is parsed (``TrustRootCache`` parses each PEM file once, again only when the
 /// file changes), and a chain that verified before for the same host and trust
 /// store (same bytes) is answered on the event loop without path building or
@@ -27,7 +28,8 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
     private let events: any GatewayEvents
     private let logger: Logger
     private let trustRoots: TrustRootCache
-    private let context = NIOLockedValueBox<NIOSSLContext?>(nil)
+    /// One client context per ALPN offer, built on first use (see `+Contexts.swift`).
+    let contexts = NIOLockedValueBox<[UpstreamALPNOffer: NIOSSLContext]>([:])
     private let insecureHostsWarned = NIOLockedValueBox<Set<String>>([])
 
     public convenience init(events: any GatewayEvents = NoGatewayEvents(), logger: Logger) {
@@ -40,31 +42,12 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
         self.trustRoots = trustRoots
     }
 
-    /// The client TLS configuration every upstream connection uses: TLS 1.2+, ALPN
-    /// `http/1.1`, and no BoringSSL trust roots (the verification callback decides).
-    public static func clientConfiguration() -> TLSConfiguration {
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.minimumTLSVersion = .tlsv12
-        configuration.certificateVerification = .fullVerification  // .none would skip our callback
-        configuration.trustRoots = .certificates([])
-        configuration.applicationProtocols = ["http/1.1"]
-        return configuration
-    }
-
-    /// The shared client context, built on first use.
-    public func sslContext() throws -> NIOSSLContext {
-        try context.withLockedValue { cached in
-            if let cached { return cached }
-            let made = try NIOSSLContext(configuration: Self.clientConfiguration())
-            cached = made
-            return made
-        }
-    }
-
     /// Loads (and caches) the trust roots `settings` need, so the first connection
-    /// does not pay for parsing the bundle. Throws when the `ca_file` is unusable.
+    /// does not pay for parsing the bundle (nor for building the contexts of
+    /// `http_version: auto` and of HTTP/1.1 connections). Throws when the `ca_file` is unusable.
     public func prepare(_ settings: UpstreamTLSSettings) throws {
         _ = try sslContext()
+        _ = try sslContext(alpn: .http2AndHTTP1)
         if !settings.insecureSkipVerify {
             _ = try trustRoots.store(caFile: settings.caFile)
         }
@@ -74,6 +57,16 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
         serverHostname: String,
         settings: UpstreamTLSSettings,
         upstreamName: String?
+    ) throws -> (handler: NIOSSLClientHandler, report: TLSVerificationReport) {
+        try makeClientHandler(serverHostname: serverHostname, settings: settings, upstreamName: upstreamName, alpn: .http1)
+    }
+
+    /// A handler offering `alpn`; verification (chain, hostname, pins) is the same whatever it offers.
+    public func makeClientHandler(
+        serverHostname: String,
+        settings: UpstreamTLSSettings,
+        upstreamName: String?,
+        alpn: UpstreamALPNOffer
     ) throws -> (handler: NIOSSLClientHandler, report: TLSVerificationReport) {
         let report = TLSVerificationReport()
         let host = HostLiteral.bare(serverHostname)
@@ -116,7 +109,7 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
                 }
             }
         let handler = try NIOSSLClientHandler(
-            context: sslContext(),
+            context: sslContext(alpn: alpn),
             serverHostname: sni,
             customVerificationCallbackWithMetadata: callback
         )

@@ -1,0 +1,139 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP2
+
+/// What an HTTP/2 connection reports to the pool, from its event loop.
+struct HTTP2ConnectionEvents: Sendable {
+    /// The server changed `SETTINGS_MAX_CONCURRENT_STREAMS` (after its first SETTINGS).
+    let maxStreamsChanged: @Sendable (Int) -> Void
+    /// GOAWAY came, or the connection failed: it takes no new stream.
+    let goingAway: @Sendable () -> Void
+    /// One of its streams ended, or never opened: its slot is free.
+    let streamEnded: @Sendable () -> Void
+}
+
+/// A new connection, by the protocol it speaks.
+enum NegotiatedConnection: Sendable {
+    case http1(UpstreamConnection)
+    /// With the server's limit of concurrent streams, from its first SETTINGS.
+    case http2(HTTP2Connection, maxStreams: Int)
+
+    func close() {
+        switch self {
+        case .http1(let connection): connection.close()
+        case .http2(let connection, _): connection.close()
+        }
+    }
+}
+
+/// One established HTTP/2 upstream connection: TLS (for https), then
+/// `NIOHTTP2Handler` in client mode with its inline stream multiplexer, then an
+/// ``HTTP2ConnectionHandler`` reading the server's SETTINGS and GOAWAY. Each
+/// attempt opens a stream on it (`+Stream.swift`); the pool counts its streams.
+final class HTTP2Connection: Sendable {
+    let id: Int
+    let key: UpstreamKey
+    let channel: any Channel
+    let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    let timings: ConnectionTimings
+    let requestTimeout: TimeAmount
+    let events: HTTP2ConnectionEvents
+
+    private init(
+        id: Int, key: UpstreamKey, channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer,
+        timings: ConnectionTimings, requestTimeout: TimeAmount, events: HTTP2ConnectionEvents
+    ) {
+        self.id = id
+        self.key = key
+        self.channel = channel
+        self.multiplexer = multiplexer
+        self.timings = timings
+        self.requestTimeout = requestTimeout
+        self.events = events
+    }
+
+    var eventLoop: any EventLoop { channel.eventLoop }
+
+    var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+
+    /// A stream's receive window: what the server may send on a stream the
+    /// client does not read (a slow client's), buffered here at most. The
+    /// window is refilled only as the stream's reader takes what was buffered.
+    static let streamWindow = 256 * 1024
+    /// The connection's receive window, refilled as frames arrive: one held
+    /// stream never stops the others.
+    static let connectionWindow = 4 * 1024 * 1024
+    /// The largest response field section accepted (HPACK-decoded).
+    static let maxHeaderListSize = 64 * 1024
+    /// The stream limit when the server's SETTINGS name none (RFC 9113 §6.5.2
+    /// says unlimited; 100 is what it recommends at least), and the most
+    /// streams used on one connection whatever the server allows.
+    static let defaultMaxStreams = 100
+    static let maxStreamsCap = 1000
+
+    static func streamLimit(announced: Int?) -> Int {
+        min(announced ?? defaultMaxStreams, maxStreamsCap)
+    }
+
+    /// Adds the HTTP/2 handlers to an opened channel (on its loop, right after
+    /// the handshake) and completes when the server's first SETTINGS came.
+    static func start(
+        id: Int,
+        key: UpstreamKey,
+        opened: OpenedChannel,
+        requestTimeout: TimeAmount,
+        events: HTTP2ConnectionEvents
+    ) -> EventLoopFuture<NegotiatedConnection> {
+        let channel = opened.channel
+        let upstream = key.upstream
+        let settings = channel.eventLoop.makePromise(of: Int.self)
+        do {
+            let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                mode: .client,
+                connectionConfiguration: connectionConfiguration,
+                streamConfiguration: streamConfiguration,
+                inboundStreamInitializer: { stream in
+                    // Push is disabled in our SETTINGS; a pushed stream is refused.
+                    stream.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+                }
+            )
+            try channel.pipeline.syncOperations.addHandler(HTTP2ConnectionHandler(firstSettings: settings, events: events))
+            let connection = HTTP2Connection(
+                id: id, key: key, channel: channel, multiplexer: multiplexer,
+                timings: opened.timings, requestTimeout: requestTimeout, events: events
+            )
+            return settings.futureResult
+                .map { maxStreams in NegotiatedConnection.http2(connection, maxStreams: maxStreams) }
+                .flatMapErrorThrowing { error in
+                    if case ChannelError.eof = error { throw GatewayError.upstreamClosed(upstream: upstream, beforeHead: true) }
+                    throw GatewayError.exchangeFailure(error, upstream: upstream)
+                }
+        } catch {
+            settings.fail(error)
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    static var connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = [
+            // Streams the server may open: none (push disabled).
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+            HTTP2Setting(parameter: .enablePush, value: 0),
+            HTTP2Setting(parameter: .initialWindowSize, value: streamWindow),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
+        ]
+        configuration.targetWindowSize = connectionWindow
+        return configuration
+    }
+
+    static var streamConfiguration: NIOHTTP2Handler.StreamConfiguration {
+        var configuration = NIOHTTP2Handler.StreamConfiguration()
+        configuration.targetWindowSize = streamWindow
+        return configuration
+    }
+}

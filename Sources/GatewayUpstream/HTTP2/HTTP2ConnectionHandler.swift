@@ -1,0 +1,75 @@
+import NIOCore
+import NIOHTTP2
+
+/// The last handler of an HTTP/2 connection, after `NIOHTTP2Handler`, which
+/// hands it the frames of stream 0. The server's first SETTINGS completes the
+/// connection's start with its limit of concurrent streams; a later change of
+/// that limit goes to the pool. GOAWAY drains the connection (no new stream;
+/// the streams above its last stream id fail as refused, which NIOHTTP2 reports
+/// to them). An error on the connection drains it too: `NIOHTTP2Handler` has
+/// answered a connection error with its own GOAWAY, and a socket or TLS error
+/// closes it anyway; errors of one stream that also come here (a stream reset
+/// the server had sent frames for) are ignored.
+final class HTTP2ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+
+    private var firstSettings: EventLoopPromise<Int>?
+    private let events: HTTP2ConnectionEvents
+    private var maxStreams = 0
+    private var goingAway = false
+
+    init(firstSettings: EventLoopPromise<Int>, events: HTTP2ConnectionEvents) {
+        self.firstSettings = firstSettings
+        self.events = events
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data).payload {
+        case .settings(.settings(let settings)):
+            // A frame may name a parameter twice: the last one counts.
+            let announced = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value
+            if let promise = firstSettings {
+                firstSettings = nil
+                maxStreams = HTTP2Connection.streamLimit(announced: announced)
+                promise.succeed(maxStreams)
+            } else if let announced, HTTP2Connection.streamLimit(announced: announced) != maxStreams {
+                maxStreams = HTTP2Connection.streamLimit(announced: announced)
+                events.maxStreamsChanged(maxStreams)
+            }
+        case .goAway:
+            drain(failingStartWith: ChannelError.eof)
+        default:
+            break
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOHTTP2Errors.NoSuchStream || error is NIOHTTP2Errors.StreamClosed { return }
+        drain(failingStartWith: error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failStart(ChannelError.eof)
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failStart(ChannelError.eof)
+    }
+
+    /// No new stream on this connection; before its start, the start fails.
+    private func drain(failingStartWith error: any Error) {
+        if firstSettings != nil {
+            failStart(error)
+        } else if !goingAway {
+            goingAway = true
+            events.goingAway()
+        }
+    }
+
+    private func failStart(_ error: any Error) {
+        let promise = firstSettings
+        firstSettings = nil
+        promise?.fail(error)
+    }
+}

@@ -1,0 +1,124 @@
+import GatewayCore
+import NIOHPACK
+import NIOHTTP1
+
+/// The translation between the gateway's messages (HTTP/1.1-shaped:
+/// ``ProxyRequest``, ``UpstreamResponseHead``) and HTTP/2 field sections
+/// (RFC 9113 §8.2, §8.3), in one place:
+///
+/// - Request: the pseudo-header fields first (`:method`; `:scheme`;
+///   `:authority`, the request's authority, which is also what its `Host`
+///   says; `:path`, the origin-form target), then its end-to-end fields in
+///   their order, names lowercased. Not sent: `host` (`:authority` carries
+///   it), the connection-specific fields (`connection` and the names it lists,
+///   `keep-alive`, `proxy-connection`, `proxy-authorization`,
+///   `proxy-authenticate`, `transfer-encoding`, `upgrade`, `trailer`), `te`
+///   unless it names `trailers` (then `te: trailers`, the one value HTTP/2
+///   allows: gRPC needs it), and the client's `content-length`, set from the
+///   body as over HTTP/1.1. `cookie` goes as one field, as the client sent it.
+///   `authorization` and `cookie` values are never indexed by HPACK (RFC 7541
+///   §7.1.3): one connection carries the requests of many clients.
+/// - Response: `:status` (three digits), then the fields as sent but for
+///   pseudo-header and connection-specific ones (a server sends none);
+///   `content-length` is the declared length.
+/// - Trailers: the trailing field section, filtered the same way.
+enum HTTP2Fields {
+    static func requestHeaders(_ request: ProxyRequest) -> HPACKHeaders {
+        // Names `Connection` lists (the listener removed them already: rare here).
+        var named: [String] = []
+        for (name, value) in request.headers where name.utf8.count == 10 && HopByHopHeaders.equalsIgnoringCase(name, "connection") {
+            var tokens: [Substring] = []
+            HopByHopHeaders.appendFieldsNamed(inConnection: value, to: &tokens)
+            named += tokens.map { $0.lowercased() }
+        }
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(request.headers.count + 6)
+        headers.add(name: ":method", value: request.method.rawValue)
+        headers.add(name: ":scheme", value: request.scheme.rawValue)
+        headers.add(name: ":authority", value: request.authority)
+        headers.add(name: ":path", value: request.target.isEmpty ? "/" : request.target)
+        var trailersAccepted = false
+        for (name, value) in request.headers {
+            if HopByHopHeaders.isAlwaysHopByHop(name) {
+                if HopByHopHeaders.equalsIgnoringCase(name, "te"), acceptsTrailers(value) { trailersAccepted = true }
+                continue
+            }
+            if HopByHopHeaders.equalsIgnoringCase(name, "host") || HopByHopHeaders.equalsIgnoringCase(name, "content-length") { continue }
+            if !named.isEmpty, named.contains(where: { HopByHopHeaders.equalsIgnoringCase(name, $0) }) { continue }
+            let lowered = lowercasedName(name)
+            headers.add(name: lowered, value: value, indexing: isSensitive(lowered) ? .neverIndexed : .indexable)
+        }
+        if trailersAccepted { headers.add(name: "te", value: "trailers") }
+        if let length = contentLength(of: request) { headers.add(name: "content-length", value: String(length)) }
+        return headers
+    }
+
+    /// The `content-length` sent: the body's length when known, `0` for an
+    /// empty body only when the client sent one or the method defines a
+    /// meaning for content (RFC 9110 §8.6), nil when the body streams without one.
+    static func contentLength(of request: ProxyRequest) -> Int? {
+        switch request.bodyLength {
+        case .some(0):
+            let announces = request.headers.contains(name: "content-length") || request.method == .POST || request.method == .PUT
+                || request.method == .PATCH
+            return announces ? 0 : nil
+        case .some(let length):
+            return length
+        case .none:
+            return nil
+        }
+    }
+
+    /// A `te` value naming `trailers` among its codings.
+    static func acceptsTrailers(_ value: String) -> Bool {
+        var found = false
+        HopByHopHeaders.forEachToken(in: value) { token in
+            if HopByHopHeaders.equalsIgnoringCase("trailers", token) { found = true }
+        }
+        return found
+    }
+
+    /// `:status` of a response section: three digits, else nil.
+    static func status(of headers: HPACKHeaders) -> UInt? {
+        guard let text = headers.first(name: ":status"), text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+            return nil
+        }
+        return UInt(text)
+    }
+
+    /// The `content-length` of a response section (NIOHTTP2 checks it against the DATA received).
+    static func declaredLength(of headers: HPACKHeaders) -> Int? {
+        guard let text = headers.first(name: "content-length"), let length = Int(text), length >= 0 else { return nil }
+        return length
+    }
+
+    /// The fields a response or trailer section passes on: its regular fields, connection-specific ones dropped.
+    static func fields(of headers: HPACKHeaders) -> HTTPHeaders {
+        var fields = HTTPHeaders()
+        fields.reserveCapacity(headers.count + 1)
+        for field in headers {
+            if field.name.utf8.first == UInt8(ascii: ":") || HopByHopHeaders.isAlwaysHopByHop(field.name) { continue }
+            fields.add(name: field.name, value: field.value)
+        }
+        return fields
+    }
+
+    /// The response head a final HEADERS makes (`status` already checked by the stream's machine).
+    static func responseHead(status: UInt, headers: HPACKHeaders, hasBody: Bool) -> UpstreamResponseHead {
+        UpstreamResponseHead(
+            status: HTTPResponseStatus(statusCode: Int(status)),
+            headers: fields(of: headers),
+            declaredLength: declaredLength(of: headers),
+            hasBody: hasBody
+        )
+    }
+
+    private static func isSensitive(_ loweredName: String) -> Bool {
+        loweredName == "authorization" || loweredName == "cookie"
+    }
+
+    /// The name in lowercase; without a copy when it is already.
+    private static func lowercasedName(_ name: String) -> String {
+        name.utf8.contains(where: { $0 >= 65 && $0 <= 90 }) ? name.lowercased() : name
+    }
+}

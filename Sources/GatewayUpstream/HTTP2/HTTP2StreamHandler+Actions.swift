@@ -1,0 +1,102 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP2
+
+/// Performs what the machine decided (but for the forwarding of a frame's
+/// parts, done where the frame is), and keeps the request timeout's task.
+/// The stream's slot goes back to the pool before the delegate hears of the
+/// end or the failure: its next request may take it.
+extension HTTP2StreamHandler {
+    func perform(_ action: HTTP2StreamStateMachine.Action) {
+        switch action {
+        case .none, .forwardHead, .forwardBody, .forwardTrailers:
+            break
+        case .read:
+            context?.read()
+        case .requestSent:
+            recorder.requestSent()
+        case .finish(let resetStream):
+            cancelTimer()
+            recorder.ended()
+            // Closing an open stream sends RST_STREAM (CANCEL): the server stops waiting for the rest of the request.
+            if resetStream { context?.close(promise: nil) }
+            ticket.releaseSlot()
+            delegate.upstreamResponseEnd()
+        case .fail(let failure):
+            cancelTimer()
+            let error = gatewayError(for: failure)
+            // Recorded before the delegate hears of it, so that it sees the final record.
+            recorder.failed(error)
+            context?.close(promise: nil)
+            ticket.releaseSlot()
+            delegate.upstreamExchangeFailed(error)
+        case .notOpened:
+            cancelTimer()
+            ticket.openFailed(ConnectionClosedBeforeUse(upstream: upstream))
+        }
+        scheduleTimerIfArmed()
+    }
+
+    func gatewayError(for failure: HTTP2StreamStateMachine.Failure) -> any Error {
+        switch failure {
+        case .error(let error, let beforeHead):
+            if let closed = error as? NIOHTTP2Errors.StreamClosed {
+                return Self.resetError(closed.errorCode, beforeHead: beforeHead, upstream: upstream)
+            }
+            // A stream opened after the server's GOAWAY: it was not processed.
+            if error is NIOHTTP2Errors.CreatedStreamAfterGoaway {
+                return Self.resetError(.refusedStream, beforeHead: beforeHead, upstream: upstream)
+            }
+            return GatewayError.exchangeFailure(error, upstream: upstream)
+        case .reset(let code, let beforeHead):
+            return Self.resetError(code, beforeHead: beforeHead, upstream: upstream)
+        case .closed(let beforeHead):
+            return GatewayError.upstreamClosed(upstream: upstream, beforeHead: beforeHead)
+        case .timedOut(let beforeHead):
+            let seconds = Double(requestTimeout.nanoseconds) / 1e9
+            return GatewayError(
+                .requestTimeout,
+                beforeHead ? "the upstream did not answer within \(seconds)s" : "the upstream stalled for \(seconds)s mid-exchange",
+                upstream: upstream
+            )
+        case .protocolViolation(let message):
+            return GatewayError(.upstreamProtocolError, "the upstream sent a malformed HTTP/2 response: \(message)", upstream: upstream)
+        }
+    }
+
+    /// REFUSED_STREAM (RFC 9113 §8.7: the server did not process the request)
+    /// is a `connect_failed`, retried as a failed connect is; any other code
+    /// is a reset stream.
+    static func resetError(_ code: HTTP2ErrorCode, beforeHead: Bool, upstream: String) -> GatewayError {
+        if code == .refusedStream, beforeHead {
+            return GatewayError(.connectFailed, "the upstream refused the HTTP/2 stream (REFUSED_STREAM) without processing the request", upstream: upstream)
+        }
+        return GatewayError(
+            .connectionReset,
+            beforeHead ? "the upstream reset the HTTP/2 stream before the response head" : "the upstream reset the HTTP/2 stream mid-response",
+            upstream: upstream,
+            causeDescription: "RST_STREAM with error code \(code.networkCode)"
+        )
+    }
+
+    // MARK: The request timeout's task (as the HTTP/1.1 handler keeps it)
+
+    /// Schedules the task when the timeout is armed and none is pending.
+    func scheduleTimerIfArmed() {
+        guard timer == nil, let deadline = machine.timeout.deadline, let context else { return }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.timerFired()
+        }
+    }
+
+    func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    private func timerFired() {
+        timer = nil
+        // Not run out yet: `perform` schedules the task again for the new deadline.
+        perform(machine.timerFired(now: eventLoop.now))
+    }
+}

@@ -1,0 +1,167 @@
+import GatewayCore
+import NIOCore
+
+/// One attempt on the pool's HTTP/2 side, on the caller's event loop: a key
+/// that asks for `http2`, or an `auto` key not known to speak HTTP/1.1. It
+/// leases a stream's slot, opens its stream (on the connection's loop, with a
+/// ``LoopHoppingDelegate`` when that is another loop), and lets the stream's
+/// handler run the exchange. When the key turns out to speak HTTP/1.1 the
+/// attempt becomes a ``PooledAttempt``: with the connection it waited for, or
+/// leasing on the HTTP/1 side. A stream that could not be opened carried no
+/// byte of the request: another is leased (a few times at most).
+final class MultiplexedAttempt {
+    private enum State {
+        /// Waiting for a stream's slot (or the word that the key speaks HTTP/1.1).
+        case leasing(waiterID: Int)
+        /// The stream is being opened on the connection.
+        case opening
+        /// The stream's channel, for cancelling; its handler runs the exchange.
+        case open(any Channel)
+        case http1(PooledAttempt)
+        case done
+    }
+
+    private let pool: UpstreamPool
+    private let request: ProxyRequest
+    private let key: UpstreamKey
+    private let recorder: AttemptRecorder
+    private let eventLoop: any EventLoop
+    private let delegate: any UpstreamExchangeDelegate
+    private var state = State.done
+    private var staleLeases = 0
+
+    private init(
+        pool: UpstreamPool, request: ProxyRequest, key: UpstreamKey, recorder: AttemptRecorder, eventLoop: any EventLoop,
+        delegate: any UpstreamExchangeDelegate
+    ) {
+        self.pool = pool
+        self.request = request
+        self.key = key
+        self.recorder = recorder
+        self.eventLoop = eventLoop
+        self.delegate = delegate
+    }
+
+    static func start(
+        pool: UpstreamPool, request: ProxyRequest, key: UpstreamKey, recorder: AttemptRecorder, eventLoop: any EventLoop,
+        delegate: any UpstreamExchangeDelegate
+    ) -> UpstreamExchangeCancellation {
+        let attempt = MultiplexedAttempt(pool: pool, request: request, key: key, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
+        attempt.lease()
+        let bound = NIOLoopBound(attempt, eventLoop: eventLoop)
+        return UpstreamExchangeCancellation { bound.value.cancel() }
+    }
+
+    private func lease() {
+        let (waiterID, future) = pool.leaseStream(key, upstreamName: request.upstreamName, on: eventLoop)
+        state = .leasing(waiterID: waiterID)
+        future.assumeIsolated().whenComplete { result in
+            self.leased(result)
+        }
+    }
+
+    private func leased(_ result: Result<UpstreamPool.HTTP2Lease, any Error>) {
+        guard case .leasing = state else { return giveBack(result) }
+        switch result {
+        case .failure(let error):
+            fail(error)
+        case .success(.useHTTP1):
+            let attempt = PooledAttempt(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
+            state = .http1(attempt)
+            attempt.lease()
+        case .success(.http1(let lease)):
+            let attempt = PooledAttempt(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
+            state = .http1(attempt)
+            attempt.take(lease)
+        case .success(.stream(let connection, let reused)):
+            UpstreamPool.record(connection.timings, reused: reused, httpVersion: UpstreamHTTPVersion.http2Name, into: recorder)
+            open(on: connection)
+        }
+    }
+
+    /// Opens the stream on the connection's loop; the stream's handler calls the
+    /// delegate there (through a ``LoopHoppingDelegate`` when that is not this loop).
+    private func open(on connection: HTTP2Connection) {
+        state = .opening
+        if connection.eventLoop.inEventLoop {
+            let stream = connection.openStream(request, recorder: recorder, delegate: delegate) { error in
+                self.notOpened(error)
+            }
+            stream?.assumeIsolated().whenSuccess { channel in self.opened(channel) }
+            return
+        }
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        let hopping = LoopHoppingDelegate(delegate: delegate, delegateLoop: eventLoop, connectionLoop: connection.eventLoop)
+        let request = self.request
+        let recorder = self.recorder
+        connection.eventLoop.execute {
+            let stream = connection.openStream(request, recorder: recorder, delegate: hopping) { error in
+                bound.eventLoop.execute { bound.value.notOpened(error) }
+            }
+            stream?.whenSuccess { channel in
+                bound.eventLoop.execute { bound.value.opened(channel) }
+            }
+        }
+    }
+
+    private func opened(_ channel: any Channel) {
+        switch state {
+        case .opening:
+            state = .open(channel)
+        case .done:
+            channel.close(promise: nil)  // cancelled meanwhile: the stream is reset
+        case .leasing, .open, .http1:
+            break  // it did not open after all, and another lease is under way
+        }
+    }
+
+    /// The stream could not be opened (the connection closed meanwhile): nothing was sent.
+    private func notOpened(_ error: any Error) {
+        switch state {
+        case .opening, .open:
+            staleLeases += 1
+            guard staleLeases < 3 else {
+                return fail(GatewayError.upstreamClosed(upstream: key.upstream, beforeHead: true))
+            }
+            lease()
+        case .leasing, .http1, .done:
+            break
+        }
+    }
+
+    /// A lease that came after the attempt was cancelled goes back unused.
+    private func giveBack(_ result: Result<UpstreamPool.HTTP2Lease, any Error>) {
+        switch result {
+        case .success(.stream(let connection, _)):
+            connection.events.streamEnded()
+        case .success(.http1(let lease)):
+            let handler = lease.connection.handler
+            lease.connection.eventLoop.execute { handler.value.releaseUnused() }
+        case .success(.useHTTP1), .failure:
+            break
+        }
+    }
+
+    private func fail(_ error: any Error) {
+        state = .done
+        recorder.failed(error)
+        delegate.upstreamExchangeFailed(error)
+    }
+
+    /// Withdraws a waiting lease, or resets the stream (its exchange fails; the
+    /// delegate, which cancelled, has let go of it).
+    func cancel() {
+        let current = state
+        state = .done
+        switch current {
+        case .leasing(let waiterID):
+            pool.runHTTP2 { $0.http2.machine.waiterCancelled(waiterID) }
+        case .open(let channel):
+            channel.close(promise: nil)
+        case .http1(let attempt):
+            attempt.cancel()
+        case .opening, .done:
+            break
+        }
+    }
+}

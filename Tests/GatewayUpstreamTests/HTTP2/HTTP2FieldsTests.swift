@@ -1,0 +1,122 @@
+import GatewayCore
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import Testing
+
+@testable import GatewayUpstream
+
+/// The translation between the gateway's requests and responses and HTTP/2
+/// field sections: pseudo-header fields, hop-by-hop fields dropped, `te:
+/// trailers` kept, `:authority`, lengths, trailers, and what a reset means.
+@Suite("HTTP2Fields")
+struct HTTP2FieldsTests {
+    static func request(
+        _ method: HTTPMethod = .GET,
+        port: Int = 443,
+        target: String = "/v1/items?x=1",
+        headers: [(String, String)],
+        body: ProxyBody = .empty
+    ) -> ProxyRequest {
+        ProxyRequest(
+            method: method, scheme: .https, host: "api.example.com", port: port, target: target,
+            headers: HTTPHeaders(headers), body: body
+        )
+    }
+
+    /// The names of the regular (non-pseudo) fields, in order.
+    static func regularNames(_ fields: HPACKHeaders) -> [String] {
+        fields.map { $0.name }.filter { !$0.hasPrefix(":") }
+    }
+
+    @Test func pseudoHeaderFieldsComeFirstAndHostBecomesAuthority() {
+        let fields = HTTP2Fields.requestHeaders(Self.request(headers: [("Host", "api.example.com"), ("Accept", "*/*")]))
+        #expect(Array(fields.map { $0.name }.prefix(4)) == [":method", ":scheme", ":authority", ":path"])
+        #expect(fields.first(name: ":method") == "GET")
+        #expect(fields.first(name: ":scheme") == "https")
+        #expect(fields.first(name: ":authority") == "api.example.com")
+        #expect(fields.first(name: ":path") == "/v1/items?x=1")
+        #expect(Self.regularNames(fields) == ["accept"])
+    }
+
+    @Test func authorityNamesANonDefaultPort() {
+        let fields = HTTP2Fields.requestHeaders(Self.request(port: 8443, headers: [("Host", "api.example.com:8443")]))
+        #expect(fields.first(name: ":authority") == "api.example.com:8443")
+    }
+
+    @Test func namesAreLowercasedInTheirOrder() {
+        let fields = HTTP2Fields.requestHeaders(Self.request(headers: [("X-Trace-ID", "1"), ("Accept", "a"), ("x-other", "2"), ("X-Trace-ID", "3")]))
+        #expect(Self.regularNames(fields) == ["x-trace-id", "accept", "x-other", "x-trace-id"])
+        #expect(fields[canonicalForm: "x-trace-id"] == ["1", "3"])
+    }
+
+    @Test func hopByHopFieldsAreNotSent() {
+        let fields = HTTP2Fields.requestHeaders(Self.request(headers: [
+            ("Connection", "close, X-Private"), ("Keep-Alive", "timeout=5"), ("Proxy-Connection", "keep-alive"),
+            ("Proxy-Authorization", "Basic Zm9vOmJhcg=="), ("Transfer-Encoding", "chunked"), ("Upgrade", "websocket"),
+            ("Trailer", "x-checksum"), ("X-Private", "hop"), ("X-Kept", "yes"),
+        ]))
+        #expect(Self.regularNames(fields) == ["x-kept"])
+    }
+
+    @Test(arguments: [("trailers", true), ("Trailers, deflate", true), ("gzip", false), ("", false)])
+    func teGoesOnlyAsTrailers(value: String, kept: Bool) {
+        let fields = HTTP2Fields.requestHeaders(Self.request(headers: [("TE", value)]))
+        #expect(fields[canonicalForm: "te"] == (kept ? ["trailers"] : []))
+    }
+
+    @Test func contentLengthFollowsTheBody() {
+        var body = ByteBuffer()
+        body.writeString("hello")
+        let buffered = HTTP2Fields.requestHeaders(Self.request(.POST, headers: [("Content-Length", "99")], body: .bytes(body)))
+        #expect(buffered[canonicalForm: "content-length"] == ["5"], "the body's own length, the client's dropped")
+        #expect(HTTP2Fields.requestHeaders(Self.request(headers: [])).first(name: "content-length") == nil)
+        #expect(HTTP2Fields.requestHeaders(Self.request(.POST, headers: [])).first(name: "content-length") == "0")
+        let streamed = Self.request(.PUT, headers: [], body: .stream(PatternBodySource(total: 10), declaredLength: nil))
+        #expect(HTTP2Fields.requestHeaders(streamed).first(name: "content-length") == nil, "DATA frames end with END_STREAM")
+        let declared = Self.request(.PUT, headers: [], body: .stream(PatternBodySource(total: 10), declaredLength: 10))
+        #expect(HTTP2Fields.requestHeaders(declared).first(name: "content-length") == "10")
+    }
+
+    @Test func credentialsAndCookiesAreNeverIndexed() {
+        let fields = HTTP2Fields.requestHeaders(Self.request(headers: [("Authorization", "Bearer t"), ("Cookie", "a=1; b=2"), ("Accept", "*/*")]))
+        let indexing = Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0.indexable) })
+        #expect(indexing["authorization"] == .neverIndexed)
+        #expect(indexing["cookie"] == .neverIndexed)
+        #expect(indexing["accept"] == .indexable)
+        #expect(fields.first(name: "cookie") == "a=1; b=2", "one field, as the client sent it")
+    }
+
+    @Test func aResponseSectionMakesTheHead() {
+        let section = HPACKHeaders([
+            (":status", "200"), ("content-type", "text/plain"), ("content-length", "5"), ("set-cookie", "a=1"), ("set-cookie", "b=2"),
+        ])
+        #expect(HTTP2Fields.status(of: section) == 200)
+        let head = HTTP2Fields.responseHead(status: 200, headers: section, hasBody: true)
+        #expect(head.status == .ok)
+        #expect(head.declaredLength == 5)
+        #expect(head.headers.map(\.name) == ["content-type", "content-length", "set-cookie", "set-cookie"])
+        #expect(head.headers["set-cookie"] == ["a=1", "b=2"])
+    }
+
+    @Test(arguments: ["20", "2000", "abc", "-20"])
+    func aMalformedStatusIsNone(text: String) {
+        #expect(HTTP2Fields.status(of: HPACKHeaders([(":status", text)])) == nil)
+        #expect(HTTP2Fields.status(of: HPACKHeaders([("x", "y")])) == nil)
+    }
+
+    @Test func trailersKeepTheirRegularFields() {
+        let trailers = HTTP2Fields.fields(of: HPACKHeaders([("grpc-status", "0"), ("grpc-message", ""), ("connection", "close")]))
+        #expect(trailers.map(\.name) == ["grpc-status", "grpc-message"])
+    }
+
+    /// REFUSED_STREAM means the server did not process the request: safe to retry.
+    @Test func refusedStreamIsRetryableAndOtherResetsAreResets() {
+        let refused = HTTP2StreamHandler.resetError(.refusedStream, beforeHead: true, upstream: "api.example.com:443")
+        #expect(refused.code == .connectFailed)
+        #expect(refused.isRetryable)
+        #expect(refused.upstream == "api.example.com:443")
+        #expect(HTTP2StreamHandler.resetError(.cancel, beforeHead: true, upstream: "h:443").code == .connectionReset)
+        #expect(HTTP2StreamHandler.resetError(.refusedStream, beforeHead: false, upstream: "h:443").code == .connectionReset)
+    }
+}
