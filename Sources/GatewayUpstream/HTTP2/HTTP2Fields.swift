@@ -12,9 +12,12 @@ import NIOHTTP1
 ///   their order, names lowercased. Not sent: `host` (`:authority` carries
 ///   it), the connection-specific fields (`connection` and the names it lists,
 ///   `keep-alive`, `proxy-connection`, `proxy-authorization`,
-///   `proxy-authenticate`, `transfer-encoding`, `upgrade`, `trailer`), `te`
-///   unless it names `trailers` (then `te: trailers`, the one value HTTP/2
-///   allows: gRPC needs it), and the client's `content-length`, set from the
+///   `proxy-authenticate`, `transfer-encoding`, `upgrade`, `trailer`), and the
+///   client's `te` (hop-by-hop: the listener dropped it). Every request says
+///   `te: trailers` instead (the one value HTTP/2 allows): the gateway takes
+///   trailers from an HTTP/2 upstream and passes them to clients that asked for
+///   them, and gRPC servers refuse a request without it. The client's
+///   `content-length` is set from the
 ///   body as over HTTP/1.1. `cookie` goes as one field, as the client sent it.
 ///   `authorization` and `cookie` values are never indexed by HPACK (RFC 7541
 ///   §7.1.3): one connection carries the requests of many clients.
@@ -37,18 +40,14 @@ enum HTTP2Fields {
         headers.add(name: ":scheme", value: request.scheme.rawValue)
         headers.add(name: ":authority", value: request.authority)
         headers.add(name: ":path", value: request.target.isEmpty ? "/" : request.target)
-        var trailersAccepted = false
         for (name, value) in request.headers {
-            if HopByHopHeaders.isAlwaysHopByHop(name) {
-                if HopByHopHeaders.equalsIgnoringCase(name, "te"), acceptsTrailers(value) { trailersAccepted = true }
-                continue
-            }
+            if HopByHopHeaders.isAlwaysHopByHop(name) { continue }
             if HopByHopHeaders.equalsIgnoringCase(name, "host") || HopByHopHeaders.equalsIgnoringCase(name, "content-length") { continue }
             if !named.isEmpty, named.contains(where: { HopByHopHeaders.equalsIgnoringCase(name, $0) }) { continue }
             let lowered = lowercasedName(name)
             headers.add(name: lowered, value: value, indexing: isSensitive(lowered) ? .neverIndexed : .indexable)
         }
-        if trailersAccepted { headers.add(name: "te", value: "trailers") }
+        headers.add(name: "te", value: "trailers")
         if let length = contentLength(of: request) { headers.add(name: "content-length", value: String(length)) }
         return headers
     }
@@ -67,15 +66,6 @@ enum HTTP2Fields {
         case .none:
             return nil
         }
-    }
-
-    /// A `te` value naming `trailers` among its codings.
-    static func acceptsTrailers(_ value: String) -> Bool {
-        var found = false
-        HopByHopHeaders.forEachToken(in: value) { token in
-            if HopByHopHeaders.equalsIgnoringCase("trailers", token) { found = true }
-        }
-        return found
     }
 
     /// `:status` of a response section: three digits, else nil.
