@@ -10,7 +10,8 @@ import NIOHTTP2
 /// (streams in flight finish; the connection closes when the last one ends,
 /// or at the drain timeout). A connection error (a flood of resets, of
 /// CONTINUATION or control frames, a flow-control violation: NIOHTTP2 sent
-/// its GOAWAY) closes the connection and is logged once.
+/// its GOAWAY) closes the connection and is logged once; a stream error
+/// (a bad content-length, an uppercase field name) resets that stream only.
 final class HTTP2ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -78,6 +79,11 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let streamError = error as? NIOHTTP2Errors.StreamError {
+            // One stream's fault (NIOHTTP2 reset it): the other streams go on.
+            logger.debug("HTTP/2 stream reset", metadata: ["client": "\(clientAddress)", "stream": "\(streamError.streamID)", "error": "\(streamError.baseError)"])
+            return
+        }
         let reason: String = switch error {
         case is NIOHTTP2Errors.ExcessiveRSTFrames: "too many stream resets (rapid reset)"
         case is NIOHTTP2Errors.ExcessiveContinuationFrames: "too many CONTINUATION frames"

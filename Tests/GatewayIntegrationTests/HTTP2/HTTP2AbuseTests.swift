@@ -65,6 +65,26 @@ struct HTTP2AbuseTests {
         #expect(metrics.contains("gateway_requests_total{upstream=\"api\",endpoint=\"/echo\",method=\"GET\",status_class=\"2xx\"} 1"), "\(metrics)")
     }
 
+    struct BadStream: Decodable {
+        var reset: Int?
+        var status: Int?
+        var ended: Bool
+    }
+
+    /// A stream that breaks the rules (its DATA exceed its content-length) is
+    /// reset with PROTOCOL_ERROR; the connection and its other streams go on.
+    @Test func aBadStreamIsResetAndTheConnectionGoesOn() async throws {
+        let f = try await interception.fixture()
+        let gateway = try await GatewayHarness.start(interception.configure(f))
+        defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
+
+        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.badStreamThenRequest], environment: environment(f, gateway), timeout: .seconds(30))
+        #expect(run.status == 0, "\(run.stderrString)")
+        let result = try JSONDecoder().decode(BadStream.self, from: Data(run.stdout))
+        #expect(result.reset == 1, "stream 1 reset with PROTOCOL_ERROR: \(result)")
+        #expect(result.status == 200 && result.ended, "stream 3 served on the same connection: \(result)\n\(gateway.logs.text)")
+    }
+
     struct SlowResult: Decodable {
         var status: Int?
         var ended: Bool

@@ -121,4 +121,31 @@ enum HTTP2ClientScripts {
             closed = True
         print(json.dumps({"status": status, "ended": ended, "goaway": goaway, "last_stream": last_stream, "closed": closed, "after_goaway": [str(a) for a in after]}))
         """
+
+    /// Stream 1 breaks its own content-length (5 announced, 10 sent); stream 3
+    /// on the same connection is a plain GET. Prints how stream 1 ended (reset
+    /// code) and stream 3's status.
+    static let badStreamThenRequest = connect.replacingOccurrences(
+        of: "client_side=True", with: "client_side=True, validate_outbound_headers=False, normalize_outbound_headers=False"
+    ) + """
+        conn.send_headers(1, [(":method", "POST"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", "/echo"), ("content-length", "5")])
+        conn.send_data(1, b"0123456789", end_stream=True)
+        conn.send_headers(3, request_headers("/echo?after=bad"), end_stream=True)
+        sock.sendall(conn.data_to_send())
+        reset, status, ended = None, None, False
+        sock.settimeout(10)
+        while not ended:
+            data = sock.recv(65536)
+            if not data:
+                break
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.StreamReset) and event.stream_id == 1:
+                    reset = int(event.error_code)
+                if isinstance(event, h2.events.ResponseReceived) and event.stream_id == 3:
+                    status = int(dict(event.headers)[b":status"])
+                if isinstance(event, h2.events.StreamEnded) and event.stream_id == 3:
+                    ended = True
+            sock.sendall(conn.data_to_send())
+        print(json.dumps({"reset": reset, "status": status, "ended": ended}))
+        """
 }
