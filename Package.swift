@@ -215,7 +215,11 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayFuzzingTests",
-            dependencies: ["GatewayFuzzing", "GatewayObservability"],
+            dependencies: [
+                "GatewayFuzzing", "GatewayListener", "GatewayObservability",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -74,10 +74,8 @@ enum HTTP2FrameInvariants {
     static let initialWindow = 65_535
 
     static func check(_ input: [UInt8]) throws(InvariantViolation) {
-        guard let options = input.first else { return }
-        let pieceSize = input.count > 1 ? Int(input[1]) : 0
-        var bytes = options & 1 == 1 ? [UInt8]() : preface
-        bytes += input.dropFirst(2)
+        guard let sent = client(input) else { return }
+        let bytes = sent.bytes, pieceSize = sent.pieceSize
         let whole = try run(bytes, pieceSize: 0)
         try check(whole)
         guard pieceSize > 0 else { return }
@@ -86,6 +84,14 @@ enum HTTP2FrameInvariants {
         if bytes.count < initialWindow {
             try require(pieces.outcome == whole.outcome, "in pieces of \(pieceSize): \(pieces.outcome); all at once: \(whole.outcome)")
         }
+    }
+
+    /// What the client sends (the preface first unless bit 0 of the first byte is set), and the piece size.
+    static func client(_ input: [UInt8]) -> (bytes: [UInt8], pieceSize: Int)? {
+        guard let options = input.first else { return nil }
+        var bytes = options & 1 == 1 ? [UInt8]() : preface
+        bytes += input.dropFirst(2)
+        return (bytes, input.count > 1 ? Int(input[1]) : 0)
     }
 
     static func check(_ run: Run) throws(InvariantViolation) {
