@@ -208,12 +208,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "GatewayFuzzingTests",
-            dependencies: ["GatewayFuzzing", "GatewayObservability"],
+            dependencies: [
+                "GatewayFuzzing", "GatewayListener", "GatewayObservability",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

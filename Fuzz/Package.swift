@@ -10,7 +10,7 @@ import PackageDescription
 let gatewayIdentity = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
 
-let targets = ["FuzzTargetParser", "FuzzHeadValidation", "FuzzPathNormalizer", "FuzzConfigDecoding", "FuzzShellQuoting", "FuzzResponseFraming"]
+let targets = ["FuzzTargetParser", "FuzzHeadValidation", "FuzzPathNormalizer", "FuzzConfigDecoding", "FuzzShellQuoting", "FuzzResponseFraming", "FuzzHTTP2Frames"]
 
 let package = Package(
     name: "gateway-fuzz",

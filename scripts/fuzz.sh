@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes the gateway's parsers with libFuzzer (issue 15): the request-target
 # parser, request-head validation (through the listener's HTTP decoder), the
-# endpoint path normalizer, config decoding, curl/shell quoting and upstream
-# response framing (with the head the client gets). Each target
+# endpoint path normalizer, config decoding, curl/shell quoting, upstream
+# response framing (with the head the client gets) and a client's HTTP/2
+# frames (through NIOHTTP2 as the listener configures it). Each target
 # checks properties, not only "does not crash" (Sources/GatewayFuzzing).
 #
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]     e.g. scripts/fuzz.sh shell-quoting 300
@@ -21,7 +22,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz="$root/Fuzz"
 scratch="$fuzz/.build"
 config=${FUZZ_CONFIG:-debug}
-all=(target-parser head-validation path-normalizer config-decoding shell-quoting response-framing)
+all=(target-parser head-validation path-normalizer config-decoding shell-quoting response-framing http2-frames)
 which=${1:-all}
 seconds=${2:-60}
 
@@ -33,6 +34,7 @@ executable() {
     config-decoding) echo FuzzConfigDecoding ;;
     shell-quoting) echo FuzzShellQuoting ;;
     response-framing) echo FuzzResponseFraming ;;
+    http2-frames) echo FuzzHTTP2Frames ;;
     *) echo "unknown target $1; one of: ${all[*]}" >&2; exit 2 ;;
     esac
 }

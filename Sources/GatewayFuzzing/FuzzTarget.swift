@@ -14,6 +14,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case shellQuoting = "shell-quoting"
     /// An upstream's bytes through `HTTP1ResponseFramer`, and the head `ResponseFraming` writes for the client.
     case responseFraming = "response-framing"
+    /// A client's bytes through the listener's `NIOHTTP2Handler`, each stream's request through `HTTP2Translation`.
+    case http2Frames = "http2-frames"
 
     /// Throws the first property `input` breaks.
     public func check(_ input: [UInt8]) throws(InvariantViolation) {
@@ -24,6 +26,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .configDecoding: try ConfigDecodingInvariants.check(input)
         case .shellQuoting: try ShellQuotingInvariants.check(input)
         case .responseFraming: try ResponseFramingInvariants.check(input)
+        case .http2Frames: try HTTP2FrameInvariants.check(input)
         }
     }
 

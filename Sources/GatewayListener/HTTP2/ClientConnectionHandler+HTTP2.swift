@@ -12,9 +12,6 @@ import NIOTLS
 ///
 /// Plain-HTTP proxy clients stay on HTTP/1.1 (no ALPN there, and no h2c upgrade).
 extension ClientConnectionHandler {
-    /// Limits of the HTTP/2 side: streams at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS).
-    static let http2MaxConcurrentStreams = 100
-
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let tls = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = tls, negotiated == "h2" {
             return switchToHTTP2(context)  // nothing after this handler waits for the event
@@ -35,13 +32,11 @@ extension ClientConnectionHandler {
             logger: environment.logger, clientAddress: clientAddress,
             idleTimeout: .nanoseconds(Int64(limits.idleTimeout.seconds * 1e9))
         )
-        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
-        configuration.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: Self.http2MaxConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: environment.maxHeadBytes),
-        ]
+        // The settings live in HTTP2ServerSettings, shared with the http2-frames fuzz target.
         let http2 = NIOHTTP2Handler(
-            mode: .server, eventLoop: context.eventLoop, connectionConfiguration: configuration, streamConfiguration: .init(),
+            mode: .server, eventLoop: context.eventLoop,
+            connectionConfiguration: HTTP2ServerSettings.connection(maxHeaderListSize: environment.maxHeadBytes),
+            streamConfiguration: HTTP2ServerSettings.stream,
             streamDelegate: HTTP2ConnectionHandler.StreamEvents(handler: NIOLoopBound(connection, eventLoop: context.eventLoop))
         ) { stream in
             do {

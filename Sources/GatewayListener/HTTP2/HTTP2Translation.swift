@@ -1,6 +1,6 @@
 import GatewayCore
-import NIOHPACK
-import NIOHTTP1
+package import NIOHPACK
+package import NIOHTTP1
 
 /// The translation between an HTTP/2 stream's fields and the gateway's
 /// HTTP/1.1-shaped exchange (RFC 9113 §8.2-8.3), both ways:
@@ -16,22 +16,22 @@ import NIOHTTP1
 ///   names; connection-specific ones (`connection`, `keep-alive`,
 ///   `proxy-connection`, `transfer-encoding`, `upgrade`) never go out, nor does
 ///   a `te`. Trailers likewise, without pseudo-fields.
-enum HTTP2Translation {
-    struct RequestHead {
-        var head: HTTPRequestHead
+package enum HTTP2Translation {
+    package struct RequestHead {
+        package var head: HTTPRequestHead
         /// The client sent `te: trailers`.
-        var acceptsTrailers: Bool
+        package var acceptsTrailers: Bool
         /// The `content-length` it announced, if any.
-        var declaredLength: Int?
+        package var declaredLength: Int?
     }
 
-    enum Refusal: Error, Equatable {
+    package enum Refusal: Error, Equatable {
         case missingPseudoField(String)
         /// `CONNECT` (plain or extended) inside an intercepted connection.
         case connectNotSupported
     }
 
-    static func request(_ fields: HPACKHeaders) throws(Refusal) -> RequestHead {
+    package static func request(_ fields: HPACKHeaders) throws(Refusal) -> RequestHead {
         var method: String?
         var path: String?
         var authority: String?

@@ -1,0 +1,33 @@
+package import NIOHTTP2
+
+/// How the gateway's HTTP/2 server side (an intercepted client that chose
+/// `h2`) configures `NIOHTTP2Handler`, in one place: the listener builds its
+/// handler from these (`ClientConnectionHandler+HTTP2.swift`), and so does the
+/// `http2-frames` fuzz target (GatewayFuzzing), so that what is fuzzed is what
+/// clients meet.
+///
+/// - SETTINGS_MAX_CONCURRENT_STREAMS: ``maxConcurrentStreams``;
+/// - SETTINGS_MAX_HEADER_LIST_SIZE: the listener's head limit
+///   (`limits.max_head_bytes`), as for an HTTP/1.1 request head;
+/// - everything else is NIOHTTP2's default (initial windows of 65,535 bytes,
+///   frames of at most 16,384 bytes, its limits on resets, CONTINUATION and
+///   control frames, glitches).
+package enum HTTP2ServerSettings {
+    /// Streams at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS).
+    package static let maxConcurrentStreams = 100
+
+    /// The connection's configuration; `maxHeaderListSize` is the listener's head limit.
+    package static func connection(maxHeaderListSize: Int) -> NIOHTTP2Handler.ConnectionConfiguration {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
+        ]
+        return configuration
+    }
+
+    /// Each stream's configuration (NIOHTTP2's defaults).
+    package static var stream: NIOHTTP2Handler.StreamConfiguration {
+        NIOHTTP2Handler.StreamConfiguration()
+    }
+}
