@@ -82,6 +82,8 @@ extension HTTP2FrameInvariants {
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
             // Once closed, errors are the close's, not the input's.
             guard context.channel.isActive else { return }
+            // As the gateway: a stream's error resets that stream only.
+            if HTTP2StreamErrors.isStreamError(error) { return }
             if recording.outcome.error == nil {
                 recording.outcome.error = String(reflecting: type(of: error))
             }

@@ -79,9 +79,9 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let streamError = error as? NIOHTTP2Errors.StreamError {
+        if HTTP2StreamErrors.isStreamError(error) {
             // One stream's fault (NIOHTTP2 reset it): the other streams go on.
-            logger.debug("HTTP/2 stream reset", metadata: ["client": "\(clientAddress)", "stream": "\(streamError.streamID)", "error": "\(streamError.baseError)"])
+            logger.debug("HTTP/2 stream reset", metadata: ["client": "\(clientAddress)", "error": "\(error)"])
             return
         }
         let reason: String = switch error {
