@@ -99,7 +99,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
             SpanPlan.Inputs(
                 request: request, route: route, requestID: context.id, clientAddress: context.clientAddress,
                 attempts: context.record.attempts, retries: context.record.retries, waits: taken.waits,
-                clientAttempts: taken.clients.map(\.attempt), outcome: outcome, end: clock.now
+                clientAttempts: taken.clients.map { $0.attempt }, outcome: outcome, end: clock.now
             ),
             redactor: redactor
         )
