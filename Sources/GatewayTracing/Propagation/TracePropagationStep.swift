@@ -10,7 +10,7 @@ import NIOCore
 struct TracePropagationStep: AttemptStep {
     func prepare(_ request: inout ProxyRequest, context: RequestContext, on eventLoop: any EventLoop) -> AttemptStepDecision {
         guard let spans = context.record.trace as? ExchangeSpans else { return .proceed }
-        spans.startAttempt(headers: &request.headers)
+        spans.startAttempt(headers: &request.headers, record: context.record)
         return .proceed
     }
 }

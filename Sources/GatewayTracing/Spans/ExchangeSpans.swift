@@ -18,9 +18,12 @@ import Tracing
 /// may be read elsewhere.
 final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     /// A CLIENT span started, with the record's attempt it became.
-    private typealias Client = (span: any Span, attempt: Int)
+    private typealias Client = (span: any Tracing.Span, attempt: Int)
 
     private struct State {
+        /// The exchange's record until it finishes; then let go, as the record
+        /// holds this object (its trace context) and would never be freed.
+        var record: ExchangeRecord?
         var clients: [Client] = []
         var waits: [RecordedWait] = []
         var finished = false
@@ -29,17 +32,18 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     let traceID: String
     let spanID: String
     private let tracer: any Tracer
-    private let server: any Span
+    private let server: any Tracing.Span
     private let name: String
     private let route: String
     /// The request as routed, its body left out.
     private let request: ProxyRequest
-    private let context: RequestContext
+    private let requestID: String
+    private let clientAddress: String
     private let redactor: TraceRedactor
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
 
     init(
-        tracer: any Tracer, server: any Span, ids: TraceParent, name: String, route: String,
+        tracer: any Tracer, server: any Tracing.Span, ids: TraceParent, name: String, route: String,
         request: ProxyRequest, context: RequestContext, redactor: TraceRedactor
     ) {
         self.tracer = tracer
@@ -51,19 +55,21 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         var snapshot = request
         snapshot.body = .empty
         self.request = snapshot
-        self.context = context
+        self.requestID = context.id
+        self.clientAddress = context.clientAddress
         self.redactor = redactor
+        self.state = NIOLockedValueBox(State(record: context.record))
     }
 
     /// Starts the CLIENT span of the attempt about to be sent and points the
-    /// attempt's `traceparent` (and `tracestate`) at it.
-    func startAttempt(headers: inout HTTPHeaders) {
+    /// attempt's `traceparent` (and `tracestate`) at it. `record`: the exchange's.
+    func startAttempt(headers: inout HTTPHeaders, record: ExchangeRecord) {
         let client = tracer.startSpan(name, context: server.context, ofKind: .client, at: DefaultTracerClock.now)
         var carrier = TraceCarrier()
         tracer.inject(client.context, into: &carrier, using: TraceCarrierInjector())
         carrier.write(to: &headers)
         // The transport records the attempt right after the last step: the index it gets.
-        let attempt = context.record.attemptCount
+        let attempt = record.attemptCount
         state.withLockedValue { $0.clients.append((client, attempt)) }
     }
 
@@ -87,18 +93,19 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     func requestBodyPart(_ buffer: ByteBuffer) {}
 
     func finish(_ outcome: ExchangeOutcome) {
-        let taken = state.withLockedValue { (s: inout State) -> (clients: [Client], waits: [RecordedWait])? in
-            guard !s.finished else { return nil }
+        let taken = state.withLockedValue { (s: inout State) -> (record: ExchangeRecord, clients: [Client], waits: [RecordedWait])? in
+            guard !s.finished, let record = s.record else { return nil }
             s.finished = true
-            return (s.clients, s.waits)
+            s.record = nil
+            return (record, s.clients, s.waits)
         }
         // A sampled-out trace's spans record nothing: no plan to make.
         guard let taken, server.isRecording else { return }
         let clock = WallClock()
         let plan = SpanPlan(
             SpanPlan.Inputs(
-                request: request, route: route, requestID: context.id, clientAddress: context.clientAddress,
-                attempts: context.record.attempts, retries: context.record.retries, waits: taken.waits,
+                request: request, route: route, requestID: requestID, clientAddress: clientAddress,
+                attempts: taken.record.attempts, retries: taken.record.retries, waits: taken.waits,
                 clientAttempts: taken.clients.map { $0.attempt }, outcome: outcome, end: clock.now
             ),
             redactor: redactor
@@ -109,7 +116,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         Self.end(server, as: plan.server, clock: clock)
     }
 
-    private static func end(_ span: any Span, as planned: SpanPlan.Planned, clock: WallClock) {
+    private static func end(_ span: any Tracing.Span, as planned: SpanPlan.Planned, clock: WallClock) {
         span.attributes = planned.attributes
         for event in planned.events {
             span.addEvent(SpanEvent(name: event.name, at: clock.timestamp(event.at), attributes: event.attributes))
