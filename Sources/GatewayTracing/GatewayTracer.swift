@@ -2,6 +2,7 @@ public import GatewayConfig
 public import GatewayCore
 public import GatewayObservability
 public import Logging
+import NIOConcurrencyHelpers
 import OTel
 public import ServiceLifecycle
 import Tracing
@@ -31,6 +32,13 @@ public final class GatewayTracer: Sendable {
         self.service = service
     }
 
+    /// Every tracer started, kept for the life of the process. swift-otel's
+    /// HTTP exporter shuts its client down synchronously when it is freed,
+    /// which traps on an event loop thread, and the last holder of a tracer
+    /// may be an exchange freed on one. The export service shuts the client
+    /// down itself when the gateway stops.
+    private static let keptAlive = NIOLockedValueBox<[any Tracer]>([])
+
     /// Starts tracing as `config` says (its `OTEL_*` variables already
     /// applied); `metrics` counts the spans dropped, `logger` gets the
     /// exporter's warnings. Throws what swift-otel refuses (a certificate
@@ -40,6 +48,7 @@ public final class GatewayTracer: Sendable {
             ExportDiagnostics(target: logger) { reason, count in metrics.traceSpansDropped(reason: reason, count: count) }
         }
         let backend = try OTel.makeTracingBackend(configuration: config.otelConfiguration(diagnostics: diagnostics))
+        keptAlive.withLockedValue { $0.append(backend.factory) }
         let sampler = config.sampler.rawValue + (config.sampler.usesRatio ? " \(config.samplerRatio)" : "")
         logger.info("tracing on: spans to \(config.endpoint) (OTLP/HTTP), service.name \(config.serviceName), sampler \(sampler)")
         return GatewayTracer(tracer: backend.factory, service: TracingService(export: backend.service, logger: logger))

@@ -1,6 +1,7 @@
 import GatewayConfig
 import GatewayCore
 import Logging
+import NIOConcurrencyHelpers
 import NIOHTTP1
 import OTel
 import Tracing
@@ -10,11 +11,16 @@ import Tracing
 /// swift-otel's tracer as the gateway configures it, its export never run:
 /// spans start and end, nothing leaves the test.
 enum TracingTestSupport {
+    /// Kept, as the gateway keeps its own (`GatewayTracer`): a freed exporter shuts its HTTP client down synchronously.
+    private static let keptAlive = NIOLockedValueBox<[any Tracer]>([])
+
     static func tracer(_ configure: (inout TracingConfig) -> Void = { _ in }) throws -> any Tracer {
         var tracing = TracingConfig(enabled: true, endpoint: "http://127.0.0.1:9/v1/traces")
         configure(&tracing)
         let backend = try OTel.makeTracingBackend(configuration: tracing.otelConfiguration(diagnostics: Logger(label: "swift-otel-test")))
-        return backend.factory
+        let tracer: any Tracer = backend.factory
+        keptAlive.withLockedValue { $0.append(tracer) }
+        return tracer
     }
 
     static func context() -> RequestContext {
