@@ -50,7 +50,9 @@
 #   BENCH_SIZE_LOADS   the loads of the config-size rows (default "1k 50;1k-app 50")
 #
 # Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
-# (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on.
+# (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on;
+# gateway-otel traces at sampling 1.0 to a local OTLP sink (scripts/bench/otlp_sink.py, started
+# with it), reported against the default config (issue 38), with any span it dropped noted.
 set -Eeuo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -238,11 +240,13 @@ build_floor() {
 }
 
 # ---------------------------------------------------------------- proxies
-# start_proxy NAME: starts the proxy on CPU 1, sets PROXY_PID and PROXY_PORT.
-PROXY_PID="" PROXY_PORT=""
+# start_proxy NAME: starts the proxy on CPU 1, sets PROXY_PID, PROXY_PORT and PROXY_ADMIN
+# (and SINK_PID for gateway-otel's OTLP sink).
+PROXY_PID="" PROXY_PORT="" PROXY_ADMIN="" SINK_PID=""
 start_proxy() {
     local name=$1 admin
     read -r PROXY_PORT admin < <(free_ports 2)
+    PROXY_ADMIN=$admin
     local vars=(DIR="$WORK" PROXY_PORT="$PROXY_PORT" ADMIN_PORT="$admin" ORIGIN_PORT="$ORIGIN_PORT")
     case "$name" in
         gateway|gateway-log-info)
@@ -255,6 +259,16 @@ start_proxy() {
             mkdir -p "$WORK/gateway-state"
             python3 "$HELPERS/config_size.py" "${name#gateway-size-}" --proxy-port "$PROXY_PORT" --admin-port "$admin" \
                 --origin-port "$ORIGIN_PORT" --dir "$WORK" --log-level warning >"$WORK/$name.yaml"
+            start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
+            ;;
+        gateway-otel)
+            # Tracing on: spans go to a local OTLP/HTTP sink (on the load CPU) that answers 200 and discards them.
+            local sink
+            sink=$(free_ports 1)
+            start_bg "$WORK/otlp-sink.log" taskset -c 0 python3 "$HELPERS/otlp_sink.py" "$sink"
+            SINK_PID=$BG_PID
+            mkdir -p "$WORK/gateway-state"
+            render "$TEMPLATES/$name.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL=warning SINK_PORT="$sink"
             start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
             ;;
         gateway-*)
@@ -415,7 +429,16 @@ bench_proxy() { # bench_proxy NAME
         done
     fi
     kill -0 "$pid" 2>/dev/null || fail "$name exited during the benchmark; log: $(tail -n 5 "$(proxy_log "$name")" 2>/dev/null | tr '\n' ' ')"
+    [[ $name == gateway-otel ]] && otel_drops
     stop_pid "$pid"
+    if [[ -n "$SINK_PID" ]]; then stop_pid "$SINK_PID"; SINK_PID=""; fi
+}
+
+# otel_drops: notes the spans gateway-otel dropped (its figure leaves their export out).
+otel_drops() {
+    local dropped
+    dropped=$(curl -sf --max-time 5 "http://127.0.0.1:$PROXY_ADMIN/metrics" | grep '^gateway_trace_spans_dropped_total' | tr '\n' ' ' || true)
+    if [[ -n "$dropped" ]]; then note "gateway-otel dropped spans: $dropped"; else log "gateway-otel: no span dropped"; fi
 }
 
 bench_group() { # bench_group LOADS NAME...: the proxies up at once, their runs alternating

@@ -17,6 +17,7 @@ struct ConfigFilesTests {
         "REPORTING_CLIENT_SECRET": "example-reporting-secret",
         "API_TOKEN": "example-api-token",
         "GATEWAY_DATABASE_URL": "postgres://gateway:example-db-password@db.internal:5432/gateway",
+        "OTLP_API_KEY": "example-otlp-key",
     ]
 
     static var configDirectory: URL { TestSupport.repositoryRoot().appendingPathComponent("config") }

@@ -153,7 +153,7 @@ def cpu_ratio_lines(stats):
         if name == "haproxy" and (body, conns) not in loads:
             loads.append((body, conns))
     lines = ["| body | conns | HAProxy CPU µs/req | default ÷ HAProxy | typical ÷ HAProxy | traces ÷ HAProxy "
-             "| typical ÷ default | traces ÷ default |", "|---|---|---|---|---|---|---|---|"]
+             "| typical ÷ default | traces ÷ default | otel ÷ default |", "|---|---|---|---|---|---|---|---|---|"]
     for body, conns in loads:
         h = stats.get(("haproxy", body, conns))
         g = {name: stats.get((name, body, conns)) for name, _ in CPU_VARIANTS}
@@ -163,7 +163,8 @@ def cpu_ratio_lines(stats):
         lines.append(f"| {body} | {conns} | {haproxy_cpu} | "
                      + " | ".join(fmt_x(cpu_ratio(g[name], h)) for name, _ in CPU_VARIANTS) + " | "
                      f"{fmt_x(cpu_ratio(g['gateway-policies'], g['gateway']))} | "
-                     f"{fmt_x(cpu_ratio(g['gateway-traces'], g['gateway']))} |")
+                     f"{fmt_x(cpu_ratio(g['gateway-traces'], g['gateway']))} | "
+                     f"{fmt_x(cpu_ratio(stats.get(('gateway-otel', body, conns)), g['gateway']))} |")
     return lines if len(lines) > 2 else []
 
 
@@ -180,6 +181,9 @@ def cpu_summary(stats, body="1k", conns=50):
         r = cpu_ratio(g[name], g["gateway"])
         if r is not None:
             out.append(f"{label} CPU per request: {r:.2f}×")
+    r = cpu_ratio(stats.get(("gateway-otel", body, conns)), g["gateway"])
+    if r is not None:
+        out.append(f"tracing on, sampling 1.0 / default (gateway-otel) CPU per request: {r:.2f}×")
     base = stats.get((SIZE_BASE, body, conns))
     for name, label in SIZE_VARIANTS:
         r = cpu_ratio(stats.get((name, body, conns)), base)
@@ -210,6 +214,16 @@ def targets_14(stats, body="1k", conns=50):
             out.append(f"- {label}: ≤ {limit}× the default config's CPU per request: {r:.2f}× — {verdict(r <= limit)}")
     out += throughput_100k(stats)
     return out
+
+
+def targets_38(stats, body="1k", conns=50):
+    """Issue 38: tracing on at sampling 1.0 (gateway-otel.yaml, spans to a local OTLP sink) against the
+    default config of the same run."""
+    r = cpu_ratio(stats.get(("gateway-otel", body, conns)), stats.get(("gateway", body, conns)))
+    if r is None:
+        return []
+    return [f"- tracing on, sampling 1.0: ≤ 1.2× the default config's CPU per request ({body}, {conns} conns): "
+            f"{r:.2f}× — {verdict(r <= 1.2)}"]
 
 
 def throughput_100k(stats, conns=50):
@@ -370,8 +384,8 @@ def main():
         md += ["## CPU per request: gateway ÷ HAProxy (same run)", "",
                "Each gateway config's CPU µs/req divided by HAProxy's from this run (rows above): the default "
                "config (gateway.yaml), the typical policies (gateway-policies.yaml: bearer auth, endpoint template, "
-               "retry, rate limit, metrics) and debug traces on (gateway-traces.yaml); then typical and traces "
-               "divided by the default config.", ""] + ratios + [""]
+               "retry, rate limit, metrics) and debug traces on (gateway-traces.yaml); then typical, traces and "
+               "OpenTelemetry tracing at sampling 1.0 (gateway-otel.yaml) divided by the default config.", ""] + ratios + [""]
     sizes = size_lines(stats)
     if sizes:
         md += ["## CPU per request: config size ÷ one upstream (same run)", "",
@@ -382,6 +396,7 @@ def main():
         md += ["## Targets (issue 40)", ""] + size_targets(stats) + [""]
     md += ["## Targets (issue 14)", ""] + (targets_14(stats) or ["- not measured (needs gateway, gateway-policies, "
                                                                   "gateway-traces and haproxy rows)"]) + [""]
+    md += ["## Targets (issue 38)", ""] + (targets_38(stats) or ["- not measured (needs gateway and gateway-otel rows)"]) + [""]
     md += ["## Targets (issue 9)", ""] + targets(stats, extras, order) + [""]
     md += kept_section(out_path, ALLOCS_TITLE)
     md += ["## Runs", "",

@@ -3,6 +3,7 @@ import GatewayCore
 import GatewayListener
 import GatewayObservability
 import GatewayPolicies
+import GatewayTracing
 import GatewayUpstream
 
 /// The phases of a client request, in the order they run, and the one place
@@ -17,14 +18,18 @@ import GatewayUpstream
 ///    (``routes(config:services:)``); a host no upstream names takes the
 ///    `unconfigured` route, which has observers only.
 /// 3. Observers begin, outermost first (``observers(config:services:)``):
-///    trace (while `debug` is on; it scrubs the token stores' current tokens
-///    from its records), then metrics. They see the request as
-///    routed, are told of the rest of the exchange, and never change it.
+///    tracing (while `tracing` is on: the exchange's SERVER span, whose trace
+///    context the others read from the record), trace (while `debug` is on;
+///    it scrubs the token stores' current tokens from its records), then
+///    metrics. They see the request as routed, are told of the rest of the
+///    exchange, and never change it.
 /// 4. Retry: the upstream's retry planner (`retry`), asked once per client
 ///    request and after each attempt.
 /// 5. Attempt steps, on each upstream attempt, in order: rate limit
 ///    (`rate_limit`), OAuth2 token (`auth: oauth2`), static credential
-///    (`auth`). Then the upstream pool.
+///    (`auth`), and last, while `tracing` is on, the trace context (the
+///    attempt's CLIENT span, the upstream's `traceparent`; the rate limit's
+///    and the token's waits are then timed for the span). Then the upstream pool.
 /// 6. Observers finish: the response has gone out, the exchange failed, or
 ///    the client went away.
 ///
@@ -68,12 +73,18 @@ enum ExchangePhases {
                 maxEndpoints: config.metrics.maxEndpointsPerUpstream, services: services
             )
         }
-        return RouteTable(byUpstream: byUpstream, unconfigured: UpstreamRoute(observers: observers))
+        // Unconfigured hosts get the trace context too.
+        let unconfiguredSteps = services.tracing.map { [$0.propagation] } ?? []
+        return RouteTable(byUpstream: byUpstream, unconfigured: UpstreamRoute(observers: observers, steps: unconfiguredSteps))
     }
 
-    /// The observers of every route, outermost first: trace (while `debug` is on), then metrics.
+    /// The observers of every route, outermost first: tracing (while `tracing` is on),
+    /// trace (while `debug` is on), then metrics.
     static func observers(config: GatewayConfig, services: GatewayServices) -> [any ExchangeObserver] {
         var observers: [any ExchangeObserver] = []
+        if let tracing = services.tracing {
+            observers.append(tracing.observer(config: config))
+        }
         if config.debug {
             // The token stores' tokens are scrubbed from every record too (an upstream may echo one).
             observers.append(TraceObserver.make(
@@ -87,7 +98,7 @@ enum ExchangePhases {
 
     /// One upstream's route: the observers, its retry planner, and its attempt
     /// steps in order (rate limit, OAuth2 token, static credential), each only
-    /// when the upstream configures it.
+    /// when the upstream configures it, then the trace context while tracing is on.
     /// `maxEndpoints`: `metrics.max_endpoints_per_upstream`, which bounds per-endpoint rate limiters too.
     static func route(
         for upstream: UpstreamConfig, observers: [any ExchangeObserver], tokenStore: TokenStore?, maxEndpoints: Int, services: GatewayServices
@@ -98,7 +109,11 @@ enum ExchangePhases {
         )
         let tokenRefresh = TokenRefreshPolicy(upstream: upstream, store: tokenStore)
         let credential = AuthInjectionPolicy(upstream: upstream)
-        let steps: [(any AttemptStep)?] = [rateLimit?.step, tokenRefresh?.step, credential]
-        return UpstreamRoute(observers: observers, steps: steps.compactMap { $0 }, retry: retry?.planner)
+        var steps: [any AttemptStep] = []
+        if let step = rateLimit?.step { steps.append(services.tracing?.timingWaits(of: step, as: .rateLimit) ?? step) }
+        if let step = tokenRefresh?.step { steps.append(services.tracing?.timingWaits(of: step, as: .tokenRefresh) ?? step) }
+        if let credential { steps.append(credential) }
+        if let tracing = services.tracing { steps.append(tracing.propagation) }
+        return UpstreamRoute(observers: observers, steps: steps, retry: retry?.planner)
     }
 }

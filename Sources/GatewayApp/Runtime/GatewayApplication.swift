@@ -3,6 +3,7 @@ import GatewayCore
 public import GatewayListener
 import GatewaySharedState
 public import GatewayObservability
+import GatewayTracing
 public import GatewayUpstream
 public import Logging
 import NIOCore
@@ -53,13 +54,27 @@ public final class GatewayApplication: Sendable {
         )
         self.pool = pool
         let database = config.sharedState.map { SharedStateDatabase(config: $0.postgres, eventLoopGroup: eventLoopGroup, logger: logger) }
-        let shared = GatewayServices(pool: pool, metrics: metrics, logger: logger, sharedState: database)
+        // Tracing is set up once, from the config at start (a reload that changes it is told so).
+        var tracingError: String?
+        var tracing: GatewayTracer?
+        if config.tracing.enabled {
+            do {
+                tracing = try GatewayTracer.start(config: config.tracing, metrics: metrics, logger: logger)
+            } catch {
+                tracingError = "tracing: cannot start the span exporter: \(error)"
+            }
+        }
+        let shared = GatewayServices(pool: pool, metrics: metrics, logger: logger, sharedState: database, tracing: tracing)
         let startupSharedState = config.sharedState
+        let startupTracing = config.tracing
         self.traceProxyAddress = shared.traceProxyAddress
         self.traceWriters = shared.traceWriters
         let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig = { config in
             if config.sharedState != startupSharedState {
                 logger.warning("shared_state changed; the change takes effect when the gateway restarts")
+            }
+            if config.tracing != startupTracing {
+                logger.warning("tracing changed; the change takes effect when the gateway restarts")
             }
             deniedAddresses.replace(with: config.access.deny.compactMap(\.network))
             let interceptor = try shared.interceptors.interceptor(for: config, events: metrics, logger: logger)
@@ -68,7 +83,7 @@ public final class GatewayApplication: Sendable {
         let initial: ActiveConfig
         do {
             initial = try makeActive(config)
-            self.startupError = nil
+            self.startupError = tracingError
         } catch {
             // Reported by run(), which then refuses to start.
             initial = ExchangePhases.activeConfig(config, services: shared)
@@ -97,6 +112,10 @@ public final class GatewayApplication: Sendable {
         ]
         if let sharedState = shared.sharedState {
             services.append(.init(service: sharedState, failureTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        if let tracing {
+            // First, so shut down last: the spans of the exchanges the proxy drains are exported too.
+            services.insert(.init(service: tracing.service, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore), at: 0)
         }
         let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, makeActive: makeActive, adjust: overrides, logger: logger)
         if handleSignals {

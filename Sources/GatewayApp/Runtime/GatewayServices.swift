@@ -1,6 +1,7 @@
 import GatewayObservability
 import GatewayPolicies
 import GatewaySharedState
+import GatewayTracing
 import GatewayUpstream
 import Logging
 
@@ -25,11 +26,14 @@ struct GatewayServices: Sendable {
     let traceProxyAddress = TraceProxyAddress()
     /// The interception CA and its leaf cache; survive reloads.
     let interceptors = InterceptorRegistry()
+    /// OpenTelemetry spans and W3C trace context (`tracing`, read at start); nil while tracing is off.
+    let tracing: GatewayTracer?
 
-    init(pool: UpstreamPool, metrics: GatewayMetrics, logger: Logger, sharedState database: SharedStateDatabase?) {
+    init(pool: UpstreamPool, metrics: GatewayMetrics, logger: Logger, sharedState database: SharedStateDatabase?, tracing: GatewayTracer? = nil) {
         self.pool = pool
         self.metrics = metrics
         self.logger = logger
+        self.tracing = tracing
         let tokenStores = TokenStoreRegistry(shared: database.map { PostgresTokenCoordinator(database: $0) })
         let rateLimits = RateLimitRegistry(shared: database.map { PostgresRateLimits(database: $0) })
         self.tokenStores = tokenStores

@@ -6,7 +6,7 @@ import Logging
 extension GatewayConfig {
     static let topLevelKeys = [
         "listen", "open", "log_level", "state_dir", "debug", "access", "proxy_auth", "limits", "pool", "upstreams",
-        "trace", "metrics", "interception", "shared_state",
+        "trace", "metrics", "interception", "shared_state", "tracing",
     ]
 
     init(decoding root: ConfigNode) throws(ConfigError) {
@@ -35,6 +35,7 @@ extension GatewayConfig {
             try InterceptionConfig(decoding: node, stateDir: stateDir)
         } ?? InterceptionConfig(stateDir: stateDir)
         if let node = map["shared_state"], !node.isNull { sharedState = try SharedStateConfig(decoding: node) }
+        if let node = map["tracing"] { tracing = try TracingConfig(decoding: node) }
     }
 
     static func decodeLogLevel(_ node: ConfigNode) throws(ConfigError) -> Logger.Level {

@@ -123,6 +123,8 @@ extension GatewayConfig {
                 }
             }
         }
+        out.key("tracing")
+        out.indented { out in tracing.write(to: &out) }
     }
 }
 

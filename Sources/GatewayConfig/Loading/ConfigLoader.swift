@@ -6,6 +6,8 @@ import Yams
 /// Every problem becomes a `ConfigError` naming the file and the exact key
 /// path; unknown keys are errors, never ignored. Relative `ca_file` and
 /// `password_file` paths are resolved against the config file's directory.
+/// The standard `OTEL_*` variables of `environment` apply over `tracing`
+/// (``TracingConfig/applyEnvironment(_:file:)``).
 public enum ConfigLoader {
     /// Loads the file at `path`. A missing or unreadable file is a `ConfigError` naming it.
     public static func load(
@@ -55,6 +57,8 @@ public enum ConfigLoader {
                 config = try GatewayConfig(decoding: node)
             }
         }
+        // The OpenTelemetry variables apply over the file (and to a file without `tracing`).
+        try config.tracing.applyEnvironment(environment, file: file)
         try config.validate(file: file)
         return config
     }

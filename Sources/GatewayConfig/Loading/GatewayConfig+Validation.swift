@@ -28,6 +28,7 @@ extension GatewayConfig {
         try validateLimits(fail)
         try validateObservability(fail)
         try validateSharedState(fail)
+        try validateTracing(fail)
         try validateUpstreams(fail)
     }
 

@@ -36,6 +36,7 @@ extension GatewayConfig {
                     "\(prefix).auth.\(key): secret written inline in the config file; prefer \(key)_env or \(key)_file")
             }
         }
+        notes += tracingWarnings
         return notes
     }
 }

@@ -32,6 +32,9 @@ public struct GatewayConfig: Sendable, Equatable {
     public var interception: InterceptionConfig
     /// `shared_state`: tokens and rate limits shared with other replicas; nil = this gateway alone.
     public var sharedState: SharedStateConfig?
+    /// `tracing`: OpenTelemetry spans and W3C trace context (off by default),
+    /// with the standard `OTEL_*` variables applied by `ConfigLoader`.
+    public var tracing: TracingConfig
 
     public static let defaultLogLevel: Logger.Level = .info
     public static let defaultStateDir = ".gateway"
@@ -55,7 +58,8 @@ public struct GatewayConfig: Sendable, Equatable {
         trace: TraceConfig? = nil,
         metrics: MetricsConfig = MetricsConfig(),
         interception: InterceptionConfig? = nil,
-        sharedState: SharedStateConfig? = nil
+        sharedState: SharedStateConfig? = nil,
+        tracing: TracingConfig = TracingConfig()
     ) {
         self.listen = listen
         self.open = open
@@ -72,6 +76,7 @@ public struct GatewayConfig: Sendable, Equatable {
         self.metrics = metrics
         self.interception = interception ?? InterceptionConfig(stateDir: stateDir)
         self.sharedState = sharedState
+        self.tracing = tracing
     }
 
     /// First upstream whose hosts match `host` (case-insensitive), nil if none.

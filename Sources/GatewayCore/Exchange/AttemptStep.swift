@@ -77,4 +77,17 @@ public struct AttemptWait: Sendable {
         self.repeatStep = false
         self.cancel = cancel
     }
+
+    private init(edits future: EventLoopFuture<AttemptRequestEdit?>, repeatStep: Bool, cancel: @escaping @Sendable () -> Void) {
+        self.future = future
+        self.repeatStep = repeatStep
+        self.cancel = cancel
+    }
+
+    /// The same wait, `ended` called (on the wait's event loop) as it ends,
+    /// before the exchange sees its outcome: how the tracing steps time the
+    /// waits of the steps they wrap.
+    public func whenEnded(_ ended: @escaping @Sendable () -> Void) -> AttemptWait {
+        AttemptWait(edits: future.always { _ in ended() }, repeatStep: repeatStep, cancel: cancel)
+    }
 }

@@ -1,14 +1,18 @@
 import Synchronization
 
 /// What happened during one client exchange, filled in by the layers it crosses
-/// (upstream attempts with their timings) and read at the end by logging,
-/// metrics and traces. Shared between tasks of one exchange, hence a lock: a
-/// `Mutex` stored in the object, so that a record is one allocation (its
-/// first attempt is inline too, see ``AttemptList``).
+/// (upstream attempts with their timings, the retry planner's decisions, the
+/// exchange's trace context) and read at the end by logging, metrics and
+/// traces. Shared between tasks of one exchange, hence a lock: a `Mutex`
+/// stored in the object, so that a record is one allocation (its first
+/// attempt is inline too, see ``AttemptList``).
 public final class ExchangeRecord: Sendable {
     private struct State {
         var attempts = AttemptList()
         var upstreamName: String?
+        /// Empty (no allocation) unless a retry was decided.
+        var retries: [AttemptRetry] = []
+        var trace: (any ExchangeTraceContext)?
     }
 
     private let state = Mutex(State())
@@ -32,9 +36,28 @@ public final class ExchangeRecord: Sendable {
 
     public var attempts: AttemptList { state.withLock { $0.attempts } }
 
+    /// How many attempts began: the index the next ``beginAttempt(_:)`` returns.
+    public var attemptCount: Int { state.withLock { $0.attempts.count } }
+
     /// The configured upstream the request matched, if any.
     public var upstreamName: String? {
         get { state.withLock { $0.upstreamName } }
         set { state.withLock { $0.upstreamName = newValue } }
+    }
+
+    /// The retry planner gave the last attempt up for another, after `backoff`.
+    public func noteRetry(reason: String, backoff: Duration, at now: ContinuousClock.Instant = .now) {
+        state.withLock { s in
+            s.retries.append(AttemptRetry(attempt: max(0, s.attempts.count - 1), reason: reason, at: now, backoff: backoff))
+        }
+    }
+
+    /// The retries decided so far, in order.
+    public var retries: [AttemptRetry] { state.withLock { $0.retries } }
+
+    /// The exchange's trace context while tracing is on (``ExchangeTraceContext``); nil otherwise.
+    public var trace: (any ExchangeTraceContext)? {
+        get { state.withLock { $0.trace } }
+        set { state.withLock { $0.trace = newValue } }
     }
 }

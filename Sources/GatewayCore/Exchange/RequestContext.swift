@@ -32,23 +32,34 @@ public struct RequestContext: Sendable {
     }
 
     /// The logger for this request's lines: ``baseLogger``, with `request=<id>`
-    /// when ``tagsLinesWithID``. Built when read, not per request (a
-    /// logger with its own metadata costs three allocations, and most exchanges
+    /// when ``tagsLinesWithID``, and `trace_id` and `span_id` while tracing is
+    /// on (the record's ``ExchangeRecord/trace``). Built when read, not per
+    /// request (a logger with its own metadata costs three allocations, and most exchanges
     /// log only their own line, tagged by ``addRequestMetadata(to:)``): read it where
     /// a line is logged, not to keep.
     public var logger: Logger {
         get {
-            guard tagsLinesWithID else { return baseLogger }
+            let trace = record.trace
+            guard tagsLinesWithID || trace != nil else { return baseLogger }
             var logger = baseLogger
-            logger[metadataKey: "request"] = .string(id)
+            if tagsLinesWithID { logger[metadataKey: "request"] = .string(id) }
+            if let trace {
+                logger[metadataKey: "trace_id"] = .string(trace.traceID)
+                logger[metadataKey: "span_id"] = .string(trace.spanID)
+            }
             return logger
         }
         set { baseLogger = newValue }
     }
 
-    /// The metadata ``logger`` adds to each line (`request=<id>`, or none), for a
-    /// line logged through ``baseLogger`` with metadata of its own.
+    /// The metadata ``logger`` adds to each line (`request=<id>`, the trace's
+    /// `trace_id` and `span_id`, or none), for a line logged through
+    /// ``baseLogger`` with metadata of its own.
     public func addRequestMetadata(to metadata: inout Logger.Metadata) {
         if tagsLinesWithID { metadata["request"] = .string(id) }
+        if let trace = record.trace {
+            metadata["trace_id"] = .string(trace.traceID)
+            metadata["span_id"] = .string(trace.spanID)
+        }
     }
 }

@@ -3,7 +3,8 @@ import Logging
 import NIOHTTP1
 
 /// The one info line per exchange: method, target without query values, status,
-/// duration, bytes. Never a header value, never a query value; a control or
+/// duration, bytes (and the trace's `trace_id` and `span_id` while tracing is
+/// on, ``RequestContext/addRequestMetadata(to:)``). Never a header value, never a query value; a control or
 /// bidi character of the target (C1 `\u{9B}`, U+202E) as a visible escape,
 /// never as it is (``TerminalSafety``).
 enum ExchangeLogLine {
@@ -25,8 +26,8 @@ enum ExchangeLogLine {
         let logger = context.baseLogger
         guard logger.logLevel <= .info else { return }
         let elapsed = (ContinuousClock.now - started).seconds * 1000
-        // Room for every key: one allocation, never a resize.
-        var metadata = Logger.Metadata(minimumCapacity: 7)
+        // Room for every key (`trace_id` and `span_id` while tracing is on): one allocation, never a resize.
+        var metadata = Logger.Metadata(minimumCapacity: 9)
         metadata["status"] = "\(status)"
         metadata["ms"] = "\((elapsed * 100).rounded() / 100)"
         metadata["bytes_in"] = "\(bytesIn)"

@@ -47,7 +47,8 @@ public struct HARExport: Sendable {
                     ttfb: a.ttfb.map(HARTimings.milliseconds), total: a.total.map(HARTimings.milliseconds)
                 )
             },
-            _gatewayError: record.error
+            _gatewayError: record.error,
+            _traceId: record.traceId
         )
     }
 

@@ -40,6 +40,8 @@ public struct HARLog: Sendable, Codable, Equatable {
         public var _attempts: [Attempt]
         /// The gateway's error code when the exchange failed (`upstream_timeout`, ...).
         public var _gatewayError: String?
+        /// The exchange's distributed trace (tracing on): its trace id in Jaeger or Tempo.
+        public var _traceId: String? = nil
     }
 
     public struct Request: Sendable, Codable, Equatable {

@@ -113,6 +113,10 @@ public struct MetricFamily: Sendable, Hashable {
         name: "gateway_shared_state_up", kind: .gauge,
         help: "1 while the shared state database (shared_state.postgres) answers, 0 while it does not; absent without shared_state",
         labelNames: [])
+    public static let traceSpansDropped = MetricFamily(
+        name: "gateway_trace_spans_dropped_total", kind: .counter,
+        help: "OpenTelemetry spans not exported (tracing on): reason queue_full (more spans waiting than tracing.max_queue) or export_failed (the collector did not take a batch)",
+        labelNames: ["reason"])
     public static let buildInfo = MetricFamily(
         name: "gateway_build_info", kind: .gauge,
         help: "Build information",
@@ -123,6 +127,6 @@ public struct MetricFamily: Sendable, Hashable {
         requests, requestErrors, requestDuration, upstreamAttempts, upstreamPhase,
         retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
         interceptionCertificates, interceptionHandshakeFailures, webSocketsOpen, webSocketBytes,
-        upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, buildInfo,
+        upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, traceSpansDropped, buildInfo,
     ]
 }

@@ -11,40 +11,23 @@ import GatewayCore
 /// response ends, fails, or the client goes away.
 public struct MetricsObserver: Sendable {
     let metrics: GatewayMetrics
-    private let templates: [String: [CompiledTemplate]]
+    private let templates: EndpointTemplates
     private let maxEndpoints: Int
 
     public init(metrics: GatewayMetrics, config: GatewayConfig) {
         self.metrics = metrics
         metrics.addConfiguredUpstreams(config.upstreams.map(\.name))
-        var templates: [String: [CompiledTemplate]] = [:]
-        for upstream in config.upstreams where !upstream.endpoints.isEmpty && templates[upstream.name] == nil {
-            templates[upstream.name] = upstream.endpoints.map(CompiledTemplate.init)
-        }
-        self.templates = templates
+        self.templates = EndpointTemplates(config: config)
         self.maxEndpoints = config.metrics.maxEndpointsPerUpstream
     }
 
     /// The endpoint: configured templates of the request's upstream first, then
-    /// automatic normalization; bounded by the registry. Works on the target's
-    /// bytes: this runs for every request.
+    /// automatic normalization (``EndpointTemplates``); bounded by the registry.
     func recorder(for request: ProxyRequest) -> EndpointRecorder {
-        let method = EndpointKey.methodLabel(request.method)
-        let upstream = request.upstreamName
-        var target = request.target
-        let (endpoint, configured) = target.withUTF8 { bytes -> (String, Bool) in
-            let path = PathNormalizer.pathPart(of: bytes)
-            if let upstream, let candidates = templates[upstream] {
-                let methodName = request.method.rawValue
-                for candidate in candidates where candidate.matches(method: methodName, path: path) {
-                    return (candidate.path, true)
-                }
-            }
-            return (PathNormalizer.normalize(path: path), false)
-        }
+        let (endpoint, configured) = templates.endpoint(of: request)
         return metrics.endpoint(
-            upstream: upstream ?? request.host.lowercasedHost, method: method, endpoint: endpoint,
-            configured: configured, maxEndpoints: maxEndpoints
+            upstream: request.upstreamName ?? request.host.lowercasedHost, method: EndpointKey.methodLabel(request.method),
+            endpoint: endpoint, configured: configured, maxEndpoints: maxEndpoints
         )
     }
 }

@@ -24,6 +24,7 @@ struct CapturedTraceLine: TraceLineFields {
     var requestBytes: Int? { capture.body?.count ?? capture.declaredLength }
     var responseBytes: Int { capture.responseBytes }
     var status: Int? { capture.status }
+    var traceId: String? { capture.traceID }
 
     func writeCurl(into text: inout JSONStringText) { through.writeLine(into: &text) }
 

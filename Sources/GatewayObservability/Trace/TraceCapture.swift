@@ -35,6 +35,8 @@ struct TraceCapture: Sendable {
     let logger: Logger
     /// The line carries `request=<id>` (as the exchange's `context.logger` adds it).
     var tagsLinesWithID = false
+    /// The exchange's distributed trace while tracing is on (the record's `traceId`).
+    var traceID: String? = nil
 
     /// What the queue's byte budget counts for it before it is formatted: the
     /// body (twice when short enough to be inline in both curl lines) plus a

@@ -26,6 +26,7 @@ protocol TraceLineFields {
     func forEachResponseHeader(_ header: TraceHeaderWriter)
     var status: Int? { get }
     var time: String { get }
+    var traceId: String? { get }
     var upstream: String? { get }
 }
 
@@ -69,6 +70,7 @@ extension TraceLineFields {
         }
         if let status { json.field("status", status) }
         json.field("time", time)
+        if let traceId { json.field("traceId", traceId) }
         if let upstream { json.field("upstream", upstream) }
         json.bytes.append(UInt8(ascii: "}"))
         json.bytes.append(UInt8(ascii: "\n"))

@@ -55,7 +55,8 @@ public struct TraceObserver: Sendable {
             // The base logger: the writer thread adds `request=<id>` to the line itself
             // (a tagged logger built here cost three allocations per exchange).
             logger: context.baseLogger,
-            tagsLinesWithID: context.tagsLinesWithID
+            tagsLinesWithID: context.tagsLinesWithID,
+            traceID: context.record.trace?.traceID
         )
         let formatter = self.formatter
         let bodiesDirectory = writer.bodiesDirectory

@@ -71,11 +71,14 @@ public struct TraceRecord: Sendable, Codable, Equatable {
     public var curl: String
     /// The request as sent upstream, credentials as shell variables.
     public var curlDirect: String
+    /// The exchange's distributed trace (32 hex digits) while tracing was on:
+    /// the trace in Jaeger or Tempo that holds the exchange's spans.
+    public var traceId: String?
 
     public init(
         id: String, time: String, client: String, upstream: String?, method: String, endpoint: String,
         attempts: [Attempt], status: Int?, error: String?, requestBytes: Int?, responseBytes: Int,
-        duration: Double, curl: String, curlDirect: String, responseHeaders: [Header]? = nil
+        duration: Double, curl: String, curlDirect: String, responseHeaders: [Header]? = nil, traceId: String? = nil
     ) {
         self.id = id
         self.time = time
@@ -92,6 +95,7 @@ public struct TraceRecord: Sendable, Codable, Equatable {
         self.curl = curl
         self.curlDirect = curlDirect
         self.responseHeaders = responseHeaders
+        self.traceId = traceId
     }
 
     public static func decode(line: some StringProtocol) throws -> TraceRecord {

@@ -50,6 +50,8 @@ struct UpstreamRetryPlanner: RetryPlanner {
             deadline: run.deadline, services: services, logger: context.logger
         ) else { return nil }
         run.attempts += 1
+        // For the exchange's spans: the given-up attempt's reason, the backoff's event.
+        if case .retry(let reason, _) = decision { context.record.noteRetry(reason: reason, backoff: delay) }
         return delay
     }
 }

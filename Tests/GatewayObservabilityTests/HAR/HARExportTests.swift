@@ -55,7 +55,14 @@ struct HARExportTests {
         let first = try #require((log["entries"] as? [[String: Any]])?.first)
         #expect((first["_attempts"] as? [Any])?.count == 2)
         #expect(first["cache"] is [String: Any])
+        #expect(first["_traceId"] as? String == nil, "no trace id without tracing")
         #expect(!String(decoding: json, as: UTF8.self).contains("client-s3cret"))
+    }
+
+    @Test func aTracedExchangeCarriesItsTraceID() {
+        var record = Self.record(Self.request(.GET, ["Host": "api.test"]), body: .none, bodyLength: 0)
+        record.traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+        #expect(HARExport { _ in nil }.entry(record)._traceId == "4bf92f3577b34da6a3ce929d0e0e4736")
     }
 
     @Test func binaryBodyFromItsFileIsBase64() throws {

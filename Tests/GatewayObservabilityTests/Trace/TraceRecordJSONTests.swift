@@ -46,6 +46,12 @@ struct TraceRecordJSONTests {
             id: "d", time: "t", client: "c", upstream: nil, method: "GET", endpoint: "h/p", attempts: [],
             status: nil, error: "connect_failed", requestBytes: nil, responseBytes: 0, duration: 0.1, curl: "curl", curlDirect: "curl", responseHeaders: []
         ),
+        // Tracing on: the exchange's trace id, between `time` and `upstream`.
+        TraceRecord(
+            id: "e", time: "t", client: "c", upstream: "u", method: "GET", endpoint: "h/p", attempts: [],
+            status: 200, error: nil, requestBytes: 0, responseBytes: 1, duration: 0.1, curl: "curl", curlDirect: "curl",
+            traceId: "4bf92f3577b34da6a3ce929d0e0e4736"
+        ),
     ]
 
     @Test(arguments: records.indices)
