@@ -67,9 +67,9 @@ struct TracingTests {
         #expect(upstream.receivedRequests.last?.header("tracestate") == "congo=t61rcWkgMzE")
 
         let spans = await receiver.trace(Self.clientTrace)
-        let server = try #require(spans.first(where: \.isServer), "\(spans) \(receiver.log)")
-        let client = try #require(spans.first(where: \.isClient), "\(spans)")
-        #expect(spans.filter(\.isServer).count == 1 && spans.filter(\.isClient).count == 1, "\(spans)")
+        let server = try #require(spans.first(where: { $0.isServer }), "\(spans) \(receiver.log)")
+        let client = try #require(spans.first(where: { $0.isClient }), "\(spans)")
+        #expect(spans.filter({ $0.isServer }).count == 1 && spans.filter({ $0.isClient }).count == 1, "\(spans)")
         #expect(server.parentSpanID == Self.clientSpan, "the SERVER span is the client's span's child")
         #expect(client.parentSpanID == server.spanID, "the CLIENT span is the SERVER span's child")
         #expect(client.spanID == seen.parent, "the origin's parent is the CLIENT span")
@@ -120,8 +120,8 @@ struct TracingTests {
         #expect(upstream.receivedRequests.last?.header("tracestate") == nil)
 
         let spans = await receiver.trace(seen.trace)
-        let server = try #require(spans.first(where: \.isServer), "\(spans) \(receiver.log)")
-        let client = try #require(spans.first(where: \.isClient))
+        let server = try #require(spans.first(where: { $0.isServer }), "\(spans) \(receiver.log)")
+        let client = try #require(spans.first(where: { $0.isClient }))
         #expect(server.parentSpanID.isEmpty, "a root span")
         #expect(client.parentSpanID == server.spanID)
         #expect(client.spanID == seen.parent)
@@ -144,8 +144,8 @@ struct TracingTests {
         #expect(Set(parents.map { $0.parent }).count == 2, "each attempt has its own span")
 
         let spans = await receiver.trace(Self.clientTrace, clients: 2)
-        let server = try #require(spans.first(where: \.isServer), "\(spans) \(receiver.log)")
-        let clients = spans.filter(\.isClient).sorted { $0.start < $1.start }
+        let server = try #require(spans.first(where: { $0.isServer }), "\(spans) \(receiver.log)")
+        let clients = spans.filter({ $0.isClient }).sorted { $0.start < $1.start }
         try #require(clients.count == 2, "\(spans)")
         #expect(clients.allSatisfy { $0.parentSpanID == server.spanID })
         #expect(clients.map(\.spanID) == parents.map { $0.parent })
@@ -185,8 +185,8 @@ struct TracingTests {
         #expect(seen.trace == Self.clientTrace && seen.parent != Self.clientSpan)
 
         let spans = await receiver.trace(Self.clientTrace)
-        let server = try #require(spans.first(where: \.isServer), "\(spans) \(receiver.log)")
-        let client = try #require(spans.first(where: \.isClient))
+        let server = try #require(spans.first(where: { $0.isServer }), "\(spans) \(receiver.log)")
+        let client = try #require(spans.first(where: { $0.isClient }))
         #expect(server.parentSpanID == Self.clientSpan)
         #expect(client.parentSpanID == server.spanID && client.spanID == seen.parent)
         #expect(server.attributes["url.scheme"] == "https")
@@ -202,8 +202,8 @@ struct TracingTests {
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown(); await receiver.stop() } }
 
         _ = try await gateway.curl(["-o", "/dev/null", upstream.url("/status/200")])
-        let before = await receiver.waitForSpans { $0.contains(where: \.isServer) }
-        #expect(before.contains(where: \.isServer), "\(receiver.log)")
+        let before = await receiver.waitForSpans { $0.contains(where: { $0.isServer }) }
+        #expect(before.contains(where: { $0.isServer }), "\(receiver.log)")
         await receiver.stop()
 
         for _ in 0..<20 {
@@ -266,9 +266,9 @@ struct TracingTests {
         gateway.signal(SIGTERM)
         #expect(await gateway.waitForExit() == 0, "\(gateway.log)")
         let spans = await receiver.trace(Self.clientTrace, timeout: .seconds(10))
-        let server = try #require(spans.first(where: \.isServer), "\(receiver.log)\n\(gateway.log)")
+        let server = try #require(spans.first(where: { $0.isServer }), "\(receiver.log)\n\(gateway.log)")
         #expect(server.serviceName == "gateway-from-env")
         #expect(server.parentSpanID == Self.clientSpan)
-        #expect(spans.contains(where: \.isClient))
+        #expect(spans.contains(where: { $0.isClient }))
     }
 }

@@ -174,7 +174,7 @@ final class OTLPReceiver: Sendable {
     func trace(_ traceID: String, clients: Int = 1, timeout: Duration = .seconds(20)) async -> [ReceivedSpan] {
         let all = await waitForSpans(timeout: timeout) { spans in
             let trace = spans.filter { $0.traceID == traceID }
-            return trace.contains(where: \.isServer) && trace.filter(\.isClient).count >= clients
+            return trace.contains(where: { $0.isServer }) && trace.filter({ $0.isClient }).count >= clients
         }
         return all.filter { $0.traceID == traceID }
     }
