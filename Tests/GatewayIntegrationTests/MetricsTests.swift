@@ -59,7 +59,8 @@ struct MetricsTests {
         #expect(!text.contains("phase=\"tls\""), "plain http has no TLS phase")
         let connectSum = try #require(sample(text, "gateway_upstream_phase_seconds_sum{\(users),phase=\"connect\"}"))
         #expect(connectSum > 0 && connectSum < 1)
-        #expect(sample(text, "gateway_upstream_connections_open") == 1)
+        #expect(sample(text, "gateway_upstream_connections_open{protocol=\"http/1.1\"}") == 1)
+        #expect(sample(text, "gateway_requests_by_protocol_total{upstream=\"api\",client_protocol=\"http/1.1\",upstream_protocol=\"http/1.1\"}") == 3, "\(text)")
         #expect(text.contains("gateway_client_connections_open "))
     }
 

@@ -10,6 +10,8 @@ public final class ExchangeRecord: Sendable {
     private struct State {
         var attempts = AttemptList()
         var upstreamName: String?
+        /// The protocol the client spoke (``UpstreamHTTPVersion/http1Name`` or `http2Name`).
+        var clientHTTPVersion = UpstreamHTTPVersion.http1Name
         /// Empty (no allocation) unless a retry was decided.
         var retries: [AttemptRetry] = []
         var trace: (any ExchangeTraceContext)?
@@ -43,6 +45,13 @@ public final class ExchangeRecord: Sendable {
     public var upstreamName: String? {
         get { state.withLock { $0.upstreamName } }
         set { state.withLock { $0.upstreamName = newValue } }
+    }
+
+    /// The protocol the client spoke: `HTTP/1.1`, or `HTTP/2` on a stream of an
+    /// intercepted HTTP/2 connection.
+    public var clientHTTPVersion: String {
+        get { state.withLock { $0.clientHTTPVersion } }
+        set { state.withLock { $0.clientHTTPVersion = newValue } }
     }
 
     /// The retry planner gave the last attempt up for another, after `backoff`.

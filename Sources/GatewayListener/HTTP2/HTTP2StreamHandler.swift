@@ -134,6 +134,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
             id: environment.requestIDs.next(), clientAddress: clientAddress, startedAt: started,
             logger: environment.logger, tagsLinesWithID: true
         )
+        context.record.clientHTTPVersion = UpstreamHTTPVersion.http2Name
         let translated: HTTP2Translation.RequestHead
         do throws(HTTP2Translation.Refusal) {
             translated = try HTTP2Translation.request(fields)

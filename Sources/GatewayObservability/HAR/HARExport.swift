@@ -59,6 +59,7 @@ public struct HARExport: Sendable {
         return HARLog.Request(
             method: record.method,
             url: url,
+            httpVersion: Self.httpVersion(of: record),
             headers: headers,
             queryString: Self.query(of: url),
             postData: parsed.flatMap { postData($0.body, contentType: Self.value(of: "content-type", in: headers)) },
@@ -91,11 +92,17 @@ public struct HARExport: Sendable {
         return HARLog.Response(
             status: record.status ?? 0,
             statusText: record.status.map { HTTPResponseStatus(statusCode: $0).reasonPhrase } ?? "",
+            httpVersion: Self.httpVersion(of: record),
             headers: headers,
             content: HARLog.Content(size: record.responseBytes, mimeType: Self.value(of: "content-type", in: headers) ?? ""),
             redirectURL: Self.value(of: "location", in: headers) ?? "",
             bodySize: record.responseBytes
         )
+    }
+
+    /// The protocol the client spoke, as HAR viewers name it (`HTTP/2.0`, `HTTP/1.1`).
+    static func httpVersion(of record: TraceRecord) -> String {
+        record.httpVersion == "HTTP/2" ? "HTTP/2.0" : "HTTP/1.1"
     }
 
     /// The query's pairs in order, percent-decoded (`+` kept: only forms mean a space by it).

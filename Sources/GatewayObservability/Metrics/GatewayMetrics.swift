@@ -15,7 +15,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     let statsSlices: Int
     let factory: MetricHandleFactory
     let endpoints: EndpointRegistry
-    private let openConnections: Gauge
+    private let openConnections: LabeledHandles<Gauge>
+    let requestsByProtocol: LabeledHandles<Counter>
     private let clientConnections: Gauge
     private let clientConnectionsRefused: LabeledHandles<Counter>
     private let pinFailures: LabeledHandles<Counter>
@@ -52,7 +53,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
         self.endpoints = EndpointRegistry(maxHostUpstreams: maxHostUpstreams) { key in
             EndpointRecorder(key: key, factory: factory, stats: SlidingWindowStats(window: statsWindow, sliceCount: statsSlices, origin: startedAt))
         }
-        self.openConnections = factory.gauge(.upstreamConnections, [])
+        self.openConnections = LabeledHandles { factory.gauge(.upstreamConnections, $0) }
+        self.requestsByProtocol = LabeledHandles { factory.counter(.requestsByProtocol, $0) }
         self.clientConnections = factory.gauge(.clientConnections, [])
         self.clientConnectionsRefused = LabeledHandles { factory.counter(.clientConnectionsRefused, $0) }
         factory.gauge(.buildInfo, [version]).set(1 as Int64)
@@ -109,11 +111,28 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     }
 
     public func upstreamConnectionOpened(host: String, port: Int) {
-        openConnections.increment()
+        upstreamConnectionOpened(host: host, port: port, httpVersion: UpstreamHTTPVersion.http1Name)
     }
 
     public func upstreamConnectionClosed(host: String, port: Int) {
-        openConnections.decrement()
+        upstreamConnectionClosed(host: host, port: port, httpVersion: UpstreamHTTPVersion.http1Name)
+    }
+
+    public func upstreamConnectionOpened(host: String, port: Int, httpVersion: String) {
+        openConnections.get([Self.protocolLabel(httpVersion)]).increment()
+    }
+
+    public func upstreamConnectionClosed(host: String, port: Int, httpVersion: String) {
+        openConnections.get([Self.protocolLabel(httpVersion)]).decrement()
+    }
+
+    /// A protocol as labels name it: its ALPN id (`http/1.1`, `h2`), `none` without one.
+    static func protocolLabel(_ httpVersion: String?) -> String {
+        switch httpVersion {
+        case UpstreamHTTPVersion.http2Name?: "h2"
+        case nil: "none"
+        default: "http/1.1"
+        }
     }
 
     /// `gateway_retries_total{upstream,reason}`; `reason` must come from a fixed set.

@@ -99,8 +99,12 @@ public struct MetricFamily: Sendable, Hashable {
         labelNames: ["upstream", "endpoint", "direction"])
     public static let upstreamConnections = MetricFamily(
         name: "gateway_upstream_connections_open", kind: .gauge,
-        help: "Open upstream connections",
-        labelNames: [])
+        help: "Open upstream connections, by protocol (http/1.1, h2)",
+        labelNames: ["protocol"])
+    public static let requestsByProtocol = MetricFamily(
+        name: "gateway_requests_by_protocol_total", kind: .counter,
+        help: "Client requests by the protocol the client spoke (http/1.1; h2 inside interception) and the one its last upstream attempt spoke (http/1.1, h2; none without an attempt)",
+        labelNames: ["upstream", "client_protocol", "upstream_protocol"])
     public static let clientConnections = MetricFamily(
         name: "gateway_client_connections_open", kind: .gauge,
         help: "Open client connections to the proxy port",
@@ -127,6 +131,6 @@ public struct MetricFamily: Sendable, Hashable {
         requests, requestErrors, requestDuration, upstreamAttempts, upstreamPhase,
         retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
         interceptionCertificates, interceptionHandshakeFailures, webSocketsOpen, webSocketBytes,
-        upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, traceSpansDropped, buildInfo,
+        requestsByProtocol, upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, traceSpansDropped, buildInfo,
     ]
 }

@@ -49,5 +49,9 @@ struct PendingExchange: Sendable {
             attempts: record.attempts
         )
         recorder.record(exchange, at: metrics.now())
+        let upstreamProtocol = exchange.attempts.last?.httpVersion
+        metrics.requestsByProtocol.get([
+            recorder.key.upstream, GatewayMetrics.protocolLabel(record.clientHTTPVersion), GatewayMetrics.protocolLabel(upstreamProtocol),
+        ]).increment()
     }
 }

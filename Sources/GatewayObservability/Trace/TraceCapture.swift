@@ -37,6 +37,8 @@ struct TraceCapture: Sendable {
     var tagsLinesWithID = false
     /// The exchange's distributed trace while tracing is on (the record's `traceId`).
     var traceID: String? = nil
+    /// The protocol the client spoke (`HTTP/1.1`, `HTTP/2`).
+    var clientHTTPVersion = UpstreamHTTPVersion.http1Name
 
     /// What the queue's byte budget counts for it before it is formatted: the
     /// body (twice when short enough to be inline in both curl lines) plus a

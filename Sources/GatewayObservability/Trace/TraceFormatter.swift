@@ -44,20 +44,25 @@ final class TraceFormatter: Sendable {
         let length = redacted.map(\.count)
         var through = forms.throughGateway(request, body: body, bodyLength: length)
         if let bound = boundProxy?.url { through.proxy = bound }
+        // Each line replays the protocol of its hop: the client's, and the last attempt's upstream.
+        if capture.clientHTTPVersion == UpstreamHTTPVersion.http2Name { through.extraArguments.append("--http2") }
+        var direct = forms.direct(request, body: body, bodyLength: length)
+        if capture.attempts.last?.httpVersion == UpstreamHTTPVersion.http2Name { direct.extraArguments.append("--http2") }
         let attempts = capture.attempts.map { a in
             TraceRecord.Attempt(
                 status: a.status, error: a.errorCode?.rawValue, reusedConnection: a.reusedConnection,
                 connect: a.connect?.seconds, tls: a.tls?.seconds, ttfb: a.timeToFirstByte?.seconds, total: a.total?.seconds,
                 start: (a.started - capture.startedAt).seconds,
                 connectStart: a.connectStart.map { ($0 - a.started).seconds },
-                sent: a.requestSent.map { ($0 - a.started).seconds }
+                sent: a.requestSent.map { ($0 - a.started).seconds },
+                httpVersion: a.httpVersion == UpstreamHTTPVersion.http2Name ? a.httpVersion : nil
             )
         }
         let line = CapturedTraceLine(
             capture: capture,
             redactor: forms.redactor,
             through: through,
-            direct: forms.direct(request, body: body, bodyLength: length),
+            direct: direct,
             attempts: attempts,
             endpoint: forms.redactor.scrub(request.clientAuthority + String(request.path)),
             time: TraceRecord.timestamp(capture.wallStart),

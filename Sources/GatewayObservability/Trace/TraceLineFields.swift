@@ -16,6 +16,8 @@ protocol TraceLineFields {
     var duration: Double { get }
     var endpoint: String { get }
     var error: String? { get }
+    /// `HTTP/2` for a client that spoke it; nil (left out) for HTTP/1.1.
+    var httpVersion: String? { get }
     var id: String { get }
     var method: String { get }
     var requestBytes: Int? { get }
@@ -50,6 +52,7 @@ extension TraceLineFields {
         json.field("duration", duration)
         json.field("endpoint", endpoint)
         if let error { json.field("error", error) }
+        if let httpVersion { json.field("httpVersion", httpVersion) }
         json.field("id", id)
         json.field("method", method)
         if let requestBytes { json.field("requestBytes", requestBytes) }
@@ -89,6 +92,7 @@ extension TraceRecord.Attempt {
         if let connect { put("connect") { $0.number(connect) } }
         if let connectStart { put("connectStart") { $0.number(connectStart) } }
         if let error { put("error") { $0.string(error) } }
+        if let httpVersion { put("httpVersion") { $0.string(httpVersion) } }
         put("reusedConnection") { $0.bytes.append(contentsOf: (reusedConnection ? "true" : "false").utf8) }
         if let sent { put("sent") { $0.number(sent) } }
         if let start { put("start") { $0.number(start) } }

@@ -56,7 +56,8 @@ public struct TraceObserver: Sendable {
             // (a tagged logger built here cost three allocations per exchange).
             logger: context.baseLogger,
             tagsLinesWithID: context.tagsLinesWithID,
-            traceID: context.record.trace?.traceID
+            traceID: context.record.trace?.traceID,
+            clientHTTPVersion: context.record.clientHTTPVersion
         )
         let formatter = self.formatter
         let bodiesDirectory = writer.bodiesDirectory

@@ -19,10 +19,12 @@ public struct TraceRecord: Sendable, Codable, Equatable {
         public var connectStart: Double?
         /// When the request was fully written upstream, in seconds after the attempt started.
         public var sent: Double?
+        /// `HTTP/2` when the attempt spoke HTTP/2 upstream (nil: HTTP/1.1).
+        public var httpVersion: String?
 
         public init(
             status: Int?, error: String?, reusedConnection: Bool, connect: Double?, tls: Double?, ttfb: Double?, total: Double?,
-            start: Double? = nil, connectStart: Double? = nil, sent: Double? = nil
+            start: Double? = nil, connectStart: Double? = nil, sent: Double? = nil, httpVersion: String? = nil
         ) {
             self.status = status
             self.error = error
@@ -34,6 +36,7 @@ public struct TraceRecord: Sendable, Codable, Equatable {
             self.start = start
             self.connectStart = connectStart
             self.sent = sent
+            self.httpVersion = httpVersion
         }
     }
 
@@ -74,11 +77,13 @@ public struct TraceRecord: Sendable, Codable, Equatable {
     /// The exchange's distributed trace (32 hex digits) while tracing was on:
     /// the trace in Jaeger or Tempo that holds the exchange's spans.
     public var traceId: String?
+    /// `HTTP/2` when the client spoke HTTP/2 (a stream of an intercepted connection); nil: HTTP/1.1.
+    public var httpVersion: String?
 
     public init(
         id: String, time: String, client: String, upstream: String?, method: String, endpoint: String,
         attempts: [Attempt], status: Int?, error: String?, requestBytes: Int?, responseBytes: Int,
-        duration: Double, curl: String, curlDirect: String, responseHeaders: [Header]? = nil, traceId: String? = nil
+        duration: Double, curl: String, curlDirect: String, responseHeaders: [Header]? = nil, traceId: String? = nil, httpVersion: String? = nil
     ) {
         self.id = id
         self.time = time
@@ -96,6 +101,7 @@ public struct TraceRecord: Sendable, Codable, Equatable {
         self.curlDirect = curlDirect
         self.responseHeaders = responseHeaders
         self.traceId = traceId
+        self.httpVersion = httpVersion
     }
 
     public static func decode(line: some StringProtocol) throws -> TraceRecord {

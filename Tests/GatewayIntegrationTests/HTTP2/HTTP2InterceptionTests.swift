@@ -69,4 +69,30 @@ struct HTTP2InterceptionTests {
         #expect(failed.stdoutString.hasSuffix("2 502"), "\(failed.stdoutString) \(failed.stderrString)")
         #expect(failed.stdoutString.lowercased().contains("x-gateway-error: connect_failed"), "\(failed.stdoutString)")
     }
+
+    /// The protocol shows in the trace record, its curl line (which replays
+    /// over HTTP/2), the HAR entry and the metrics.
+    @Test func traceHARAndMetricsNameTheProtocol() async throws {
+        let f = try await interception.fixture()
+        let traceFile = "\(f.stateDir)/trace.jsonl"
+        let gateway = try await GatewayHarness.start(interception.configure(f, trace: traceFile))
+        defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
+
+        let result = try await gateway.curl(["--http2", "--cacert", f.caPath, "-o", "/dev/null", "-w", "%{http_version}", "\(f.url)/echo?n=1"])
+        #expect(result.stdoutString == "2", "\(result.stderrString)")
+        let record = try #require(try await TraceTests.readRecords(traceFile, count: 1).first)
+        #expect(record.httpVersion == "HTTP/2")
+        #expect(record.curl.contains(" --http2"), "\(record.curl)")
+        #expect(!record.curlDirect.contains("--http2"), "the upstream spoke HTTP/1.1: \(record.curlDirect)")
+        let replay = try await ProcessRunner.run(
+            "/bin/sh", ["-c", record.curl + " -sS -o /dev/null -w '%{http_version} %{http_code}'"],
+            environment: ["NO_PROXY": "", "no_proxy": ""], timeout: .seconds(30)
+        )
+        #expect(replay.stdoutString == "2 200", "\(replay.stderrString)")
+
+        let har = try await ProcessRunner.run("curl", ["-s", "\(gateway.adminURL)/traces.har"])
+        #expect(har.stdoutString.contains("\"HTTP/2.0\"") || har.stdoutString.contains("\"HTTP\\/2.0\""), "\(har.stdoutString.prefix(2000))")
+        let metrics = try await interception.metrics(gateway)
+        #expect(metrics.contains("gateway_requests_by_protocol_total{upstream=\"api\",client_protocol=\"h2\",upstream_protocol=\"http/1.1\"}"), "\(metrics)")
+    }
 }

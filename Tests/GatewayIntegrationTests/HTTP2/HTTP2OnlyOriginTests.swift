@@ -67,5 +67,8 @@ struct HTTP2OnlyOriginTests {
         #expect(connections.count - probes <= 2, "60 requests on at most 2 upstream connections: \(connections.count) connections, \(probes) probes")
         let credentials = served.components(separatedBy: "authorization: Bearer \(Self.token.value)").count - 1
         #expect(credentials == 60, "each request carried the credential")
+        let metrics = try await ProcessRunner.run("curl", ["-s", "\(gateway.adminURL)/metrics"]).stdoutString
+        #expect(metrics.contains("gateway_requests_by_protocol_total{upstream=\"h2only\",client_protocol=\"http/1.1\",upstream_protocol=\"h2\"} 60"), "\(metrics)")
+        #expect(metrics.contains("gateway_upstream_connections_open{protocol=\"h2\"}"), "\(metrics)")
     }
 }
