@@ -1,4 +1,5 @@
 public import GatewayCore
+import GatewayPolicies
 
 /// Random host patterns and hosts from a seed, for the property tests that
 /// compare the routing and access indexes with the scans they replace.
@@ -180,22 +181,5 @@ public struct HostSamples {
 
     static func ipv4Value(_ bytes: [UInt8]) -> UInt32 {
         bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, seedable, repeatable.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import GatewayCore
+import GatewayObservability
 import NIOHTTP1
 import Tracing
 
@@ -12,18 +13,8 @@ extension SpanPlan {
 
     /// The conventions' methods by name; nil for any other (an extension method).
     static func knownMethod(_ method: HTTPMethod) -> String? {
-        switch method {
-        case .GET: "GET"
-        case .HEAD: "HEAD"
-        case .POST: "POST"
-        case .PUT: "PUT"
-        case .DELETE: "DELETE"
-        case .PATCH: "PATCH"
-        case .OPTIONS: "OPTIONS"
-        case .CONNECT: "CONNECT"
-        case .TRACE: "TRACE"
-        default: nil
-        }
+        let label = EndpointKey.methodLabel(method)
+        return label == "OTHER" ? nil : label
     }
 
     /// `http.request.method`, and `http.request.method_original` for `_OTHER`.
