@@ -11,13 +11,35 @@ public struct CompletedExchange: Sendable {
     public var errorCode: GatewayError.Code?
     /// Every upstream attempt, in order.
     public var attempts: AttemptList
+    /// The protocol the client spoke (``UpstreamHTTPVersion/http1Name``, `http2Name`).
+    public var clientHTTPVersion: String
 
-    public init(duration: Duration, statusClass: StatusClass, errorCode: GatewayError.Code? = nil, attempts: AttemptList) {
+    public init(
+        duration: Duration, statusClass: StatusClass, errorCode: GatewayError.Code? = nil, attempts: AttemptList,
+        clientHTTPVersion: String = UpstreamHTTPVersion.http1Name
+    ) {
         self.duration = duration
         self.statusClass = statusClass
         self.errorCode = errorCode
         self.attempts = attempts
+        self.clientHTTPVersion = clientHTTPVersion
     }
+
+    /// Its slot among `gateway_requests_by_protocol_total`'s label sets: client
+    /// (http/1.1, h2) × last attempt upstream (http/1.1, h2, none).
+    var protocolSlot: Int {
+        let client = clientHTTPVersion == UpstreamHTTPVersion.http2Name ? 1 : 0
+        let upstream: Int = switch attempts.last?.httpVersion {
+        case UpstreamHTTPVersion.http2Name?: 1
+        case nil: 2
+        default: 0
+        }
+        return client * 3 + upstream
+    }
+
+    static let protocolLabels = [
+        ["http/1.1", "http/1.1"], ["http/1.1", "h2"], ["http/1.1", "none"], ["h2", "http/1.1"], ["h2", "h2"], ["h2", "none"],
+    ]
 }
 
 /// The upstream phases of `gateway_upstream_phase_seconds`.
@@ -43,6 +65,8 @@ public final class EndpointRecorder: Sendable {
         var requests: [Counter?] = Array(repeating: nil, count: StatusClass.allCases.count)
         var attempts: [Counter?] = Array(repeating: nil, count: StatusClass.allCases.count)
         var phases: [ValueHistogram?] = Array(repeating: nil, count: UpstreamPhase.allCases.count)
+        /// `gateway_requests_by_protocol_total` of this endpoint's upstream, by ``CompletedExchange/protocolSlot``.
+        var protocols: [Counter?] = Array(repeating: nil, count: CompletedExchange.protocolLabels.count)
         var errors: [GatewayError.Code: Counter] = [:]
         var stats: SlidingWindowStats
     }
@@ -67,6 +91,12 @@ public final class EndpointRecorder: Sendable {
         let retries = max(0, exchange.attempts.count - 1)
         state.withLockedValue { s in
             counter(&s.requests[exchange.statusClass.rawValue], .requests, exchange.statusClass.label).increment()
+            let slot = exchange.protocolSlot
+            if s.protocols[slot] == nil {
+                // The registry gives every endpoint of the upstream the same counter for these labels.
+                s.protocols[slot] = factory.counter(.requestsByProtocol, [key.upstream] + CompletedExchange.protocolLabels[slot])
+            }
+            s.protocols[slot]!.increment()
             if let code = exchange.errorCode {
                 if s.errors[code] == nil { s.errors[code] = factory.counter(.requestErrors, labels + [code.rawValue]) }
                 s.errors[code]!.increment()

@@ -16,7 +16,6 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     let factory: MetricHandleFactory
     let endpoints: EndpointRegistry
     private let openConnections: LabeledHandles<Gauge>
-    let requestsByProtocol: LabeledHandles<Counter>
     private let clientConnections: Gauge
     private let clientConnectionsRefused: LabeledHandles<Counter>
     private let pinFailures: LabeledHandles<Counter>
@@ -54,7 +53,6 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
             EndpointRecorder(key: key, factory: factory, stats: SlidingWindowStats(window: statsWindow, sliceCount: statsSlices, origin: startedAt))
         }
         self.openConnections = LabeledHandles { factory.gauge(.upstreamConnections, $0) }
-        self.requestsByProtocol = LabeledHandles { factory.counter(.requestsByProtocol, $0) }
         self.clientConnections = factory.gauge(.clientConnections, [])
         self.clientConnectionsRefused = LabeledHandles { factory.counter(.clientConnectionsRefused, $0) }
         factory.gauge(.buildInfo, [version]).set(1 as Int64)

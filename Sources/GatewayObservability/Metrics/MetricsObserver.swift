@@ -46,12 +46,9 @@ struct PendingExchange: Sendable {
             duration: duration,
             statusClass: errorCode == nil ? statusClass : .error,
             errorCode: errorCode,
-            attempts: record.attempts
+            attempts: record.attempts,
+            clientHTTPVersion: record.clientHTTPVersion
         )
         recorder.record(exchange, at: metrics.now())
-        let upstreamProtocol = exchange.attempts.last?.httpVersion
-        metrics.requestsByProtocol.get([
-            recorder.key.upstream, GatewayMetrics.protocolLabel(record.clientHTTPVersion), GatewayMetrics.protocolLabel(upstreamProtocol),
-        ]).increment()
     }
 }
