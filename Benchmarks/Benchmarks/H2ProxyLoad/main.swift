@@ -140,7 +140,8 @@ struct LoadStats: Sendable {
     }
 }
 
-enum H2ProxyLoad {
+/// The run: options, connections, the report.
+enum LoadRun {
     static func run() throws {
         let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
         let target = options.target!
@@ -165,7 +166,7 @@ enum H2ProxyLoad {
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: options.threads)
         defer { try? group.syncShutdownGracefully() }
-        let results = (0..<options.connections).map { _ in
+        let results = (0..<options.connections).map { _ -> EventLoopFuture<LoadStats> in
             let loop = group.next()
             return loop.flatSubmit {
                 let connection = LoadConnection(plan: plan, eventLoop: loop)
@@ -231,7 +232,7 @@ enum H2ProxyLoad {
 }
 
 do {
-    try H2ProxyLoad.run()
+    try LoadRun.run()
 } catch let error as UsageError {
     if !error.message.isEmpty { FileHandle.standardError.write(Data("H2ProxyLoad: \(error.message)\n".utf8)) }
     FileHandle.standardError.write(Data((Options.usage + "\n").utf8))
