@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(path: ".."),
     ],
     targets: [
@@ -63,6 +65,20 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/NIOByteFloor"
+        ),
+        // The HTTP/2 load client of scripts/bench.sh's HTTP/2 rows (issue 37): CONNECT through a
+        // proxy (or --direct), TLS with ALPN h2, S streams busy on each of C connections.
+        .executableTarget(
+            name: "H2ProxyLoad",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            path: "Benchmarks/H2ProxyLoad"
         ),
     ]
 )

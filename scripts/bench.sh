@@ -27,6 +27,14 @@
 #                      SwiftNIO's HTTP/1 codec can do (built in release under Benchmarks/.build-bench)
 #                      nio-byte-floor: Benchmarks/Benchmarks/NIOByteFloor, the same on SwiftNIO's channels
 #                      moving ByteBuffers, with no HTTP codec (the floor of a gateway framing HTTP/1 itself)
+#                      http2: the HTTP/2 rows (issue 37), only when listed (not in the default run: the load
+#                      client's build compiles BoringSSL and NIOHTTP2; `--only http2` alone runs nothing else):
+#                      H2ProxyLoad (Benchmarks/Benchmarks/H2ProxyLoad, built in release under Benchmarks/.build-bench)
+#                      through the gateway's interception (CONNECT, TLS, h2) vs HAProxy as a TLS-terminating h2
+#                      reverse proxy (it cannot intercept CONNECT; the client connects to it directly) and the
+#                      TLS origin direct; then wrk (HTTP/1.1, 50 conns) through the gateway and HAProxy to the
+#                      TLS origin over h2 and over HTTP/1.1. Origin: nginx with TLS and HTTP/2, a throwaway
+#                      CA and leaf made by openssl. Results in a section of their own.
 #   --skip-install     do not run apt-get / pip
 #   --no-build         use the existing .build-static/release/gateway
 #   --no-extras        skip the gateway memory checks (1,000 connections, 1 GiB stream)
@@ -48,6 +56,9 @@
 #                      BODY 1k or 100k, wrk's bare head; 1k-app, the head of a mobile app's request
 #                      (10 fields, ~560 bytes: templates/absolute-app.lua)
 #   BENCH_SIZE_LOADS   the loads of the config-size rows (default "1k 50;1k-app 50")
+#   BENCH_H2_LOADS     the HTTP/2 interception rows' loads, "CONNS STREAMS" separated by ";" (default "10 50":
+#                      10 client connections with 50 streams each busy, 500 requests in flight)
+#   BENCH_H2_UPSTREAM_LOADS  the h2-vs-HTTP/1.1-upstream rows' wrk loads, "BODY CONNS" (default "1k 50")
 #
 # Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
 # (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on;
@@ -94,12 +105,23 @@ IFS=';' read -r -a LOADS <<<"$LOADS_TEXT"
 SIZE_LOADS_TEXT=${BENCH_SIZE_LOADS:-1k 50;1k-app 50}
 # The config-size rows: config_size.py's variants, one upstream first (the others' baseline).
 SIZE_VARIANTS=(gateway-size-1 gateway-size-500-exact gateway-size-500-suffix gateway-size-2000-deny)
+# The HTTP/2 rows (issue 37): their load client, loads, and the names their requests carry
+# (nothing resolves them: the gateway's upstreams send them to the TLS origin).
+H2_BIN="$ROOT/Benchmarks/.build-bench/release/H2ProxyLoad"
+H2_LOADS_TEXT=${BENCH_H2_LOADS:-10 50}
+H2_UPSTREAM_LOADS_TEXT=${BENCH_H2_UPSTREAM_LOADS:-1k 50}
+H2_HOST=h2.bench.test          # the intercepted host: CONNECT target, SNI, the minted leaf's name
+UPSTREAM_HOST=origin.bench.test  # the host of wrk's requests in the h2-vs-HTTP/1.1-upstream rows
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
 
 log() { printf '==> %s\n' "$*" >&2; }
 WORK=$(mktemp -d /tmp/gateway-bench.XXXXXX)
 chmod 755 "$WORK"   # squid, tinyproxy and nginx workers drop privileges
 note() { printf '%s\n' "$*" >>"$WORK/notes.txt"; log "note: $*"; }
+# Where measure() appends its record and which origin it counts: runs.jsonl and the plain
+# origin, except in the HTTP/2 rows (bench_http2), which point them at runs-h2.jsonl and
+# the TLS origin (and sample the origin's open connections) while they run.
+RUNS_FILE="$WORK/runs.jsonl" COUNT_ORIGIN_PID="" COUNT_ORIGIN_STATUS="" MEASURE_FLAGS=()
 fail() { printf '%s\n' "$*" >>"$WORK/failures.txt"; printf '!!! FAIL: %s\n' "$*" >&2; }
 
 # ---------------------------------------------------------------- processes
@@ -145,6 +167,7 @@ free_ports() { python3 "$HELPERS/freeports.py" "$1"; }
 
 # ---------------------------------------------------------------- install
 want() { [[ -z "$ONLY" || ",direct,haproxy,$ONLY," == *",$1,"* ]]; }
+want_http2() { [[ ",$ONLY," == *",http2,"* ]]; }   # opt-in: never in the default run
 install_packages() {
     local missing=() cmd pkg
     for pair in nginx:nginx wrk:wrk squid:squid tinyproxy:tinyproxy haproxy:haproxy curl:curl taskset:util-linux \
@@ -271,6 +294,23 @@ start_proxy() {
             render "$TEMPLATES/$name.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL=warning SINK_PORT="$sink"
             start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
             ;;
+        gateway-intercept-h2)
+            # The HTTP/2 interception row: the gateway's CA (in state_dir) is made and exported for the load client first.
+            mkdir -p "$WORK/gateway-state"
+            render "$TEMPLATES/h2-gateway-intercept.yaml" "$WORK/$name.yaml" "${vars[@]}" \
+                TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" H2_HOST="$H2_HOST"
+            "$GATEWAY_BIN" ca export --config "$WORK/$name.yaml" >"$WORK/gateway-ca.pem" 2>"$WORK/gateway-ca.err" ||
+                fail "gateway ca export: $(tail -n 2 "$WORK/gateway-ca.err" | tr '\n' ' ')"
+            start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
+            ;;
+        gateway-up-h2|gateway-up-h1)
+            # The h2-vs-HTTP/1.1-upstream rows: wrk's requests for UPSTREAM_HOST go to the TLS origin.
+            local version=http2; [[ $name == gateway-up-h1 ]] && version=http1
+            mkdir -p "$WORK/gateway-state"
+            render "$TEMPLATES/h2-gateway-upstream.yaml" "$WORK/$name.yaml" "${vars[@]}" \
+                TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" UPSTREAM_HOST="$UPSTREAM_HOST" HTTP_VERSION="$version"
+            start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
+            ;;
         gateway-*)
             mkdir -p "$WORK/gateway-state"
             render "$TEMPLATES/$name.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL=warning
@@ -290,6 +330,16 @@ start_proxy() {
         haproxy)
             render "$TEMPLATES/haproxy.cfg" "$WORK/haproxy.cfg" "${vars[@]}"
             start_bg "$WORK/haproxy.log" taskset -c 1 haproxy -db -f "$WORK/haproxy.cfg"
+            ;;
+        haproxy-tls-h2)
+            # HAProxy's role in the HTTP/2 interception row: a TLS-terminating h2 reverse proxy (no CONNECT).
+            render "$TEMPLATES/h2-haproxy-tls.cfg" "$WORK/$name.cfg" "${vars[@]}" TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT"
+            start_bg "$WORK/$name.log" taskset -c 1 haproxy -db -f "$WORK/$name.cfg"
+            ;;
+        haproxy-up-h2|haproxy-up-h1)
+            local alpn=h2; [[ $name == haproxy-up-h1 ]] && alpn=http/1.1
+            render "$TEMPLATES/h2-haproxy-upstream.cfg" "$WORK/$name.cfg" "${vars[@]}" TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" ALPN="$alpn"
+            start_bg "$WORK/$name.log" taskset -c 1 haproxy -db -f "$WORK/$name.cfg"
             ;;
         squid)
             mkdir -p "$WORK/squid"; chown proxy:proxy "$WORK/squid" 2>/dev/null || chmod 777 "$WORK/squid"
@@ -313,10 +363,12 @@ proxy_log() { ls "$WORK/$1".log 2>/dev/null || true; }
 
 # request_host NAME: the host (and port) the load asks for through NAME: the origin's,
 # except in the config-size rows, where it is a name that an upstream's origin: sends to
-# the origin (config_size.py).
+# the origin (config_size.py), and in the HTTP/2 upstream rows (UPSTREAM_HOST, which their
+# gateway configs send to the TLS origin and their HAProxy sends to its one backend).
 request_host() {
     case "$1" in
         gateway-size-*) python3 "$HELPERS/config_size.py" --request-host "${1#gateway-size-}" ;;
+        gateway-up-*|haproxy-up-*) echo "$UPSTREAM_HOST" ;;
         *) echo "127.0.0.1:$ORIGIN_PORT" ;;
     esac
 }
@@ -380,12 +432,19 @@ measure() {
     local tolerate=""; [[ $name == tinyproxy ]] && tolerate=1
     if ! timeout $((secs + 60)) taskset -c 0 python3 "$HELPERS/measure.py" --name "$name" --body "$body" --conns "$conns" \
         --seconds "$secs" --rep "$rep" --target "127.0.0.1:$port" --lua "$lua" --proxy-pid "$pid" \
-        --origin-pid "$ORIGIN_PID" --origin-status "http://127.0.0.1:$ORIGIN_PORT/nginx_status" \
-        --out "$WORK/runs.jsonl" --warmup "$warmup" ${tolerate:+--expect-read-errors}; then
+        --origin-pid "${COUNT_ORIGIN_PID:-$ORIGIN_PID}" \
+        --origin-status "${COUNT_ORIGIN_STATUS:-http://127.0.0.1:$ORIGIN_PORT/nginx_status}" \
+        --out "$RUNS_FILE" --warmup "$warmup" ${tolerate:+--expect-read-errors} ${MEASURE_FLAGS[@]+"${MEASURE_FLAGS[@]}"}; then
         fail "$name $body c=$conns: wrk run failed"
         return 1
     fi
-    python3 - "$WORK/runs.jsonl" "$name" "$WORK/failures.txt" <<'EOF'
+    check_run "$RUNS_FILE" "$name"
+}
+
+# check_run RUNSFILE NAME: the run just appended forwarded every request (no non-2xx, no
+# socket errors, the origin saw them all) and finished in time; a failure otherwise.
+check_run() {
+    python3 - "$1" "$2" "$WORK/failures.txt" <<'EOF'
 import json, sys
 rec = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 name, problems = sys.argv[2], []
@@ -401,7 +460,8 @@ if rec["origin_requests"] is not None and rec["origin_requests"] < 0.99 * rec["r
 if rec["timed_out"]:
     problems.append("wrk did not finish in time")
 if problems:
-    line = f"{name} {rec['body']} c={rec['conns']} run {rec['rep']}: " + "; ".join(problems)
+    streams = f"x{rec['streams']}" if rec.get("streams") else ""
+    line = f"{name} {rec['body']} c={rec['conns']}{streams} run {rec['rep']}: " + "; ".join(problems)
     open(sys.argv[3], "a").write(line + "\n")
     print("!!! FAIL: " + line, file=sys.stderr)
 EOF
@@ -503,14 +563,191 @@ EOF
     stop_pid "$pid"
 }
 
+# ---------------------------------------------------------------- HTTP/2 rows (issue 37)
+# An nginx origin with TLS and HTTP/2 (the plain origin's files; its own stub_status on a
+# plain port), a throwaway CA and leaf for it and for HAProxy's TLS frontend, and two groups:
+# H2ProxyLoad through the gateway's interception vs HAProxy as a TLS-terminating h2 reverse
+# proxy (and the TLS origin direct), then wrk through each proxy to the TLS origin over h2
+# and over HTTP/1.1. Records go to runs-h2.jsonl; report.py gives them a section of their own.
+TLS_ORIGIN_PORT="" TLS_STATUS_PORT="" TLS_ORIGIN_PID=""
+
+make_h2_certs() { # the CA and leaf (P-256; SAN localhost, H2_HOST, 127.0.0.1) in $WORK/tls
+    local dir="$WORK/tls"
+    mkdir -p "$dir"
+    render "$TEMPLATES/h2-certs.cnf" "$dir/certs.cnf" H2_HOST="$H2_HOST"
+    if ! {
+        openssl req -x509 -config "$dir/certs.cnf" -extensions ca -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+            -nodes -keyout "$dir/ca-key.pem" -out "$dir/ca.pem" -days 7 -subj "/CN=gateway bench CA" &&
+            openssl req -new -config "$dir/certs.cnf" -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+                -nodes -keyout "$dir/leaf-key.pem" -out "$dir/leaf.csr" -subj "/CN=localhost" &&
+            openssl x509 -req -in "$dir/leaf.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca-key.pem" -set_serial 2 -days 7 \
+                -extfile "$dir/certs.cnf" -extensions leaf -out "$dir/leaf.pem"
+    } >"$dir/openssl.log" 2>&1; then
+        fail "HTTP/2 rows: openssl could not make the bench CA: $(tail -n 2 "$dir/openssl.log" | tr '\n' ' ')"
+        return 1
+    fi
+    cat "$dir/leaf.pem" "$dir/leaf-key.pem" >"$dir/leaf-bundle.pem"   # HAProxy's crt: certificate and key
+}
+
+# h2_fetch PROXYPORT URL CAFILE: /1k over HTTP/2 (through the proxy with CONNECT when
+# PROXYPORT is set) answers 200 with the origin's bytes.
+h2_fetch() {
+    local via=() got="$WORK/fetched"
+    [[ -n "$1" ]] && via=(-x "http://127.0.0.1:$1")
+    rm -f "$got"
+    curl -sS --max-time 10 --http2 --cacert "$3" ${via[@]+"${via[@]}"} -o "$got" -w '%{http_code} %{http_version}' "$2" \
+        >"$WORK/fetched.code" 2>"$WORK/fetched.err" &&
+        [[ $(cat "$WORK/fetched.code") == "200 2" ]] && cmp -s "$got" "$WORK/htdocs/1k"
+}
+
+start_tls_origin() {
+    mkdir -p "$WORK/origin-tls-tmp"
+    read -r TLS_ORIGIN_PORT TLS_STATUS_PORT < <(free_ports 2)
+    render "$TEMPLATES/h2-origin-nginx.conf" "$WORK/origin-tls.conf" DIR="$WORK" \
+        TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" TLS_STATUS_PORT="$TLS_STATUS_PORT"
+    start_bg "$WORK/origin-tls.out" taskset -c 0 nginx -c "$WORK/origin-tls.conf" -p "$WORK"
+    TLS_ORIGIN_PID=$BG_PID
+    local i
+    for ((i = 0; i < 100; i++)); do
+        h2_fetch "" "https://127.0.0.1:$TLS_ORIGIN_PORT/1k" "$WORK/tls/ca.pem" && return 0
+        kill -0 "$TLS_ORIGIN_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "HTTP/2 rows: the TLS origin (nginx) did not answer /1k over h2 (last: $(cat "$WORK/fetched.code" 2>/dev/null) $(cat "$WORK/fetched.err" 2>/dev/null)); $(tail -n 3 "$WORK/origin-tls-error.log" "$WORK/origin-tls.out" 2>/dev/null | tr '\n' ' ')"
+    return 1
+}
+
+h2_ready() { # h2_ready NAME: the proxy at PROXY_PORT (PROXY_PID) answers /1k over h2, as H2ProxyLoad will ask
+    local i via url ca
+    case "$1" in
+        gateway-intercept-h2) via=$PROXY_PORT url="https://$H2_HOST/1k" ca="$WORK/gateway-ca.pem" ;;
+        *) via="" url="https://127.0.0.1:$PROXY_PORT/1k" ca="$WORK/tls/ca.pem" ;;
+    esac
+    for ((i = 0; i < 300; i++)); do
+        h2_fetch "$via" "$url" "$ca" && return 0
+        kill -0 "$PROXY_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "$1 did not start or does not forward over HTTP/2 (last: $(cat "$WORK/fetched.code" 2>/dev/null) $(cat "$WORK/fetched.err" 2>/dev/null)); log: $(tail -n 5 "$(proxy_log "$1")" 2>/dev/null | tr '\n' ' ')"
+    return 1
+}
+
+# measure_h2 NAME CONNS STREAMS REP PROXYPID PORT: one H2ProxyLoad run (measure_h2.py): through
+# the gateway's interception (CONNECT H2_HOST:443), or straight to the TLS port of HAProxy or
+# of the origin (direct-h2). The client runs on CPU 0; its first run of a load follows a warm-up.
+measure_h2() {
+    local name=$1 conns=$2 streams=$3 rep=$4 pid=$5 port=$6 warmup=0 client=()
+    case "$name" in
+        gateway-intercept-h2) client=(--proxy "127.0.0.1:$port" --target "$H2_HOST:443" --ca "$WORK/gateway-ca.pem") ;;
+        *) client=(--direct --target "127.0.0.1:$port" --ca "$WORK/tls/ca.pem") ;;
+    esac
+    ((rep == 1)) && warmup=$WARMUP
+    wait_idle
+    if ! timeout $((RUN_SECONDS + warmup + 90)) taskset -c 0 python3 "$HELPERS/measure_h2.py" --name "$name" --body 1k \
+        --conns "$conns" --streams "$streams" --seconds "$RUN_SECONDS" --rep "$rep" --client "$H2_BIN" \
+        --proxy-pid "$pid" --origin-pid "$TLS_ORIGIN_PID" --origin-status "http://127.0.0.1:$TLS_STATUS_PORT/nginx_status" \
+        --out "$WORK/runs-h2.jsonl" --warmup "$warmup" -- "${client[@]}" --path /1k; then
+        fail "$name c=${conns}x$streams: H2ProxyLoad run failed"
+        return 1
+    fi
+    check_run "$WORK/runs-h2.jsonl" "$name"
+}
+
+# gateway_protocols NAME ADMINPORT: the gateway's own count of each hop's protocol (kept for
+# the report), checked against what the row is about.
+gateway_protocols() {
+    local name=$1 metrics want=""
+    metrics=$(curl -sf --max-time 5 "http://127.0.0.1:$2/metrics" |
+        grep -E '^gateway_(requests_by_protocol_total|upstream_connections_open)' || true)
+    [[ -n "$metrics" ]] && printf '%s\n' "$metrics" | sed "s|^|$name |" >>"$WORK/h2-protocols.txt"
+    case "$name" in
+        gateway-intercept-h2) want='client_protocol="h2",upstream_protocol="h2"' ;;
+        gateway-up-h2) want='client_protocol="http/1.1",upstream_protocol="h2"' ;;
+        gateway-up-h1) want='client_protocol="http/1.1",upstream_protocol="http/1.1"' ;;
+    esac
+    [[ -z "$want" ]] || grep -qF "$want" <<<"$metrics" ||
+        fail "$name: the gateway counted no exchange with $want (its metrics: $(tr '\n' ' ' <<<"$metrics"))"
+}
+
+# bench_h2_group KIND NAME...: the proxies up at once, their runs alternating (as bench_group).
+# KIND client: H2ProxyLoad over H2_LOADS ("CONNS STREAMS"); KIND wrk: measure() over
+# H2_UPSTREAM_LOADS ("BODY CONNS"; the caller points measure() at runs-h2.jsonl and the TLS origin).
+bench_h2_group() {
+    local kind=$1 names=() pids=() ports=() admins=() loads=() load a b rep i ready=1
+    shift
+    names=("$@")
+    if [[ $kind == client ]]; then IFS=';' read -r -a loads <<<"$H2_LOADS_TEXT"; else IFS=';' read -r -a loads <<<"$H2_UPSTREAM_LOADS_TEXT"; fi
+    log "${names[*]}, runs alternating"
+    for i in "${!names[@]}"; do
+        start_proxy "${names[i]}"; pids+=("$PROXY_PID"); ports+=("$PROXY_PORT"); admins+=("$PROXY_ADMIN")
+    done
+    for i in "${!names[@]}"; do
+        PROXY_PID=${pids[i]} PROXY_PORT=${ports[i]}
+        if [[ $kind == client ]]; then h2_ready "${names[i]}" || { ready=0; break; }
+        else wait_ready "${names[i]}" || { ready=0; break; }; fi
+    done
+    if ((ready)); then
+        for load in "${loads[@]}"; do
+            read -r a b <<<"$load"
+            for ((rep = 1; rep <= REPEAT; rep++)); do
+                for i in "${!names[@]}"; do
+                    if [[ $kind == client ]]; then measure_h2 "${names[i]}" "$a" "$b" "$rep" "${pids[i]}" "${ports[i]}" || true
+                    else measure "${names[i]}" "$a" "$b" "$RUN_SECONDS" "$rep" "${pids[i]}" "${ports[i]}" || true; fi
+                done
+            done
+        done
+    fi
+    for i in "${!names[@]}"; do
+        if ! kill -0 "${pids[i]}" 2>/dev/null; then
+            fail "${names[i]} exited during the benchmark; log: $(tail -n 5 "$(proxy_log "${names[i]}")" 2>/dev/null | tr '\n' ' ')"
+        elif ((ready)) && [[ ${names[i]} == gateway-* ]]; then
+            gateway_protocols "${names[i]}" "${admins[i]}"
+        fi
+    done
+    for i in "${!names[@]}"; do stop_pid "${pids[i]}"; done
+}
+
+bench_http2() {
+    log "HTTP/2 rows (issue 37)"
+    [[ -x "$H2_BIN" ]] || { note "HTTP/2 rows skipped: no H2ProxyLoad at $H2_BIN"; return 0; }
+    [[ -x "$GATEWAY_BIN" ]] || { note "HTTP/2 rows skipped: no gateway binary"; return 0; }
+    command -v openssl >/dev/null || { note "HTTP/2 rows skipped: openssl not installed"; return 0; }
+    make_h2_certs || return 0
+    : >"$WORK/runs-h2.jsonl"
+    start_tls_origin || return 0
+    local load conns streams rep loads=() peers=1
+    command -v haproxy >/dev/null || { peers=0; note "HTTP/2 rows: HAProxy skipped (not installed)"; }
+
+    # HTTP/2 clients: the TLS origin direct (the client on CPU 0, nginx on CPU 1), then the
+    # gateway's interception and HAProxy's TLS termination, alternating.
+    IFS=';' read -r -a loads <<<"$H2_LOADS_TEXT"
+    log "direct-h2"
+    pin_tree 1 "$TLS_ORIGIN_PID"
+    for load in "${loads[@]}"; do
+        read -r conns streams <<<"$load"
+        for ((rep = 1; rep <= REPEAT; rep++)); do measure_h2 direct-h2 "$conns" "$streams" "$rep" 0 "$TLS_ORIGIN_PORT" || true; done
+    done
+    pin_tree 0 "$TLS_ORIGIN_PID"
+    if ((peers)); then bench_h2_group client gateway-intercept-h2 haproxy-tls-h2; else bench_h2_group client gateway-intercept-h2; fi
+
+    # h2 upstream vs HTTP/1.1 upstream: wrk (HTTP/1.1, absolute form) through each proxy to the TLS origin.
+    RUNS_FILE="$WORK/runs-h2.jsonl" COUNT_ORIGIN_PID=$TLS_ORIGIN_PID
+    COUNT_ORIGIN_STATUS="http://127.0.0.1:$TLS_STATUS_PORT/nginx_status" MEASURE_FLAGS=(--sample-origin-conns)
+    if ((peers)); then bench_h2_group wrk gateway-up-h2 gateway-up-h1 haproxy-up-h2 haproxy-up-h1
+    else bench_h2_group wrk gateway-up-h2 gateway-up-h1; fi
+    RUNS_FILE="$WORK/runs.jsonl" COUNT_ORIGIN_PID="" COUNT_ORIGIN_STATUS="" MEASURE_FLAGS=()
+    stop_pid "$TLS_ORIGIN_PID"
+}
+
 # ---------------------------------------------------------------- main
 main() {
     ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
     install_packages
     install_mitmproxy
-    if want gateway || want config-size; then build_gateway; fi
+    if want gateway || want config-size || want_http2; then build_gateway; fi
     if want nio-floor; then build_floor NIOProxyFloor "$FLOOR_BIN" nio-floor; fi
     if want nio-byte-floor; then build_floor NIOByteFloor "$BYTE_FLOOR_BIN" nio-byte-floor; fi
+    if want_http2; then build_floor H2ProxyLoad "$H2_BIN" "HTTP/2 rows (H2ProxyLoad)"; fi
     : >"$WORK/runs.jsonl"; : >"$WORK/notes.txt"; : >"$WORK/failures.txt"
     start_origin
     log "origin nginx on 127.0.0.1:$ORIGIN_PORT; ${RUN_SECONDS}s per run, $REPEAT run(s) per figure"
@@ -521,6 +758,9 @@ main() {
     local proxies=(direct gateway+haproxy gateway-log-info gateway-size) t
     for t in "$TEMPLATES"/gateway-*.yaml; do [[ -e $t ]] && proxies+=("$(basename "$t" .yaml)"); done
     proxies+=(nio-floor nio-byte-floor nginx-fp squid tinyproxy mitmdump)
+    # `--only http2` alone: the HTTP/2 rows only (they have direct and HAProxy rows of their own).
+    local only_rest=${ONLY//http2/}
+    [[ -n "$ONLY" && -z "${only_rest//,/}" ]] && proxies=()
     local name
     for name in "${proxies[@]}"; do
         if [[ $name == gateway+haproxy ]]; then
@@ -549,15 +789,17 @@ main() {
         bench_proxy "$name"
     done
     if ((!NO_EXTRAS)) && want gateway; then gateway_extras; fi
+    if want_http2; then bench_http2; fi
 
     {
         local build="release build"; [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && build="binary $GATEWAY_BIN"
-        { want gateway || want config-size; } && echo "gateway: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- Sources 2>/dev/null || echo ' (+ uncommitted changes in Sources)'), $build"
+        { want gateway || want config-size || want_http2; } && echo "gateway: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- Sources 2>/dev/null || echo ' (+ uncommitted changes in Sources)'), $build"
         echo "$(nginx -v 2>&1 | sed 's/^nginx version: //'), $(wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2)"
         haproxy -v | head -n 1 | cut -d' ' -f1-3
         want squid && command -v squid >/dev/null && squid -v | head -n 1
         want tinyproxy && command -v tinyproxy >/dev/null && tinyproxy -v
         want mitmdump && [[ -n "$MITMDUMP" ]] && echo "mitmdump $("$MITMDUMP" --version 2>/dev/null | head -n 1 | awk '{print $2}')"
+        want_http2 && echo "HTTP/2 rows: H2ProxyLoad (Benchmarks/, SwiftNIO + NIOHTTP2 + NIOSSL), $(openssl version | cut -d' ' -f1-2) for the bench PKI"
     } >"$WORK/versions.txt" 2>/dev/null || true
     python3 - "$WORK/meta.json" "$ORIGINAL_COMMAND" "$RUN_SECONDS" "$MITM_SECONDS" "$REPEAT" <<'EOF'
 import json, os, platform, sys, time

@@ -61,6 +61,33 @@ def origin_counters(url):
         return None
 
 
+def origin_open_connections(url):
+    """Connections open at the origin now, from nginx stub_status, less the one asking."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            text = r.read().decode()
+        return int(text.splitlines()[0].split(":")[1]) - 1
+    except Exception:  # noqa: BLE001 - a missing counter only disables the figure
+        return None
+
+
+class OpenConnectionsSampler:
+    """The most connections open at the origin during a run, read about once a second
+    (the HTTP/2 rows: the upstream connections a proxy holds)."""
+
+    def __init__(self, url):
+        self.url, self.peak, self.next_at = url, None, 0.0
+
+    def tick(self):
+        now = time.monotonic()
+        if not self.url or now < self.next_at:
+            return
+        self.next_at = now + 1.0
+        n = origin_open_connections(self.url)
+        if n is not None:
+            self.peak = n if self.peak is None else max(self.peak, n)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", required=True)
@@ -80,6 +107,8 @@ def main():
                     help="seconds of the same load first, unmeasured (after the idle RSS is read)")
     ap.add_argument("--expect-read-errors", action="store_true",
                     help="the proxy closes connections after each response (tinyproxy): read errors are expected")
+    ap.add_argument("--sample-origin-conns", action="store_true",
+                    help="record the most connections open at the origin during the run (origin_conns_peak)")
     args = ap.parse_args()
 
     proxy_pids = procstat.tree(args.proxy_pid)
@@ -104,9 +133,11 @@ def main():
     wrk = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     rss_peak = rss_idle or 0
     deadline = t0 + args.seconds + 30
+    sampler = OpenConnectionsSampler(args.origin_status if args.sample_origin_conns else None)
     while wrk.poll() is None and time.monotonic() < deadline:
         if proxy_pids:
             rss_peak = max(rss_peak, procstat.rss_kib(proxy_pids))
+        sampler.tick()
         time.sleep(0.1)
     timed_out = wrk.poll() is None
     if timed_out:
@@ -138,6 +169,8 @@ def main():
         "origin_requests": (after_origin[1] - before_origin[1] - 1) if before_origin and after_origin else None,
         "origin_accepts": (after_origin[0] - before_origin[0] - 1) if before_origin and after_origin else None,
     })
+    if args.sample_origin_conns:
+        rec["origin_conns_peak"] = sampler.peak
     if rec["rps"] is None:
         rec["wrk_output"] = out[-2000:]
     with open(args.out, "a") as f:

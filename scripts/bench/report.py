@@ -348,11 +348,180 @@ def targets(stats, extras, order):
     return out
 
 
+# The HTTP/2 rows (issue 37; bench.sh --only http2, records in runs-h2.jsonl). HTTP/2 clients
+# (H2ProxyLoad, C connections × S streams): the TLS origin direct, the gateway's interception
+# (CONNECT, TLS, h2 both sides) and HAProxy as a TLS-terminating h2 reverse proxy (the nearest
+# role it has: it cannot intercept CONNECT); then wrk's HTTP/1.1 through each proxy to the TLS
+# origin over h2 and over HTTP/1.1.
+H2_CLIENT_ROWS = [("direct-h2", "TLS origin direct (nginx, h2)"),
+                  ("gateway-intercept-h2", "gateway: CONNECT + interception, h2 both sides"),
+                  ("haproxy-tls-h2", "HAProxy: TLS-terminating h2 reverse proxy, no CONNECT")]
+H2_UPSTREAM_ROWS = [("gateway", "gateway-up-h2", "gateway-up-h1"), ("HAProxy", "haproxy-up-h2", "haproxy-up-h1")]
+
+
+def h2_stats(runs):
+    """Per (name, body, conns, streams): row_stats plus the origin's connections (most open, new)."""
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["name"], r["body"], r["conns"], r.get("streams")), []).append(r)
+    out = {}
+    for key, rs in groups.items():
+        s = row_stats(rs)
+        if s is None:
+            continue
+        peaks = [r["origin_conns_peak"] for r in rs if r.get("origin_conns_peak") is not None]
+        accepts = [r["origin_accepts"] for r in rs if r.get("origin_accepts") is not None]
+        s["conns_open"] = max(peaks) if peaks else None
+        s["conns_new"] = max(accepts) if accepts else None
+        s["key"] = key
+        out[key] = s
+    return out
+
+
+def h2_find(stats, name):
+    """The rows of `name`, in the order of their loads."""
+    return [s for key, s in stats.items() if key[0] == name]
+
+
+def h2_cells(s):
+    rps = " / ".join(fmt_rps(v) for v in s["rps_runs"])
+    if s["busy"] > BUSY_PCT:
+        rps += " \\*"
+    if s["errors"]:
+        rps += f" (!{s['errors']} errors)"
+    conns = "—" if s["conns_open"] is None else f"{s['conns_open']} / {s['conns_new']}"
+    rss = "—" if s["rss_idle"] is None else f"{mib(s['rss_idle']):.1f} / {mib(s['rss_load']):.1f}"
+    cpu = "—" if s["cpu"] is None else f"{s['cpu']:.1f}"
+    return rps, conns, rss, cpu
+
+
+def h2_load(key):
+    _, body, conns, streams = key
+    return f"{conns} × {streams}" if streams else f"{body} × {conns}"
+
+
+def h2_section(runs, protocols):
+    if not runs:
+        return []
+    stats = h2_stats(runs)
+    md = ["## HTTP/2 (issue 37)", "",
+          "`scripts/bench.sh --only http2`. The origin: nginx with TLS and HTTP/2 (`listen ... ssl http2`, ALPN h2 "
+          "and http/1.1; a throwaway P-256 CA and leaf made by openssl at bench time), the same 1 KiB file, one worker "
+          "on CPU 0 with the load generator; the proxy on CPU 1. Upstream conns = the most connections open at the "
+          "origin during a run (nginx stub_status, read each second) / new ones during it (after the warm-up). "
+          "CPU µs/req as above: the proxy's CPU time ÷ requests.", "",
+          "### HTTP/2 clients through interception", "",
+          "H2ProxyLoad (`Benchmarks/Benchmarks/H2ProxyLoad`: SwiftNIO, NIOHTTP2, NIOSSL; on CPU 0) keeps S streams "
+          "busy on each of C connections, a GET of /1k each. Through the gateway it sends `CONNECT h2.bench.test:443`, "
+          "then TLS with the gateway's interception CA (the leaf minted once, then cached) and HTTP/2; the gateway "
+          "sends each stream to the origin over HTTP/2 (ALPN auto). HAProxy cannot intercept the TLS inside a CONNECT "
+          "tunnel, so its row is the nearest role it has: a TLS-terminating HTTP/2 reverse proxy (`bind ... ssl alpn "
+          "h2,http/1.1`, `server ... ssl alpn h2`, `http-reuse always`) that the client reaches directly (`--direct`: "
+          "no CONNECT and its 200, which the gateway's row pays once per connection). Both terminate the client's "
+          "TLS, speak h2 on both sides and verify the origin's certificate. The direct row: the client straight to "
+          "the origin, nginx on CPU 1.", "",
+          "| path | conns × streams | req/s | p50 | p99 | ×direct | ×HAProxy | CPU µs/req | CPU ÷ HAProxy "
+          "| upstream conns open / new | RSS MiB idle / load |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    loads = []
+    for key in stats:
+        if key[0] in dict(H2_CLIENT_ROWS) and key[1:] not in loads:
+            loads.append(key[1:])
+    for load in loads:
+        direct = stats.get(("direct-h2",) + load)
+        haproxy = stats.get(("haproxy-tls-h2",) + load)
+        for name, label in H2_CLIENT_ROWS:
+            s = stats.get((name,) + load)
+            if s is None:
+                continue
+            rps, conns, rss, cpu = h2_cells(s)
+            if name == "direct-h2":
+                conns = "—"
+            md.append(f"| {label} | {h2_load(s['key'])} | {rps} | {fmt_us(s['p50'])} | {fmt_us(s['p99'])} | "
+                      f"{fmt_ratio(s['rps'], direct and direct['rps'])} | {fmt_ratio(s['rps'], haproxy and haproxy['rps'])} | "
+                      f"{cpu} | {fmt_x(cpu_ratio(s, haproxy))} | {conns} | {rss} |")
+    md += ["", "### h2 upstream vs HTTP/1.1 upstream (wrk: HTTP/1.1 clients, 50 connections by default)", "",
+           "wrk (HTTP/1.1, absolute form `http://origin.bench.test/1k`) to each proxy, which sends every request to "
+           "the TLS origin: the gateway with `origin: https://127.0.0.1:PORT` and `http_version: http2` or `http1` "
+           "(`tls.ca_file` the bench CA); HAProxy with one backend `server ... ssl alpn h2` or `alpn http/1.1`, "
+           "`http-reuse always`. Their runs alternate.", "",
+           "| proxy | upstream | load | req/s | p50 | p99 | CPU µs/req | upstream conns open / new | RSS MiB idle / load |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    ratio_lines = ["", "| proxy | load | h2 ÷ HTTP/1.1 req/s | h2 ÷ HTTP/1.1 CPU per request |", "|---|---|---|---|"]
+    for proxy, h2_name, h1_name in H2_UPSTREAM_ROWS:
+        for h2 in h2_find(stats, h2_name):
+            h1 = stats.get((h1_name,) + h2["key"][1:])
+            for label, s in (("h2", h2), ("HTTP/1.1", h1)):
+                if s is None:
+                    continue
+                rps, conns, rss, cpu = h2_cells(s)
+                md.append(f"| {proxy} | {label} | {h2_load(s['key'])} | {rps} | {fmt_us(s['p50'])} | {fmt_us(s['p99'])} | "
+                          f"{cpu} | {conns} | {rss} |")
+            if h1:
+                ratio_lines.append(f"| {proxy} | {h2_load(h2['key'])} | {fmt_ratio(h2['rps'], h1['rps'])}× | "
+                                   f"{fmt_x(cpu_ratio(h2, h1))} |")
+    md += ratio_lines if len(ratio_lines) > 3 else []
+    md += [""]
+    summary = h2_summary(stats)
+    if summary:
+        md += ["Ratios from this run:", ""] + [f"- {line}" for line in summary] + [""]
+    if any(s["busy"] > BUSY_PCT for s in stats.values()):
+        md += [f"\\* other processes used more than {BUSY_PCT:.0f}% of the machine during a run of this row: "
+               "noisy figure, rerun on an idle machine.", ""]
+    shown = [line for line in protocols if not line.rstrip().endswith(" 0")]
+    if shown:
+        md += ["The gateway's own count after its runs (`/metrics`: exchanges by the protocol of each hop, "
+               "upstream connections open by protocol):", ""] + [f"- `{line}`" for line in shown] + [""]
+    md += ["| row | load | run | req/s | requests | origin requests | new origin conns | most open at origin | "
+           "non-2xx | errors | other load % |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        load = h2_load((r["name"], r["body"], r["conns"], r.get("streams")))
+        errors = ", ".join(f"{k} {v}" for k, v in r["errors"].items() if v) or "0"
+        md.append(f"| {r['name']} | {load} | {r['rep']} | {r['rps'] or 0:.0f} | {r['requests']} | {r['origin_requests']} | "
+                  f"{r['origin_accepts']} | {r.get('origin_conns_peak')} | {r['non2xx']} | {errors} | {r['other_cpu_pct']} |")
+    md.append("")
+    return md
+
+
+def h2_summary(stats):
+    """Ratios against HAProxy in the same run, and h2 ÷ HTTP/1.1 upstream for each proxy."""
+    out = []
+    for g in h2_find(stats, "gateway-intercept-h2"):
+        h = stats.get(("haproxy-tls-h2",) + g["key"][1:])
+        if h:
+            r = cpu_ratio(g, h)
+            out.append(f"HTTP/2 clients ({h2_load(g['key'])}): gateway through interception {fmt_rps(g['rps'])} req/s, "
+                       f"HAProxy (TLS termination) {fmt_rps(h['rps'])} ({fmt_ratio(g['rps'], h['rps'])}×); CPU per request "
+                       f"{g['cpu']:.1f} vs {h['cpu']:.1f} µs ({fmt_x(r)})" if r is not None else
+                       f"HTTP/2 clients ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, HAProxy {fmt_rps(h['rps'])}")
+    for label, pick in (("h2 upstream", 1), ("HTTP/1.1 upstream", 2)):
+        for g in h2_find(stats, H2_UPSTREAM_ROWS[0][pick]):
+            h = stats.get((H2_UPSTREAM_ROWS[1][pick],) + g["key"][1:])
+            r = cpu_ratio(g, h) if h else None
+            if r is not None:
+                out.append(f"{label} ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, HAProxy {fmt_rps(h['rps'])}; "
+                           f"CPU per request {g['cpu']:.1f} vs {h['cpu']:.1f} µs ({fmt_x(r)})")
+    for proxy, h2_name, h1_name in H2_UPSTREAM_ROWS:
+        for h2 in h2_find(stats, h2_name):
+            h1 = stats.get((h1_name,) + h2["key"][1:])
+            if h1:
+                out.append(f"{proxy}, h2 ÷ HTTP/1.1 upstream ({h2_load(h2['key'])}): req/s {fmt_ratio(h2['rps'], h1['rps'])}×, "
+                           f"CPU per request {fmt_x(cpu_ratio(h2, h1))}, upstream connections "
+                           f"{h2['conns_open'] if h2['conns_open'] is not None else '?'} vs "
+                           f"{h1['conns_open'] if h1['conns_open'] is not None else '?'}")
+    return out
+
+
 def main():
     workdir, out_path = sys.argv[1], sys.argv[2]
     with open(os.path.join(workdir, "meta.json")) as f:
         meta = json.load(f)
     runs = load_jsonl(os.path.join(workdir, "runs.jsonl"))
+    # The HTTP/2 rows (bench.sh --only http2): a section of their own; alone (no other row in
+    # the run), the sections of the HTTP/1.1 rows are left out.
+    h2_runs = load_jsonl(os.path.join(workdir, "runs-h2.jsonl"))
+    h2_protocols = lines_of(os.path.join(workdir, "h2-protocols.txt"))
+    classic = bool(runs) or not h2_runs
     extras_path = os.path.join(workdir, "gateway-extras.json")
     extras = json.load(open(extras_path)) if os.path.exists(extras_path) else {}
     order = []
@@ -368,47 +537,50 @@ def main():
           "on CPU 1 (direct: nginx on CPU 1). CPU µs/req = the proxy's CPU time (all its processes) ÷ requests. "
           "RSS = VmRSS summed over the proxy's processes, before the run / peak during it (each proxy is "
           "started fresh before its first row, 1k × 50, so that row's idle figure is the fresh process's).", ""]
-    md += rows
-    md.append("")
-    if busy:
-        md.append(f"\\* other processes used more than {BUSY_PCT:.0f}% of the machine during a run of this row "
-                  f"(max {max(r['other_cpu_pct'] for r in busy):.0f}%): noisy figure, rerun on an idle machine.")
+    if classic:
+        md += rows
         md.append("")
-    if any(r.get("expect_read_errors") and r["errors"]["read"] for r in runs):
-        md.append("† closes the client connection after every response (no keep-alive): wrk counts a read "
-                  "error per request and reconnects.")
-        md.append("")
-    md += ["## Gateway memory", ""] + (extras_lines(extras) or ["- not measured"]) + [""]
-    ratios = cpu_ratio_lines(stats)
-    if ratios:
-        md += ["## CPU per request: gateway ÷ HAProxy (same run)", "",
-               "Each gateway config's CPU µs/req divided by HAProxy's from this run (rows above): the default "
-               "config (gateway.yaml), the typical policies (gateway-policies.yaml: bearer auth, endpoint template, "
-               "retry, rate limit, metrics) and debug traces on (gateway-traces.yaml); then typical, traces and "
-               "OpenTelemetry tracing at sampling 1.0 (gateway-otel.yaml) divided by the default config.", ""] + ratios + [""]
-    sizes = size_lines(stats)
-    if sizes:
-        md += ["## CPU per request: config size ÷ one upstream (same run)", "",
-               "The gateway with one upstream (the request's), with 500 upstreams and the request for the last by "
-               "exact host and by `*.suffix`, and with one upstream and 2,000 deny rules the request passes "
-               "(scripts/bench/config_size.py); their runs alternate, and each row's CPU µs/req is divided by one "
-               "upstream's.", ""] + sizes + [""]
-        md += ["## Targets (issue 40)", ""] + size_targets(stats) + [""]
-    md += ["## Targets (issue 14)", ""] + (targets_14(stats) or ["- not measured (needs gateway, gateway-policies, "
-                                                                  "gateway-traces and haproxy rows)"]) + [""]
-    md += ["## Targets (issue 38)", ""] + (targets_38(stats) or ["- not measured (needs gateway and gateway-otel rows)"]) + [""]
-    md += ["## Targets (issue 9)", ""] + targets(stats, extras, order) + [""]
+        if busy:
+            md.append(f"\\* other processes used more than {BUSY_PCT:.0f}% of the machine during a run of this row "
+                      f"(max {max(r['other_cpu_pct'] for r in busy):.0f}%): noisy figure, rerun on an idle machine.")
+            md.append("")
+        if any(r.get("expect_read_errors") and r["errors"]["read"] for r in runs):
+            md.append("† closes the client connection after every response (no keep-alive): wrk counts a read "
+                      "error per request and reconnects.")
+            md.append("")
+        md += ["## Gateway memory", ""] + (extras_lines(extras) or ["- not measured"]) + [""]
+        ratios = cpu_ratio_lines(stats)
+        if ratios:
+            md += ["## CPU per request: gateway ÷ HAProxy (same run)", "",
+                   "Each gateway config's CPU µs/req divided by HAProxy's from this run (rows above): the default "
+                   "config (gateway.yaml), the typical policies (gateway-policies.yaml: bearer auth, endpoint template, "
+                   "retry, rate limit, metrics) and debug traces on (gateway-traces.yaml); then typical, traces and "
+                   "OpenTelemetry tracing at sampling 1.0 (gateway-otel.yaml) divided by the default config.", ""] + ratios + [""]
+        sizes = size_lines(stats)
+        if sizes:
+            md += ["## CPU per request: config size ÷ one upstream (same run)", "",
+                   "The gateway with one upstream (the request's), with 500 upstreams and the request for the last by "
+                   "exact host and by `*.suffix`, and with one upstream and 2,000 deny rules the request passes "
+                   "(scripts/bench/config_size.py); their runs alternate, and each row's CPU µs/req is divided by one "
+                   "upstream's.", ""] + sizes + [""]
+            md += ["## Targets (issue 40)", ""] + size_targets(stats) + [""]
+        md += ["## Targets (issue 14)", ""] + (targets_14(stats) or ["- not measured (needs gateway, gateway-policies, "
+                                                                      "gateway-traces and haproxy rows)"]) + [""]
+        md += ["## Targets (issue 38)", ""] + (targets_38(stats) or ["- not measured (needs gateway and gateway-otel rows)"]) + [""]
+        md += ["## Targets (issue 9)", ""] + targets(stats, extras, order) + [""]
+    md += h2_section(h2_runs, h2_protocols)
     md += kept_section(out_path, ALLOCS_TITLE)
-    md += ["## Runs", "",
-           "Every wrk run: origin requests and new origin connections during it (from nginx stub_status; a "
-           "proxy that reuses connections opens few), and the CPU share used by other processes.", "",
-           "| proxy | body | conns | run | req/s | requests | origin requests | new origin conns | "
-           "non-2xx | socket errors | other load % |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in runs:
-        md.append(f"| {r['name']} | {r['body']} | {r['conns']} | {r['rep']} | {r['rps'] or 0:.0f} | {r['requests']} | "
-                  f"{r['origin_requests']} | {r['origin_accepts']} | {r['non2xx']} | "
-                  f"{sum(r['errors'].values())} | {r['other_cpu_pct']} |")
-    md.append("")
+    if classic:
+        md += ["## Runs", "",
+               "Every wrk run: origin requests and new origin connections during it (from nginx stub_status; a "
+               "proxy that reuses connections opens few), and the CPU share used by other processes.", "",
+               "| proxy | body | conns | run | req/s | requests | origin requests | new origin conns | "
+               "non-2xx | socket errors | other load % |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in runs:
+            md.append(f"| {r['name']} | {r['body']} | {r['conns']} | {r['rep']} | {r['rps'] or 0:.0f} | {r['requests']} | "
+                      f"{r['origin_requests']} | {r['origin_accepts']} | {r['non2xx']} | "
+                      f"{sum(r['errors'].values())} | {r['other_cpu_pct']} |")
+        md.append("")
     versions, notes, failures = (lines_of(os.path.join(workdir, n)) for n in ("versions.txt", "notes.txt", "failures.txt"))
     md += ["## Versions", ""] + [f"- {v}" for v in versions] + [""]
     if failures:
@@ -422,6 +594,11 @@ def main():
     summary = cpu_summary(stats)
     if summary:
         print("\n## Summary: CPU per request (1k, 50 conns, this run)\n")
+        for line in summary:
+            print(f"- {line}")
+    summary = h2_summary(h2_stats(h2_runs))
+    if summary:
+        print("\n## Summary: HTTP/2 (this run)\n")
         for line in summary:
             print(f"- {line}")
 
