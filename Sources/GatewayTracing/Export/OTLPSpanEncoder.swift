@@ -28,7 +28,7 @@ struct OTLPSpanEncoder: Sendable {
 
     /// `spans` as one request's body, appended to `buffer`.
     func encode(_ spans: ArraySlice<FinishedSpan>, into buffer: inout ByteBuffer) {
-        let spanSizes = spans.map(Self.size(of:))
+        let spanSizes = spans.map { Self.size(of: $0) }
         let scopeSize = ProtobufSize.string(1, scopeName) + ProtobufSize.string(2, scopeVersion)
         let scopeSpansSize = ProtobufSize.lengthDelimited(1, scopeSize) + spanSizes.reduce(0) { $0 + ProtobufSize.lengthDelimited(2, $1) }
         let resourceSize = Self.size(of: resource, field: 1)
