@@ -43,10 +43,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        // Tracing (issue 38): only the OTLP/HTTP exporter's trait, so neither gRPC nor its packages are built.
-        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
-        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
-        .package(url: "https://github.com/swift-otel/swift-w3c-trace-context.git", from: "1.0.0"),
     ],
     targets: [
         .target(
@@ -155,18 +151,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // OpenTelemetry spans and W3C trace context: the only target that sees swift-otel.
+        // W3C trace context and OpenTelemetry spans, with the gateway's own OTLP/HTTP protobuf exporter.
         .target(
             name: "GatewayTracing",
             dependencies: [
                 "GatewayCore",
                 "GatewayConfig",
                 "GatewayObservability",
-                .product(name: "OTel", package: "swift-otel"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -300,10 +295,9 @@ let package = Package(
             name: "GatewayTracingTests",
             dependencies: [
                 "GatewayTracing", "GatewayCore", "GatewayConfig", "GatewayObservability",
-                .product(name: "OTel", package: "swift-otel"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -2,65 +2,68 @@ public import GatewayConfig
 public import GatewayCore
 public import GatewayObservability
 public import Logging
-import NIOConcurrencyHelpers
-import OTel
+import NIOCore
+import NIOPosix
 public import ServiceLifecycle
-import Tracing
 
-/// Tracing while `tracing` is on: swift-otel's tracer with its batch span
-/// processor and OTLP/HTTP exporter, and what the routes add for it
-/// (``ExchangePhases`` in the app lists them in their place): the first
-/// observer (``TracingObserver``), the last attempt step
-/// (``TracePropagationStep``) and the rate-limit and token steps' waits timed
-/// (``WaitTimingStep``). Made once at start (the config's `tracing` at start
-/// applies until a restart); ``service`` runs the export under the gateway's
-/// service group and flushes what is queued when it shuts down.
+/// Tracing while `tracing` is on: the gateway's own W3C trace context, sampler
+/// and OTLP/HTTP export, and what the routes add for it (``ExchangePhases``
+/// in the app lists them in their place): the first observer
+/// (``TracingObserver``), the last attempt step (``TracePropagationStep``)
+/// and the rate-limit and token steps' waits timed (``WaitTimingStep``).
+/// Made once at start (the config's `tracing` at start applies until a
+/// restart); ``service`` runs under the gateway's service group and, when it
+/// shuts down, sends what is queued.
 ///
-/// The request path only starts spans, reads their ids back and, at the
-/// exchange's end, gives them their attributes and ends them: batching,
-/// encoding and sending run in swift-otel's tasks, off the event loops, the
-/// queue bounded by `tracing.max_queue` (the excess dropped and counted in
-/// `gateway_trace_spans_dropped_total`). A collector that is down or slow
-/// costs requests nothing.
+/// The request path makes ids (``TraceIDGenerator``, no lock) and, at the
+/// exchange's end, its spans as plain values queued with one lock
+/// (``SpanExporter``): encoding and sending run on the exporter's own event
+/// loop, the queue bounded by `tracing.max_queue` (the excess dropped and
+/// counted in `gateway_trace_spans_dropped_total`). A collector that is down
+/// or slow costs requests nothing.
 public final class GatewayTracer: Sendable {
-    private let tracer: any Tracer
-    /// The tracer's export (tracer, processor, exporter), as one service.
+    let sampler: TraceSampler
+    let exporter: SpanExporter
+    /// The export's schedule and its last flush, as one service.
     public let service: any Service
 
-    init(tracer: any Tracer, service: any Service) {
-        self.tracer = tracer
-        self.service = service
+    /// The tracer exporting from `eventLoop` (the tests': nothing scheduled until ``SpanExporter/start()``).
+    init(config: TracingConfig, eventLoop: any EventLoop, logger: Logger, dropped: @escaping @Sendable (String, Int) -> Void, group: MultiThreadedEventLoopGroup? = nil) throws {
+        let exporter = try SpanExporter(config: config, eventLoop: eventLoop, logger: logger, dropped: dropped)
+        self.sampler = TraceSampler(config: config)
+        self.exporter = exporter
+        self.service = TracingService(exporter: exporter, group: group)
     }
-
-    /// Every tracer started, kept for the life of the process. swift-otel's
-    /// HTTP exporter shuts its client down synchronously when it is freed,
-    /// which traps on an event loop thread, and the last holder of a tracer
-    /// may be an exchange freed on one. The export service shuts the client
-    /// down itself when the gateway stops.
-    private static let keptAlive = NIOLockedValueBox<[any Tracer]>([])
 
     /// Starts tracing as `config` says (its `OTEL_*` variables already
-    /// applied); `metrics` counts the spans dropped, `logger` gets the
-    /// exporter's warnings. Throws what swift-otel refuses (a certificate
-    /// file it cannot read).
+    /// applied): the export on a thread of its own; `metrics` counts the
+    /// spans dropped, `logger` gets the export's warnings. Throws what the
+    /// exporter refuses (an endpoint it cannot read, a TLS context it cannot make).
     public static func start(config: TracingConfig, metrics: GatewayMetrics, logger: Logger) throws -> GatewayTracer {
-        let diagnostics = Logger(label: "swift-otel") { _ in
-            ExportDiagnostics(target: logger) { reason, count in metrics.traceSpansDropped(reason: reason, count: count) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let tracer: GatewayTracer
+        do {
+            tracer = try GatewayTracer(
+                config: config, eventLoop: group.next(), logger: logger,
+                dropped: { reason, count in metrics.traceSpansDropped(reason: reason, count: count) }, group: group
+            )
+        } catch {
+            group.shutdownGracefully { _ in }
+            throw error
         }
-        let backend = try OTel.makeTracingBackend(configuration: config.otelConfiguration(diagnostics: diagnostics))
-        keptAlive.withLockedValue { $0.append(backend.factory) }
+        tracer.exporter.start()
         let sampler = config.sampler.rawValue + (config.sampler.usesRatio ? " \(config.samplerRatio)" : "")
         logger.info("tracing on: spans to \(config.endpoint) (OTLP/HTTP), service.name \(config.serviceName), sampler \(sampler)")
-        return GatewayTracer(tracer: backend.factory, service: TracingService(export: backend.service, logger: logger))
+        return tracer
     }
 
-    /// The observer that starts every exchange's SERVER span: the first of each route of `config`.
+    /// The observer that starts every exchange's trace context: the first of each route of `config`.
     public func observer(config: GatewayConfig) -> any ExchangeObserver {
-        TracingObserver(tracer: tracer, config: config)
+        TracingObserver(tracer: self, config: config)
     }
 
-    /// The attempt step that starts each attempt's CLIENT span and points the
-    /// upstream's `traceparent` at it: the last of each route.
+    /// The attempt step that gives each attempt its CLIENT span's id and
+    /// points the upstream's `traceparent` at it: the last of each route.
     public var propagation: any AttemptStep { TracePropagationStep() }
 
     /// `step`, its waits (of `kind`) shown as events of the exchange's span.
@@ -69,21 +72,19 @@ public final class GatewayTracer: Sendable {
     }
 }
 
-/// swift-otel's export service under the gateway's service group: it runs
-/// until the gateway shuts down, then flushes what is queued (the group shuts
-/// it down last: it is listed first). Its failure is logged, never the
-/// gateway's end.
+/// The export under the gateway's service group: it waits for the gateway to
+/// shut down, then sends what is queued (within 10 s) and stops the export's
+/// thread. The group shuts it down last (it is listed first), so the spans of
+/// the exchanges the proxy drains are sent too. Never the gateway's end.
 struct TracingService: Service {
-    let export: any Service
-    let logger: Logger
+    static let flushTimeout: Duration = .seconds(10)
+
+    let exporter: SpanExporter
+    let group: MultiThreadedEventLoopGroup?
 
     func run() async throws {
-        do {
-            try await export.run()
-        } catch {
-            logger.error("tracing: the span export stopped: \(error)")
-        }
-        // Until the gateway shuts down, should the export have ended first.
         try? await gracefulShutdown()
+        await exporter.shutdown(within: Self.flushTimeout)
+        try? await group?.shutdownGracefully()
     }
 }

@@ -1,22 +1,22 @@
 import GatewayConfig
 import GatewayCore
 import GatewayObservability
-import Tracing
 
-/// The first observer of every route while tracing is on: it starts the
-/// exchange's SERVER span, as the child of the request's `traceparent` when it
-/// has a valid one (else the root of a new trace, as the sampler decides),
-/// and sets the exchange's trace context on its record, where the log lines,
-/// the debug trace, the attempt steps and the other observers find it.
+/// The first observer of every route while tracing is on: it gives the
+/// exchange its trace context, as the child of the request's `traceparent`
+/// when it has a valid one (else a new trace), sampled as
+/// `tracing.sampler` says, and sets it on the exchange's record, where the
+/// log lines, the debug trace, the attempt steps and the other observers
+/// find it.
 ///
-/// On the event loop: reading the two trace fields, one span started, one
-/// context read back. The span's attributes are made when it ends.
+/// On the event loop: the two trace fields read, two random ids at most, one
+/// sampling decision. No span exists until the exchange ends (``ExchangeSpans``).
 struct TracingObserver: ExchangeObserver {
-    let tracer: any Tracer
+    let tracer: GatewayTracer
     let templates: EndpointTemplates
     let redactor: TraceRedactor
 
-    init(tracer: any Tracer, config: GatewayConfig) {
+    init(tracer: GatewayTracer, config: GatewayConfig) {
         self.tracer = tracer
         self.templates = EndpointTemplates(config: config)
         self.redactor = TraceRedactor.alwaysRedacting(config: config)
@@ -25,19 +25,18 @@ struct TracingObserver: ExchangeObserver {
     func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
         let route = templates.endpoint(of: request).path
         let name = SpanPlan.name(method: request.method, route: route)
-        var parent = InstrumentationContext.topLevel
-        if let incoming = TraceCarrier.incoming(request.headers) {
-            tracer.extract(incoming, into: &parent, using: TraceCarrierExtractor())
-        }
-        let server = tracer.startSpan(name, context: parent, ofKind: .server, at: WallClock().timestamp(context.startedAt))
-        var own = TraceCarrier()
-        tracer.inject(server.context, into: &own, using: TraceCarrierInjector())
-        guard let value = own.traceparent, let ids = TraceParent(parsing: value) else {
-            server.end()
-            return UntracedObservation.shared
-        }
+        let incoming = TraceCarrier.incoming(request.headers)
+        let parent = incoming?.traceparent.flatMap { TraceParent(parsing: $0) }
+        let traceID = parent.flatMap { TraceID(hex: $0.traceID) } ?? TraceIDGenerator.traceID()
+        let ids = ExchangeSpans.IDs(
+            trace: traceID,
+            span: TraceIDGenerator.spanID(),
+            parent: parent.flatMap { SpanID(hex: $0.parentID) },
+            traceState: incoming?.tracestate,
+            sampled: tracer.sampler.isSampled(traceID: traceID, parent: parent)
+        )
         let spans = ExchangeSpans(
-            tracer: tracer, server: server, ids: ids, name: name, route: route, request: request, context: context, redactor: redactor
+            exporter: tracer.exporter, ids: ids, name: name, route: route, request: request, context: context, redactor: redactor
         )
         context.record.trace = spans
         return spans

@@ -9,7 +9,7 @@ import Testing
 
 @testable import GatewayTracing
 
-/// The trace context through an exchange, with swift-otel's tracer: the
+/// The trace context through an exchange, with the gateway's tracer: the
 /// observer's SERVER span continues the client's trace, each attempt's
 /// `traceparent` names that attempt's own CLIENT span, the record carries the
 /// ids to the log lines, and the rate limit's and token's waits are timed.

@@ -5,7 +5,7 @@ import Testing
 
 @testable import GatewayTracing
 
-/// The sampler decisions, through the gateway's configuration of swift-otel:
+/// The sampler decisions (``TraceSampler``), through the observer:
 /// a trace the gateway starts is sampled at `sampler_ratio`, one it continues
 /// follows its parent's flag (the parent-based samplers), and a trace that is
 /// not sampled still passes its context on, flag cleared.
@@ -54,5 +54,24 @@ import Testing
         let parentBasedOff = try decide({ $0.sampler = .parentBasedAlwaysOff }, traceparent: nil)
         #expect(!parentBasedOff.sampled)
         #expect(try decide({ $0.sampler = .parentBasedAlwaysOff }, traceparent: Self.sampledParent).sampled)
+    }
+
+    @Test func aRatioSamplesThatShareOfNewTracesFromTheTraceIDAlone() {
+        let half = TraceSampler(.traceIDRatio, ratio: 0.5)
+        let ids = (0..<4000).map { _ in TraceIDGenerator.traceID() }
+        let sampled = ids.filter { half.isSampled(traceID: $0, parent: nil) }.count
+        #expect((1700...2300).contains(sampled), "\(sampled) of 4000")
+        #expect(ids.allSatisfy { half.isSampled(traceID: $0, parent: nil) == half.isSampled(traceID: $0, parent: nil) })
+        #expect(TraceSampler(.traceIDRatio, ratio: 0).isSampled(traceID: TraceID(high: 0, low: 0), parent: nil) == false)
+        #expect(TraceSampler(.traceIDRatio, ratio: 1).isSampled(traceID: TraceID(high: 0, low: UInt64.max), parent: nil))
+    }
+
+    @Test func idsAreNeverZeroAndDoNotRepeat() {
+        let spans = (0..<10000).map { _ in TraceIDGenerator.spanID().value }
+        #expect(!spans.contains(0))
+        #expect(Set(spans).count == spans.count)
+        let trace = TraceIDGenerator.traceID()
+        #expect(TraceID(hex: trace.hex) == trace && trace.hex.count == 32)
+        #expect(SpanID(hex: "00f067aa0ba902b7")?.hex == "00f067aa0ba902b7")
     }
 }

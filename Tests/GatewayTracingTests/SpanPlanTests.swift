@@ -3,7 +3,6 @@ import GatewayCore
 import GatewayObservability
 import NIOHTTP1
 import Testing
-import Tracing
 
 @testable import GatewayTracing
 

@@ -3,24 +3,19 @@ import GatewayCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOHTTP1
-import OTel
-import Tracing
+import NIOPosix
 
 @testable import GatewayTracing
 
-/// swift-otel's tracer as the gateway configures it, its export never run:
-/// spans start and end, nothing leaves the test.
+/// The gateway's tracer as it configures it, its export never scheduled:
+/// ids are given, spans are made and queued, nothing leaves the test.
 enum TracingTestSupport {
-    /// Kept, as the gateway keeps its own (`GatewayTracer`): a freed exporter shuts its HTTP client down synchronously.
-    private static let keptAlive = NIOLockedValueBox<[any Tracer]>([])
-
-    static func tracer(_ configure: (inout TracingConfig) -> Void = { _ in }) throws -> any Tracer {
+    static func tracer(_ configure: (inout TracingConfig) -> Void = { _ in }) throws -> GatewayTracer {
         var tracing = TracingConfig(enabled: true, endpoint: "http://127.0.0.1:9/v1/traces")
         configure(&tracing)
-        let backend = try OTel.makeTracingBackend(configuration: tracing.otelConfiguration(diagnostics: Logger(label: "swift-otel-test")))
-        let tracer: any Tracer = backend.factory
-        keptAlive.withLockedValue { $0.append(tracer) }
-        return tracer
+        return try GatewayTracer(
+            config: tracing, eventLoop: MultiThreadedEventLoopGroup.singleton.next(), logger: Logger(label: "tracing-test"), dropped: { _, _ in }
+        )
     }
 
     static func context() -> RequestContext {

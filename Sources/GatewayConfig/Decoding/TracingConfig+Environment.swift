@@ -1,8 +1,8 @@
 import Foundation
 
 /// The standard OpenTelemetry SDK variables over the file's `tracing` values:
-/// the environment wins, as swift-otel (the exporter) applies the same
-/// variables again over what the gateway gives it, so both read them alike.
+/// the environment wins, as in the OpenTelemetry SDKs that read them (the
+/// gateway's exporter reads nothing else).
 ///
 /// `OTEL_TRACES_EXPORTER=otlp` turns tracing on, `none` (or
 /// `OTEL_SDK_DISABLED=true`) off. While it is off, no other variable is read:
@@ -110,8 +110,7 @@ extension TracingConfig {
         }
     }
 
-    /// `name=value,name2=value2` as the OpenTelemetry exporters read it (and
-    /// swift-otel does): each pair split at its first `=`, both sides trimmed;
+    /// `name=value,name2=value2` as the OpenTelemetry exporters read it: each pair split at its first `=`, both sides trimmed;
     /// nil when a pair has no name or no value.
     static func headerPairs(_ text: String) -> [(name: String, value: String)]? {
         var pairs: [(name: String, value: String)] = []

@@ -2,9 +2,7 @@ public import NIOHTTP1
 
 /// A W3C `traceparent` (Trace Context Level 1, §3.2): `version-traceid-parentid-flags`,
 /// `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`. Read by hand (55
-/// bytes, lowercase hex) before anything reaches the tracer, so that an
-/// invalid value starts a new trace rather than a warning, and so that the
-/// tracer only ever sees the two trace fields of a request (``TraceCarrier``).
+/// bytes, lowercase hex): an invalid value starts a new trace, silently.
 public struct TraceParent: Sendable, Equatable, CustomStringConvertible {
     /// The trace: 32 lowercase hex digits, not all zero.
     public let traceID: String

@@ -3,22 +3,34 @@ import GatewayObservability
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
-import Tracing
 
-/// One traced exchange: the gateway's SERVER span, started as the exchange
-/// begins (``TracingObserver``), and a CLIENT span per upstream attempt,
-/// started as the attempt is prepared (``TracePropagationStep``) so that its
-/// id is the upstream's parent. Nothing is written to the spans on the way:
-/// when the exchange finishes, its ``SpanPlan`` (from the record) gives their
-/// attributes and events, and they end at the instants the record kept.
+/// One traced exchange: the ids of the gateway's SERVER span, given as the
+/// exchange begins (``TracingObserver``), and of a CLIENT span per upstream
+/// attempt, given as the attempt is prepared (``TracePropagationStep``) so
+/// that its id is the upstream's parent. No span exists on the way: when the
+/// exchange finishes, its ``SpanPlan`` (from the record) gives their
+/// attributes and events, and the spans are made once, as values, and
+/// queued for export (``SpanExporter``), a sampled-out exchange's not at all.
 ///
 /// It is the exchange's ``ExchangeTraceContext`` on the record (its ids go to
 /// log lines, trace records and HAR entries) and its observation. Called on
 /// the exchange's event loop; a lock all the same, as the record holding it
 /// may be read elsewhere.
 final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
-    /// A CLIENT span started, with the record's attempt it became.
-    private typealias Client = (span: any Tracing.Span, attempt: Int)
+    /// The exchange's place in its trace.
+    struct IDs: Sendable {
+        var trace: TraceID
+        /// The SERVER span.
+        var span: SpanID
+        /// The client's span (the request's `traceparent`), or nil for a new trace.
+        var parent: SpanID?
+        /// The request's valid `tracestate`, passed on and exported.
+        var traceState: String?
+        var sampled: Bool
+    }
+
+    /// A CLIENT span's id, with the record's attempt it became and when it was prepared.
+    private typealias Client = (span: SpanID, attempt: Int, start: ContinuousClock.Instant)
 
     private struct State {
         /// The exchange's record until it finishes; then let go, as the record
@@ -31,25 +43,25 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
 
     let traceID: String
     let spanID: String
-    private let tracer: any Tracer
-    private let server: any Tracing.Span
+    let ids: IDs
+    private let exporter: SpanExporter
     private let name: String
     private let route: String
     /// The request as routed, its body left out.
     private let request: ProxyRequest
     private let requestID: String
     private let clientAddress: String
+    private let started: ContinuousClock.Instant
     private let redactor: TraceRedactor
     private let state: NIOLockedValueBox<State>
 
     init(
-        tracer: any Tracer, server: any Tracing.Span, ids: TraceParent, name: String, route: String,
-        request: ProxyRequest, context: RequestContext, redactor: TraceRedactor
+        exporter: SpanExporter, ids: IDs, name: String, route: String, request: ProxyRequest, context: RequestContext, redactor: TraceRedactor
     ) {
-        self.tracer = tracer
-        self.server = server
-        self.traceID = ids.traceID
-        self.spanID = ids.parentID
+        self.exporter = exporter
+        self.ids = ids
+        self.traceID = ids.trace.hex
+        self.spanID = ids.span.hex
         self.name = name
         self.route = route
         var snapshot = request
@@ -57,20 +69,21 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         self.request = snapshot
         self.requestID = context.id
         self.clientAddress = context.clientAddress
+        self.started = context.startedAt
         self.redactor = redactor
         self.state = NIOLockedValueBox(State(record: context.record))
     }
 
-    /// Starts the CLIENT span of the attempt about to be sent and points the
+    /// Gives the attempt about to be sent its CLIENT span id and points the
     /// attempt's `traceparent` (and `tracestate`) at it. `record`: the exchange's.
     func startAttempt(headers: inout HTTPHeaders, record: ExchangeRecord) {
-        let client = tracer.startSpan(name, context: server.context, ofKind: .client, at: DefaultTracerClock.now)
-        var carrier = TraceCarrier()
-        tracer.inject(client.context, into: &carrier, using: TraceCarrierInjector())
-        carrier.write(to: &headers)
+        let span = TraceIDGenerator.spanID()
+        let flags: UInt8 = ids.sampled ? 0x01 : 0x00
+        TraceCarrier(traceparent: "00-\(traceID)-\(span.hex)-\(TraceParent.hex(flags))", tracestate: ids.traceState).write(to: &headers)
         // The transport records the attempt right after the last step: the index it gets.
         let attempt = record.attemptCount
-        state.withLockedValue { $0.clients.append((client, attempt)) }
+        let start = ContinuousClock.now
+        state.withLockedValue { $0.clients.append((span, attempt, start)) }
     }
 
     /// `wait`, its length kept for an event of the SERVER span.
@@ -82,8 +95,8 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         }
     }
 
-    /// Whether the sampler records this exchange (else its spans are no-ops, the context still passed on).
-    var isSampled: Bool { server.isRecording }
+    /// Whether the sampler records this exchange (else no span is made, the context still passed on).
+    var isSampled: Bool { ids.sampled }
 
     /// The waits timed so far.
     var waits: [RecordedWait] { state.withLockedValue { $0.waits } }
@@ -99,8 +112,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
             s.record = nil
             return (record, s.clients, s.waits)
         }
-        // A sampled-out trace's spans record nothing: no plan to make.
-        guard let taken, server.isRecording else { return }
+        guard let taken, ids.sampled else { return }
         let clock = WallClock()
         let plan = SpanPlan(
             SpanPlan.Inputs(
@@ -110,29 +122,24 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
             ),
             redactor: redactor
         )
+        var spans: [FinishedSpan] = []
+        spans.reserveCapacity(1 + plan.clients.count)
+        spans.append(span(.server, id: ids.span, parent: ids.parent, start: started, as: plan.server, clock: clock))
         for (client, planned) in zip(taken.clients, plan.clients) {
-            Self.end(client.span, as: planned, clock: clock)
+            spans.append(span(.client, id: client.span, parent: ids.span, start: client.start, as: planned, clock: clock))
         }
-        Self.end(server, as: plan.server, clock: clock)
+        exporter.enqueue(spans)
     }
 
-    private static func end(_ span: any Tracing.Span, as planned: SpanPlan.Planned, clock: WallClock) {
-        span.attributes = planned.attributes
-        for event in planned.events {
-            span.addEvent(SpanEvent(name: event.name, at: clock.timestamp(event.at), attributes: event.attributes))
-        }
-        if let status = planned.status { span.setStatus(status) }
-        span.end(at: clock.timestamp(planned.end))
+    /// A span of this exchange as `planned` says.
+    private func span(
+        _ kind: FinishedSpan.Kind, id: SpanID, parent: SpanID?, start: ContinuousClock.Instant, as planned: SpanPlan.Planned, clock: WallClock
+    ) -> FinishedSpan {
+        FinishedSpan(
+            name: name, kind: kind, traceID: ids.trace, spanID: id, parentID: parent, traceState: ids.traceState ?? "",
+            start: clock.timestamp(start), end: clock.timestamp(planned.end), attributes: planned.attributes,
+            events: planned.events.map { FinishedSpan.Event(name: $0.name, time: clock.timestamp($0.at), attributes: $0.attributes) },
+            status: planned.status
+        )
     }
-}
-
-/// The observation of an exchange the tracer gave no context (a sampler
-/// that makes none, `always_off` from `OTEL_TRACES_SAMPLER`): nothing to end,
-/// the request's own trace fields go on untouched.
-final class UntracedObservation: ExchangeObservation, Sendable {
-    static let shared = UntracedObservation()
-
-    func requestBodyPart(_ buffer: ByteBuffer) {}
-
-    func finish(_ outcome: ExchangeOutcome) {}
 }

@@ -1,7 +1,6 @@
 import GatewayCore
 import GatewayObservability
 import NIOHTTP1
-import Tracing
 
 /// The HTTP semantic conventions' names for what a request says.
 extension SpanPlan {

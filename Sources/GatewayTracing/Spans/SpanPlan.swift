@@ -1,13 +1,12 @@
 import GatewayCore
 import GatewayObservability
-import Tracing
 
 /// What the spans of one finished exchange say: the SERVER span's and each
 /// CLIENT span's attributes, events, status and end, made from the request as
 /// routed, the exchange record (attempts with their phases, the retry
 /// planner's decisions), the waits the steps took and the outcome. A pure
-/// value, built once the exchange is over (``ExchangeSpans``) and tested
-/// without a tracer; the tracer only gets the result.
+/// value, built once the exchange is over (``ExchangeSpans``, which makes the
+/// exported spans from it) and tested on its own.
 ///
 /// Attributes follow OpenTelemetry's HTTP semantic conventions (the stable
 /// `http.*`, `url.*`, `server.*` names) plus the gateway's own under

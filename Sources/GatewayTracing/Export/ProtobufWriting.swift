@@ -1,0 +1,95 @@
+import NIOCore
+
+/// The protobuf wire format, as much of it as OTLP's trace messages need,
+/// written by hand into a `ByteBuffer`: varints, 64-bit fixed fields and
+/// length-delimited fields (strings, bytes, nested messages). A nested
+/// message's length comes first, so ``ProtobufSize`` computes it before the
+/// message is written (``OTLPSpanEncoder``): no scratch buffers, no copies.
+enum WireType: UInt64 {
+    case varint = 0
+    case fixed64 = 1
+    case lengthDelimited = 2
+    case fixed32 = 5
+}
+
+extension ByteBuffer {
+    /// `value` as a base-128 varint, least significant group first.
+    mutating func writeVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        writeInteger(UInt8(truncatingIfNeeded: value))
+    }
+
+    /// A field's key: its number and wire type.
+    mutating func writeTag(_ field: UInt64, _ wireType: WireType) {
+        writeVarint(field << 3 | wireType.rawValue)
+    }
+
+    /// A varint field (enums, bools, int64 as two's complement).
+    mutating func writeVarintField(_ field: UInt64, _ value: UInt64) {
+        writeTag(field, .varint)
+        writeVarint(value)
+    }
+
+    /// A `fixed64` (or `double`, as its bits) field: 8 bytes, little-endian.
+    mutating func writeFixed64Field(_ field: UInt64, _ value: UInt64) {
+        writeTag(field, .fixed64)
+        writeInteger(value, endianness: .little)
+    }
+
+    /// A `string` field.
+    mutating func writeStringField(_ field: UInt64, _ value: String) {
+        writeTag(field, .lengthDelimited)
+        writeVarint(UInt64(value.utf8.count))
+        writeString(value)
+    }
+
+    /// A `bytes` field holding `values` as big-endian 8-byte words (the ids).
+    mutating func writeIDField(_ field: UInt64, _ values: UInt64...) {
+        writeTag(field, .lengthDelimited)
+        writeVarint(UInt64(values.count * 8))
+        for value in values { writeInteger(value, endianness: .big) }
+    }
+
+    /// A nested message's key and length; its fields follow.
+    mutating func writeMessageHeader(_ field: UInt64, size: Int) {
+        writeTag(field, .lengthDelimited)
+        writeVarint(UInt64(size))
+    }
+}
+
+/// The encoded sizes of the wire format's pieces.
+enum ProtobufSize {
+    /// Bytes of `value` as a varint: 1 to 10.
+    static func varint(_ value: UInt64) -> Int {
+        value == 0 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
+    }
+
+    /// A field's key.
+    static func tag(_ field: UInt64) -> Int {
+        varint(field << 3)
+    }
+
+    /// A length-delimited field of `length` bytes, key and length included.
+    static func lengthDelimited(_ field: UInt64, _ length: Int) -> Int {
+        tag(field) + varint(UInt64(length)) + length
+    }
+
+    /// A `string` field.
+    static func string(_ field: UInt64, _ value: String) -> Int {
+        lengthDelimited(field, value.utf8.count)
+    }
+
+    /// A varint field.
+    static func varintField(_ field: UInt64, _ value: UInt64) -> Int {
+        tag(field) + varint(value)
+    }
+
+    /// A `fixed64` or `double` field.
+    static func fixed64(_ field: UInt64) -> Int {
+        tag(field) + 8
+    }
+}
