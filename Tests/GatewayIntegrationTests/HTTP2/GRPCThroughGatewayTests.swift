@@ -70,7 +70,7 @@ struct GRPCThroughGatewayTests {
             config.upstreams = [UpstreamConfig(
                 name: "grpc", hosts: [HostPattern("localhost")!], ports: [port],
                 tls: UpstreamTLSSettings(caFile: paths.caBundle), intercept: true,
-                auth: AuthConfig(kind: .bearer(token: Self.token))
+                auth: AuthConfig(kind: .bearer(token: Self.token)), httpVersion: .auto
             )]
             config.access.connectPorts = [port]
             config.interception = InterceptionConfig(stateDir: "\(dir)/state")

@@ -41,7 +41,7 @@ struct HTTP2OnlyOriginTests {
                 name: "h2only", hosts: [HostPattern("h2only.test")!],
                 origin: UpstreamOrigin(scheme: .https, host: "localhost", port: port),
                 tls: UpstreamTLSSettings(caFile: paths.caBundle),
-                auth: AuthConfig(kind: .bearer(token: Self.token))
+                auth: AuthConfig(kind: .bearer(token: Self.token)), httpVersion: .auto
             )]
         }
         defer { Task { try? await gateway.stop() } }
