@@ -3,10 +3,12 @@
 /// gateway's CA with ALPN `h2`, then frames written by hand. Each prints one
 /// JSON line.
 enum HTTP2ClientScripts {
-    /// Opens the intercepted connection: `(sock, conn)`.
+    /// Opens the intercepted connection (`sock`, `conn`); `events(timeout)`
+    /// yields what arrives until the connection closes (a `ProtocolError` as
+    /// itself: Python's h2 takes no frame after a GOAWAY), answering as it goes.
     static let connect = """
         import json, os, socket, ssl, sys, time
-        import h2.config, h2.connection, h2.events
+        import h2.config, h2.connection, h2.events, h2.exceptions
         host, port = os.environ["HOST"], int(os.environ["PORT"])
         raw = socket.create_connection(("127.0.0.1", int(os.environ["PROXY_PORT"])), timeout=30)
         raw.sendall(("CONNECT %s:%d HTTP/1.1\\r\\nHost: %s:%d\\r\\n\\r\\n" % (host, port, host, port)).encode())
@@ -18,11 +20,30 @@ enum HTTP2ClientScripts {
         tls.set_alpn_protocols(["h2"])
         sock = tls.wrap_socket(raw, server_hostname=host)
         assert sock.selected_alpn_protocol() == "h2", sock.selected_alpn_protocol()
-        conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
+        conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, validate_outbound_headers=False, normalize_outbound_headers=False))
         conn.initiate_connection()
         sock.sendall(conn.data_to_send())
+        closed = False
         def request_headers(path):
             return [(":method", "GET"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", path)]
+        def events(timeout):
+            global closed
+            sock.settimeout(timeout)
+            try:
+                while True:
+                    data = sock.recv(65536)
+                    if not data:
+                        closed = True
+                        return
+                    try:
+                        received = conn.receive_data(data)
+                    except h2.exceptions.ProtocolError as error:
+                        yield error
+                        continue
+                    yield from received
+                    sock.sendall(conn.data_to_send())
+            except (ConnectionResetError, ssl.SSLError, OSError):
+                closed = True
 
         """
 
@@ -31,7 +52,7 @@ enum HTTP2ClientScripts {
     /// connection, whether a GOAWAY came and its error code.
     static let rapidReset = connect + """
         count = int(os.environ.get("COUNT", "10000"))
-        sent, goaway, error_code, closed = 0, False, None, False
+        sent, goaway, error_code = 0, False, None
         stream_id = 1
         try:
             for i in range(count):
@@ -44,108 +65,66 @@ enum HTTP2ClientScripts {
             sock.sendall(conn.data_to_send())
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, h2.exceptions.ProtocolError):
             closed = True
-        sock.settimeout(10)
-        try:
-            while True:
-                data = sock.recv(65536)
-                if not data:
-                    closed = True
-                    break
-                try:
-                    events = conn.receive_data(data)
-                except h2.exceptions.ProtocolError:
-                    events = []
-                for event in events:
-                    if isinstance(event, h2.events.ConnectionTerminated):
-                        goaway, error_code = True, int(event.error_code)
-        except (ConnectionResetError, ssl.SSLError, OSError):
-            closed = True
+        for event in events(10):
+            if isinstance(event, h2.events.ConnectionTerminated):
+                goaway, error_code = True, int(event.error_code)
         print(json.dumps({"sent": sent, "goaway": goaway, "error_code": error_code, "closed": closed}))
         """
 
-    /// One stream to `PATH`, reset after `RESET_AFTER` seconds; then a second
-    /// stream on the same connection, read to its end. Prints the second's status.
-    static let resetThenRequest = connect + """
-        conn.send_headers(1, request_headers(os.environ["PATH_TO_RESET"]), end_stream=True)
-        sock.sendall(conn.data_to_send())
-        time.sleep(float(os.environ.get("RESET_AFTER", "0.3")))
-        conn.reset_stream(1)
-        conn.send_headers(3, request_headers("/echo?after=reset"), end_stream=True)
-        sock.sendall(conn.data_to_send())
-        status, ended = None, False
-        while not ended:
-            data = sock.recv(65536)
-            if not data:
-                break
-            for event in conn.receive_data(data):
-                if isinstance(event, h2.events.ResponseReceived) and event.stream_id == 3:
-                    status = int(dict(event.headers)[b":status"])
-                if isinstance(event, h2.events.StreamEnded) and event.stream_id == 3:
-                    ended = True
+    /// Stream 3's status once it ends (a plain GET sent after `prelude`'s stream 1).
+    private static func thenStreamThree(_ prelude: String, result: String) -> String {
+        connect + prelude + """
+            conn.send_headers(3, request_headers("/echo?after=1"), end_stream=True)
             sock.sendall(conn.data_to_send())
-        print(json.dumps({"status": status, "ended": ended}))
-        """
-
-    /// One stream to `PATH_SLOW`, read until the connection closes: prints its
-    /// status, whether it ended, whether a GOAWAY came (and its last stream
-    /// id), and whether the connection closed after. Python's `h2` takes no
-    /// frame after a GOAWAY; those are noted as `after_goaway` (the frame kinds).
-    static let slowRequest = connect + """
-        conn.send_headers(1, request_headers(os.environ["PATH_SLOW"]), end_stream=True)
-        sock.sendall(conn.data_to_send())
-        status, ended, goaway, last_stream, closed, after = None, False, False, None, False, []
-        sock.settimeout(20)
-        try:
-            while True:
-                data = sock.recv(65536)
-                if not data:
-                    closed = True
-                    break
-                if goaway:
-                    after.append(len(data))
-                    continue
-                try:
-                    events = conn.receive_data(data)
-                except h2.exceptions.ProtocolError as error:
-                    after.append(str(error))
-                    continue
-                for event in events:
-                    if isinstance(event, h2.events.ResponseReceived):
-                        status = int(dict(event.headers)[b":status"])
-                    if isinstance(event, h2.events.StreamEnded):
-                        ended = True
-                    if isinstance(event, h2.events.ConnectionTerminated):
-                        goaway, last_stream = True, event.last_stream_id
-                sock.sendall(conn.data_to_send())
-        except (ConnectionResetError, ssl.SSLError, OSError):
-            closed = True
-        print(json.dumps({"status": status, "ended": ended, "goaway": goaway, "last_stream": last_stream, "closed": closed, "after_goaway": [str(a) for a in after]}))
-        """
-
-    /// Stream 1 breaks its own content-length (5 announced, 10 sent); stream 3
-    /// on the same connection is a plain GET. Prints how stream 1 ended (reset
-    /// code) and stream 3's status.
-    static let badStreamThenRequest = connect.replacingOccurrences(
-        of: "client_side=True", with: "client_side=True, validate_outbound_headers=False, normalize_outbound_headers=False"
-    ) + """
-        conn.send_headers(1, [(":method", "POST"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", "/echo"), ("content-length", "5")])
-        conn.send_data(1, b"0123456789", end_stream=True)
-        conn.send_headers(3, request_headers("/echo?after=bad"), end_stream=True)
-        sock.sendall(conn.data_to_send())
-        reset, status, ended = None, None, False
-        sock.settimeout(10)
-        while not ended:
-            data = sock.recv(65536)
-            if not data:
-                break
-            for event in conn.receive_data(data):
+            reset, status, ended = None, None, False
+            for event in events(10):
                 if isinstance(event, h2.events.StreamReset) and event.stream_id == 1:
                     reset = int(event.error_code)
                 if isinstance(event, h2.events.ResponseReceived) and event.stream_id == 3:
                     status = int(dict(event.headers)[b":status"])
                 if isinstance(event, h2.events.StreamEnded) and event.stream_id == 3:
                     ended = True
-            sock.sendall(conn.data_to_send())
-        print(json.dumps({"reset": reset, "status": status, "ended": ended}))
+                    break
+            print(json.dumps(\(result)))
+            """
+    }
+
+    /// One stream to `PATH_TO_RESET`, reset after `RESET_AFTER` seconds; then a
+    /// second stream on the same connection, read to its end. Prints its status.
+    static let resetThenRequest = thenStreamThree("""
+        conn.send_headers(1, request_headers(os.environ["PATH_TO_RESET"]), end_stream=True)
+        sock.sendall(conn.data_to_send())
+        time.sleep(float(os.environ.get("RESET_AFTER", "0.3")))
+        conn.reset_stream(1)
+
+        """, result: #"{"status": status, "ended": ended}"#)
+
+    /// Stream 1 breaks its own content-length (5 announced, 10 sent); stream 3
+    /// on the same connection is a plain GET. Prints how stream 1 ended (its
+    /// reset code) and stream 3's status.
+    static let badStreamThenRequest = thenStreamThree("""
+        conn.send_headers(1, [(":method", "POST"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", "/echo"), ("content-length", "5")])
+        conn.send_data(1, b"0123456789", end_stream=True)
+
+        """, result: #"{"reset": reset, "status": status, "ended": ended}"#)
+
+    /// One stream to `PATH_SLOW`, read until the connection closes: prints its
+    /// status, whether it ended, whether a GOAWAY came (and its last stream
+    /// id), whether the connection closed after, and what arrived after the
+    /// GOAWAY (`after_goaway`: Python's h2 refuses those frames).
+    static let slowRequest = connect + """
+        conn.send_headers(1, request_headers(os.environ["PATH_SLOW"]), end_stream=True)
+        sock.sendall(conn.data_to_send())
+        status, ended, goaway, last_stream, after = None, False, False, None, []
+        for event in events(20):
+            if goaway or isinstance(event, h2.exceptions.ProtocolError):
+                after.append(str(event))
+            elif isinstance(event, h2.events.ResponseReceived):
+                status = int(dict(event.headers)[b":status"])
+            elif isinstance(event, h2.events.StreamEnded):
+                ended = True
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                goaway, last_stream = True, event.last_stream_id
+        print(json.dumps({"status": status, "ended": ended, "goaway": goaway, "last_stream": last_stream, "closed": closed, "after_goaway": after}))
         """
 }
