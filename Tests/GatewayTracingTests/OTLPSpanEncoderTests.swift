@@ -119,8 +119,12 @@ import Testing
             writer.fixed64Field(7, 0x0102_0304_0506_0708)
             return writer.offset
         }
-        #expect(Array(ids.readableBytesView) == [0x0a, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
-            + [0x12, 8, 0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7] + [0x39, 8, 7, 6, 5, 4, 3, 2, 1])
+        let expectedIDs: [UInt8] = [
+            0x0a, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,  // trace id: 16 bytes, big-endian halves
+            0x12, 8, 0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7,  // span id: 8 bytes, big-endian
+            0x39, 8, 7, 6, 5, 4, 3, 2, 1,  // fixed64: little-endian
+        ]
+        #expect(Array(ids.readableBytesView) == expectedIDs)
     }
 
     @Test func varintSizesMatchWhatIsWritten() {
