@@ -25,8 +25,8 @@ struct TracingObserver: ExchangeObserver {
     func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
         let route = templates.endpoint(of: request).path
         let name = SpanPlan.name(method: request.method, route: route)
-        let incoming = TraceCarrier.incoming(request.headers)
-        let parent = incoming?.traceparent.flatMap { TraceParent(parsing: $0) }
+        let incoming = TraceCarrier.incomingContext(request.headers)
+        let parent = incoming?.parent
         let traceID = parent.flatMap { TraceID(hex: $0.traceID) } ?? TraceIDGenerator.traceID()
         let ids = ExchangeSpans.IDs(
             trace: traceID,

@@ -107,4 +107,18 @@ import Testing
         TraceCarrier().write(to: &untouched)
         #expect(untouched["traceparent"] == [Self.valid])
     }
+
+    /// The ids as hex in place: leading zeros kept, every digit lowercase, the flags as two digits.
+    @Test func idsAndTraceparentsAreWrittenInPlace() {
+        let trace = TraceID(high: 0x4bf9_2f35_77b3_4da6, low: 0x0000_0000_0000_00af)
+        #expect(trace.hex == "4bf92f3577b34da600000000000000af")
+        #expect(SpanID(value: 0x00f0_67aa_0ba9_02b7).hex == Self.parent)
+        #expect(SpanID(value: .max).hex == "ffffffffffffffff")
+        #expect(HexID.traceparent(trace: TraceID(hex: Self.trace)!, span: SpanID(value: 0x00f0_67aa_0ba9_02b7), flags: 1) == Self.valid)
+        for flags: UInt8 in [0, 1, 0x0a, 0xfe, 0xff] {
+            let written = HexID.traceparent(trace: trace, span: SpanID(value: 1), flags: flags)
+            #expect(written == "00-\(trace.hex)-0000000000000001-\(TraceParent.hex(flags))")
+            #expect(TraceParent(parsing: written)?.flags == flags)
+        }
+    }
 }

@@ -17,7 +17,9 @@ extension TraceRedactor {
     /// parameter, `trace.redact_query`) as `REDACTED`, every secret value the
     /// gateway holds scrubbed; the rest as it was.
     public func redactedTarget(_ target: String) -> String {
+        if let unchanged = unchangedTarget(target) { return unchanged }
         var text = ""
+        text.reserveCapacity(target.utf8.count + 16)
         for part in url(prefix: "", target: target) {
             switch part {
             case .literal(let literal): text += literal
@@ -25,5 +27,26 @@ extension TraceRedactor {
             }
         }
         return text
+    }
+
+    /// What ``redactedTarget(_:)`` makes of `target` when that is cheap to
+    /// know, nil otherwise: without a query, ``url(prefix:target:)`` shows
+    /// it scrubbed (``scrub(_:)``, itself a byte search); with one, when no
+    /// parameter with a value is a redacted one and no secret value occurs in
+    /// the whole target (so in none of its parts), every part is kept as it
+    /// was and the target comes out unchanged.
+    func unchangedTarget(_ target: String) -> String? {
+        let bytes = target.utf8
+        guard let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return scrub(target) }
+        guard enabled else { return target }
+        var query = bytes[bytes.index(after: q)...]
+        if let hash = query.firstIndex(of: UInt8(ascii: "#")) { query = query[..<hash] }
+        for pair in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false) {
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            let name = String(Substring(pair[..<equals]))
+            if queryNames.contains(Self.decodedQueryName(name)) { return nil }
+        }
+        var copy = target
+        return copy.withUTF8 { containsSecret(UnsafeRawBufferPointer($0)) } ? nil : target
     }
 }

@@ -28,9 +28,16 @@ struct OTLPSpanEncoder: Sendable {
 
     /// `spans` as one request's body, appended to `buffer`.
     func encode(_ spans: ArraySlice<FinishedSpan>, into buffer: inout ByteBuffer) {
-        let spanSizes = spans.map { Self.size(of: $0) }
+        var spanSizes: [Int] = []
+        spanSizes.reserveCapacity(spans.count)
+        var spansSize = 0
+        for span in spans {
+            let size = Self.size(of: span)
+            spanSizes.append(size)
+            spansSize += ProtobufSize.lengthDelimited(2, size)
+        }
         let scopeSize = ProtobufSize.string(1, scopeName) + ProtobufSize.string(2, scopeVersion)
-        let scopeSpansSize = ProtobufSize.lengthDelimited(1, scopeSize) + spanSizes.reduce(0) { $0 + ProtobufSize.lengthDelimited(2, $1) }
+        let scopeSpansSize = ProtobufSize.lengthDelimited(1, scopeSize) + spansSize
         let resourceSize = Self.size(of: resource, field: 1)
         let resourceSpansSize = ProtobufSize.lengthDelimited(1, resourceSize) + ProtobufSize.lengthDelimited(2, scopeSpansSize)
         buffer.reserveCapacity(buffer.writerIndex + ProtobufSize.lengthDelimited(1, resourceSpansSize))
@@ -46,10 +53,28 @@ struct OTLPSpanEncoder: Sendable {
         buffer.writeMessageHeader(1, size: scopeSize)
         buffer.writeStringField(1, scopeName)
         buffer.writeStringField(2, scopeVersion)
-        // ScopeSpans.spans = 2
+        // ScopeSpans.spans = 2: each span written through a pointer into its exact room.
         for (span, size) in zip(spans, spanSizes) {
-            buffer.writeMessageHeader(2, size: size)
-            Self.write(span, into: &buffer)
+            let framed = ProtobufSize.lengthDelimited(2, size)
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: framed) { room in
+                var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(rebasing: room[..<framed]))
+                writer.messageHeader(2, size: size)
+                Self.write(span, into: &writer)
+                precondition(writer.offset == framed, "protobuf: a span's size computed wrong")
+                return framed
+            }
+        }
+    }
+
+    /// Every attribute as a repeated `KeyValue` field numbered `field`, into a
+    /// `ByteBuffer` (the resource's few): through a ``ProtobufPointerWriter`` too.
+    static func write(_ attributes: SpanAttributes, field: UInt64, into buffer: inout ByteBuffer) {
+        let total = Self.size(of: attributes, field: field)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { room in
+            var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(rebasing: room[..<total]))
+            Self.write(attributes, field: field, into: &writer)
+            precondition(writer.offset == total, "protobuf: attributes' size computed wrong")
+            return total
         }
     }
 
@@ -76,28 +101,28 @@ struct OTLPSpanEncoder: Sendable {
     }
 
     /// A `Span`'s fields (its key and length already written).
-    static func write(_ span: FinishedSpan, into buffer: inout ByteBuffer) {
-        buffer.writeIDField(1, span.traceID.high, span.traceID.low)
-        buffer.writeIDField(2, span.spanID.value)
-        if !span.traceState.isEmpty { buffer.writeStringField(3, span.traceState) }
-        if let parent = span.parentID { buffer.writeIDField(4, parent.value) }
-        buffer.writeStringField(5, span.name)
-        buffer.writeVarintField(6, span.kind.protobufValue)
-        buffer.writeFixed64Field(7, span.start)
-        buffer.writeFixed64Field(8, span.end)
-        write(span.attributes, field: 9, into: &buffer)
+    static func write(_ span: FinishedSpan, into writer: inout ProtobufPointerWriter) {
+        writer.idField(1, span.traceID.high, span.traceID.low)
+        writer.idField(2, span.spanID.value)
+        if !span.traceState.isEmpty { writer.stringField(3, span.traceState) }
+        if let parent = span.parentID { writer.idField(4, parent.value) }
+        writer.stringField(5, span.name)
+        writer.varintField(6, span.kind.protobufValue)
+        writer.fixed64Field(7, span.start)
+        writer.fixed64Field(8, span.end)
+        write(span.attributes, field: 9, into: &writer)
         for event in span.events {
             // Span.Event { time_unix_nano = 1, name = 2, attributes = 3 }
-            buffer.writeMessageHeader(11, size: size(of: event))
-            buffer.writeFixed64Field(1, event.time)
-            buffer.writeStringField(2, event.name)
-            write(event.attributes, field: 3, into: &buffer)
+            writer.messageHeader(11, size: size(of: event))
+            writer.fixed64Field(1, event.time)
+            writer.stringField(2, event.name)
+            write(event.attributes, field: 3, into: &writer)
         }
         if let status = span.status {
             // Status { message = 2, code = 3 }
-            buffer.writeMessageHeader(15, size: size(of: status))
-            if let message = status.message, !message.isEmpty { buffer.writeStringField(2, message) }
-            buffer.writeVarintField(3, status.code.protobufValue)
+            writer.messageHeader(15, size: size(of: status))
+            if let message = status.message, !message.isEmpty { writer.stringField(2, message) }
+            writer.varintField(3, status.code.protobufValue)
         }
     }
 
@@ -117,17 +142,17 @@ struct OTLPSpanEncoder: Sendable {
         attributes.pairs.reduce(0) { $0 + ProtobufSize.lengthDelimited(field, size(key: $1.key, value: $1.value)) }
     }
 
-    static func write(_ attributes: SpanAttributes, field: UInt64, into buffer: inout ByteBuffer) {
+    static func write(_ attributes: SpanAttributes, field: UInt64, into writer: inout ProtobufPointerWriter) {
         for (key, value) in attributes.pairs {
             // KeyValue { key = 1, value = 2 AnyValue }
-            buffer.writeMessageHeader(field, size: size(key: key, value: value))
-            buffer.writeStringField(1, key)
-            buffer.writeMessageHeader(2, size: size(of: value))
+            writer.messageHeader(field, size: size(key: key, value: value))
+            writer.stringField(1, key)
+            writer.messageHeader(2, size: size(of: value))
             switch value {
-            case .string(let string): buffer.writeStringField(1, string)
-            case .bool(let bool): buffer.writeVarintField(2, bool ? 1 : 0)
-            case .int64(let int): buffer.writeVarintField(3, UInt64(bitPattern: int))
-            case .double(let double): buffer.writeFixed64Field(4, double.bitPattern)
+            case .string(let string): writer.stringField(1, string)
+            case .bool(let bool): writer.varintField(2, bool ? 1 : 0)
+            case .int64(let int): writer.varintField(3, UInt64(bitPattern: int))
+            case .double(let double): writer.fixed64Field(4, double.bitPattern)
             }
         }
     }

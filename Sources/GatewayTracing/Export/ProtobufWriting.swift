@@ -5,6 +5,8 @@ import NIOCore
 /// length-delimited fields (strings, bytes, nested messages). A nested
 /// message's length comes first, so ``ProtobufSize`` computes it before the
 /// message is written (``OTLPSpanEncoder``): no scratch buffers, no copies.
+/// The spans themselves are written through a pointer (``ProtobufPointerWriter``);
+/// these few `ByteBuffer` writes frame them.
 enum WireType: UInt64 {
     case varint = 0
     case fixed64 = 1
@@ -28,30 +30,11 @@ extension ByteBuffer {
         writeVarint(field << 3 | wireType.rawValue)
     }
 
-    /// A varint field (enums, bools, int64 as two's complement).
-    mutating func writeVarintField(_ field: UInt64, _ value: UInt64) {
-        writeTag(field, .varint)
-        writeVarint(value)
-    }
-
-    /// A `fixed64` (or `double`, as its bits) field: 8 bytes, little-endian.
-    mutating func writeFixed64Field(_ field: UInt64, _ value: UInt64) {
-        writeTag(field, .fixed64)
-        writeInteger(value, endianness: .little)
-    }
-
     /// A `string` field.
     mutating func writeStringField(_ field: UInt64, _ value: String) {
         writeTag(field, .lengthDelimited)
         writeVarint(UInt64(value.utf8.count))
         writeString(value)
-    }
-
-    /// A `bytes` field holding `values` as big-endian 8-byte words (the ids).
-    mutating func writeIDField(_ field: UInt64, _ values: UInt64...) {
-        writeTag(field, .lengthDelimited)
-        writeVarint(UInt64(values.count * 8))
-        for value in values { writeInteger(value, endianness: .big) }
     }
 
     /// A nested message's key and length; its fields follow.

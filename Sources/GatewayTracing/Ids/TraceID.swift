@@ -17,7 +17,13 @@ struct TraceID: Sendable, Hashable {
     }
 
     /// 32 lowercase hex digits.
-    var hex: String { HexID.hex(high) + HexID.hex(low) }
+    var hex: String {
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            HexID.write(high, into: buffer, at: 0)
+            HexID.write(low, into: buffer, at: 16)
+            return 32
+        }
+    }
 }
 
 /// A W3C span (parent) id: 8 bytes, big-endian. Never zero when the gateway makes one.
@@ -41,15 +47,40 @@ struct SpanID: Sendable, Hashable {
 
 /// Ids as lowercase hex and back.
 enum HexID {
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// A nibble (0...15) as its lowercase hex digit.
+    static func digit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
+    }
+
+    /// `value` as 16 lowercase hex digits at `buffer[offset...]`.
+    static func write(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+        for index in 0..<16 {
+            buffer[offset + index] = digit(UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 0x0F)
+        }
+    }
 
     /// `value` as 16 lowercase hex digits, leading zeros kept.
     static func hex(_ value: UInt64) -> String {
         String(unsafeUninitializedCapacity: 16) { buffer in
-            for index in 0..<16 {
-                buffer[index] = digits[Int((value >> UInt64(60 - 4 * index)) & 0x0F)]
-            }
+            write(value, into: buffer, at: 0)
             return 16
+        }
+    }
+
+    /// A version-`00` `traceparent` value, `00-<trace>-<span>-<flags>`: its 55 bytes written in place.
+    static func traceparent(trace: TraceID, span: SpanID, flags: UInt8) -> String {
+        String(unsafeUninitializedCapacity: 55) { buffer in
+            buffer[0] = UInt8(ascii: "0")
+            buffer[1] = UInt8(ascii: "0")
+            buffer[2] = UInt8(ascii: "-")
+            write(trace.high, into: buffer, at: 3)
+            write(trace.low, into: buffer, at: 19)
+            buffer[35] = UInt8(ascii: "-")
+            write(span.value, into: buffer, at: 36)
+            buffer[52] = UInt8(ascii: "-")
+            buffer[53] = digit(flags >> 4)
+            buffer[54] = digit(flags & 0x0F)
+            return 55
         }
     }
 

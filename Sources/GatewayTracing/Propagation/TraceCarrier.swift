@@ -17,10 +17,15 @@ struct TraceCarrier: Sendable, Equatable {
     /// too (an invalid one is dropped, the parent kept, as the specification
     /// says). Nil when the request starts a trace.
     static func incoming(_ headers: HTTPHeaders) -> TraceCarrier? {
+        guard let context = incomingContext(headers) else { return nil }
+        return TraceCarrier(traceparent: context.parent.headerValue, tracestate: context.tracestate)
+    }
+
+    /// ``incoming(_:)`` as read: the parent parsed (not written out to be read again).
+    static func incomingContext(_ headers: HTTPHeaders) -> (parent: TraceParent, tracestate: String?)? {
         guard let parent = TraceParent(headers: headers) else { return nil }
-        let value = parent.headerValue
-        guard let state = TraceParent.traceState(in: headers) else { return TraceCarrier(traceparent: value) }
-        return TraceCarrier(traceparent: value, tracestate: TraceState.isValid(state) ? state : nil)
+        guard let state = TraceParent.traceState(in: headers) else { return (parent, nil) }
+        return (parent, TraceState.isValid(state) ? state : nil)
     }
 
     /// Writes the context into `headers` for the next hop: `traceparent`

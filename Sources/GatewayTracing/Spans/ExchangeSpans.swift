@@ -79,7 +79,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     func startAttempt(headers: inout HTTPHeaders, record: ExchangeRecord) {
         let span = TraceIDGenerator.spanID()
         let flags: UInt8 = ids.sampled ? 0x01 : 0x00
-        TraceCarrier(traceparent: "00-\(traceID)-\(span.hex)-\(TraceParent.hex(flags))", tracestate: ids.traceState).write(to: &headers)
+        TraceCarrier(traceparent: HexID.traceparent(trace: ids.trace, span: span, flags: flags), tracestate: ids.traceState).write(to: &headers)
         // The transport records the attempt right after the last step: the index it gets.
         let attempt = record.attemptCount
         let start = ContinuousClock.now

@@ -26,6 +26,12 @@ struct SpanAttributes: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         pairs = []
     }
 
+    /// Room for `capacity` attributes: a span's are counted before they are set (no growth).
+    init(capacity: Int) {
+        pairs = []
+        pairs.reserveCapacity(capacity)
+    }
+
     init(dictionaryLiteral elements: (String, SpanAttribute)...) {
         pairs = []
         for (key, value) in elements { set(key, value: value) }
@@ -42,6 +48,13 @@ struct SpanAttributes: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         } else {
             pairs.append((key, value))
         }
+    }
+
+    /// Adds `key`, which is not set yet (the plan's keys, each set once):
+    /// ``set(_:value:)`` without its search.
+    mutating func append(_ key: String, _ value: SpanAttribute) {
+        assert(!pairs.contains { $0.key == key }, "\(key) set twice")
+        pairs.append((key, value))
     }
 
     /// The value of `key`, or nil.

@@ -7,7 +7,13 @@ extension SpanPlan {
     /// `GET /users/{id}`: the method (`HTTP` for one the conventions do not
     /// know) and the endpoint template, the low-cardinality name both spans take.
     static func name(method: HTTPMethod, route: String) -> String {
-        "\(knownMethod(method) ?? "HTTP") \(route)"
+        let method = knownMethod(method) ?? "HTTP"
+        var name = ""
+        name.reserveCapacity(method.utf8.count + 1 + route.utf8.count)
+        name += method
+        name += " "
+        name += route
+        return name
     }
 
     /// The conventions' methods by name; nil for any other (an extension method).
@@ -18,35 +24,59 @@ extension SpanPlan {
 
     /// `http.request.method`, and `http.request.method_original` for `_OTHER`.
     static func methodAttributes(_ method: HTTPMethod) -> SpanAttributes {
-        var attributes: SpanAttributes = [:]
-        if let known = knownMethod(method) {
-            attributes.set("http.request.method", value: .string(known))
-        } else {
-            attributes.set("http.request.method", value: .string("_OTHER"))
-            attributes.set("http.request.method_original", value: .string(method.rawValue))
-        }
+        var attributes = SpanAttributes(capacity: 2)
+        addMethod(method, to: &attributes)
         return attributes
+    }
+
+    /// ``methodAttributes(_:)`` appended to `attributes`.
+    static func addMethod(_ method: HTTPMethod, to attributes: inout SpanAttributes) {
+        if let known = knownMethod(method) {
+            attributes.append("http.request.method", .string(known))
+        } else {
+            attributes.append("http.request.method", .string("_OTHER"))
+            attributes.append("http.request.method_original", .string(method.rawValue))
+        }
     }
 
     /// The request as the client made it (before an upstream's `origin`
     /// rewrote it): `url.scheme`, `server.address`, `server.port`, `url.path`,
-    /// `url.query` (the redacted target's parts).
-    static func clientSide(of request: ProxyRequest, redactedTarget target: String) -> SpanAttributes {
-        var attributes: SpanAttributes = [:]
-        let prefix = request.clientURLPrefix
-        var scheme = request.scheme.rawValue
-        if let colon = prefix.firstIndex(of: ":"), prefix[colon...].hasPrefix("://") { scheme = String(prefix[..<colon]) }
-        attributes.set("url.scheme", value: .string(scheme))
-        let (host, port) = split(authority: request.clientAuthority)
-        attributes.set("server.address", value: .string(host))
-        attributes.set("server.port", value: .int64(Int64(port ?? (scheme == "https" ? 443 : 80))))
-        if let mark = target.firstIndex(of: "?") {
-            attributes.set("url.path", value: .string(String(target[..<mark])))
-            attributes.set("url.query", value: .string(String(target[target.index(after: mark)...])))
+    /// `url.query` (the redacted target's parts), appended to `attributes`.
+    /// Without `clientOrigin` the client asked for the request's own scheme,
+    /// host and port (what its `authority` would split back into).
+    static func addClientSide(of request: ProxyRequest, redactedTarget target: String, to attributes: inout SpanAttributes) {
+        if let prefix = request.clientOrigin {
+            var scheme = request.scheme.rawValue
+            if let colon = prefix.firstIndex(of: ":"), prefix[colon...].hasPrefix("://") { scheme = String(prefix[..<colon]) }
+            attributes.append("url.scheme", .string(scheme))
+            let (host, port) = split(authority: request.clientAuthority)
+            attributes.append("server.address", .string(host))
+            attributes.append("server.port", .int64(Int64(port ?? (scheme == "https" ? 443 : 80))))
         } else {
-            attributes.set("url.path", value: .string(target))
+            attributes.append("url.scheme", .string(request.scheme.rawValue))
+            attributes.append("server.address", .string(request.host))
+            attributes.append("server.port", .int64(Int64(request.port)))
         }
-        return attributes
+        let bytes = target.utf8
+        // By bytes when ASCII (nearly always); else by characters, as a `?` with a combining mark is not one.
+        let mark = bytes.contains { $0 >= 0x80 } ? target.firstIndex(of: "?") : bytes.firstIndex(of: UInt8(ascii: "?"))
+        if let mark {
+            attributes.append("url.path", .string(String(target[..<mark])))
+            attributes.append("url.query", .string(String(target[target.index(after: mark)...])))
+        } else {
+            attributes.append("url.path", .string(target))
+        }
+    }
+
+    /// `scheme://authority/target`, made in one allocation.
+    static func url(scheme: String, authority: String, target: String) -> String {
+        var url = ""
+        url.reserveCapacity(scheme.utf8.count + 3 + authority.utf8.count + target.utf8.count)
+        url += scheme
+        url += "://"
+        url += authority
+        url += target
+        return url
     }
 
     /// `host[:port]` (IPv6 in brackets) as its host and port.
@@ -69,6 +99,12 @@ extension SpanPlan {
 
     /// `network.protocol.version`: `1.1`, `1.0`, `2`.
     static func protocolVersion(_ version: HTTPVersion) -> String {
-        version.minor == 0 && version.major >= 2 ? "\(version.major)" : "\(version.major).\(version.minor)"
+        switch (version.major, version.minor) {
+        case (1, 1): return "1.1"
+        case (1, 0): return "1.0"
+        case (2, 0): return "2"
+        default: break
+        }
+        return version.minor == 0 && version.major >= 2 ? "\(version.major)" : "\(version.major).\(version.minor)"
     }
 }

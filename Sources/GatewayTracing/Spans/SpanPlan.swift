@@ -23,7 +23,7 @@ struct SpanPlan: Sendable {
 
     /// One span as it ends.
     struct Planned: Sendable {
-        var attributes: SpanAttributes = [:]
+        var attributes = SpanAttributes()
         var events: [Event] = []
         var status: SpanStatus?
         var end: ContinuousClock.Instant
@@ -52,73 +52,88 @@ struct SpanPlan: Sendable {
     /// In the order the CLIENT spans were started.
     var clients: [Planned]
 
+    /// The most attributes a SERVER span, a CLIENT span has: room made for
+    /// them at once (the keys of each are distinct, appended in order).
+    static let serverAttributeCapacity = 16
+    static let clientAttributeCapacity = 12
+
     init(_ inputs: Inputs, redactor: TraceRedactor) {
         let request = inputs.request
         let target = redactor.redactedTarget(request.target)
-        let method = Self.methodAttributes(request.method)
+        let route = SpanAttribute.string(inputs.route)
 
-        var server = Planned(end: inputs.end)
-        server.attributes.merge(method)
-        server.attributes.merge(Self.clientSide(of: request, redactedTarget: target))
-        server.attributes.set("http.route", value: .string(inputs.route))
-        server.attributes.set("network.protocol.version", value: .string(Self.protocolVersion(request.version)))
-        if let address = Self.host(ofEndpoint: inputs.clientAddress) { server.attributes.set("client.address", value: .string(address)) }
-        server.attributes.set("gateway.request_id", value: .string(inputs.requestID))
-        if let upstream = request.upstreamName { server.attributes.set("gateway.upstream", value: .string(upstream)) }
-        server.attributes.set("gateway.attempts", value: .int64(Int64(inputs.attempts.count)))
+        var server = Planned(attributes: SpanAttributes(capacity: Self.serverAttributeCapacity), end: inputs.end)
+        Self.addMethod(request.method, to: &server.attributes)
+        Self.addClientSide(of: request, redactedTarget: target, to: &server.attributes)
+        server.attributes.append("http.route", route)
+        server.attributes.append("network.protocol.version", .string(Self.protocolVersion(request.version)))
+        if let address = Self.host(ofEndpoint: inputs.clientAddress) { server.attributes.append("client.address", .string(address)) }
+        server.attributes.append("gateway.request_id", .string(inputs.requestID))
+        if let upstream = request.upstreamName { server.attributes.append("gateway.upstream", .string(upstream)) }
+        server.attributes.append("gateway.attempts", .int64(Int64(inputs.attempts.count)))
         let outcome = inputs.outcome
-        if let status = outcome.status { server.attributes.set("http.response.status_code", value: .int64(Int64(status))) }
+        if let status = outcome.status { server.attributes.append("http.response.status_code", .int64(Int64(status))) }
         // A server span's 4xx is the client's doing, not an error of the exchange.
         let serverError = outcome.error?.rawValue ?? outcome.status.flatMap { $0 >= 500 ? String($0) : nil }
         if let serverError {
-            server.attributes.set("error.type", value: .string(serverError))
+            server.attributes.append("error.type", .string(serverError))
             server.status = SpanStatus(code: .error, message: serverError)
         } else if outcome.cancelled {
-            server.attributes.set("gateway.cancelled", value: .bool(true))
+            server.attributes.append("gateway.cancelled", .bool(true))
         }
+        server.events.reserveCapacity(inputs.waits.count + inputs.retries.count)
         for wait in inputs.waits {
             server.events.append(Event(name: wait.kind.eventName, at: wait.start, attributes: Self.duration(wait.end - wait.start)))
         }
         for retry in inputs.retries {
-            var attributes = Self.duration(retry.backoff)
-            attributes.set("gateway.retry.reason", value: .string(retry.reason))
+            var attributes = Self.duration(retry.backoff, room: 2)
+            attributes.append("gateway.retry.reason", .string(retry.reason))
             server.events.append(Event(name: "gateway.retry.backoff", at: retry.at, attributes: attributes))
         }
-
-        let upstreamURL = "\(request.scheme.rawValue)://\(request.authority)\(target)"
-        clients = inputs.clientAttempts.enumerated().map { pair -> Planned in
-            let (resend, index) = (pair.offset, pair.element)
-            var client = Planned(end: inputs.end)
-            client.attributes.merge(method)
-            client.attributes.set("server.address", value: .string(request.host))
-            client.attributes.set("server.port", value: .int64(Int64(request.port)))
-            client.attributes.set("url.full", value: .string(upstreamURL))
-            client.attributes.set("http.route", value: .string(inputs.route))
-            if resend > 0 { client.attributes.set("http.request.resend_count", value: .int64(Int64(resend))) }
-            guard inputs.attempts.indices.contains(index) else {
-                // Prepared, never sent (the exchange ended first).
-                client.attributes.set("error.type", value: .string("not_sent"))
-                client.status = SpanStatus(code: .error, message: "not_sent")
-                return client
-            }
-            let attempt = inputs.attempts[index]
-            Self.describe(attempt, retry: inputs.retries.first { $0.attempt == index }, into: &client)
-            return client
-        }
         self.server = server
+
+        var clients: [Planned] = []
+        clients.reserveCapacity(inputs.clientAttempts.count)
+        if !inputs.clientAttempts.isEmpty {
+            // One URL, one method, one address for every attempt: made once, shared.
+            let upstreamURL = SpanAttribute.string(Self.url(scheme: request.scheme.rawValue, authority: request.authority, target: target))
+            let host = SpanAttribute.string(request.host)
+            let port = SpanAttribute.int64(Int64(request.port))
+            for (resend, index) in inputs.clientAttempts.enumerated() {
+                var client = Planned(attributes: SpanAttributes(capacity: Self.clientAttributeCapacity), end: inputs.end)
+                Self.addMethod(request.method, to: &client.attributes)
+                client.attributes.append("server.address", host)
+                client.attributes.append("server.port", port)
+                client.attributes.append("url.full", upstreamURL)
+                client.attributes.append("http.route", route)
+                if resend > 0 { client.attributes.append("http.request.resend_count", .int64(Int64(resend))) }
+                if inputs.attempts.indices.contains(index) {
+                    let attempt = inputs.attempts[index]
+                    Self.describe(attempt, retry: inputs.retries.first { $0.attempt == index }, into: &client)
+                } else {
+                    // Prepared, never sent (the exchange ended first).
+                    client.attributes.append("error.type", .string("not_sent"))
+                    client.status = SpanStatus(code: .error, message: "not_sent")
+                }
+                clients.append(client)
+            }
+        }
+        self.clients = clients
     }
 
     /// An attempt's outcome, phases and retry on its CLIENT span.
     private static func describe(_ attempt: AttemptTimings, retry: AttemptRetry?, into client: inout Planned) {
-        client.attributes.set("gateway.connection.reused", value: .bool(attempt.reusedConnection))
-        if let status = attempt.status { client.attributes.set("http.response.status_code", value: .int64(Int64(status))) }
+        client.attributes.append("gateway.connection.reused", .bool(attempt.reusedConnection))
+        if let status = attempt.status { client.attributes.append("http.response.status_code", .int64(Int64(status))) }
         // A client span's 4xx is an error of the call.
         let error = attempt.errorCode?.rawValue ?? attempt.status.flatMap { $0 >= 400 ? String($0) : nil }
         if let error {
-            client.attributes.set("error.type", value: .string(error))
+            client.attributes.append("error.type", .string(error))
             client.status = SpanStatus(code: .error, message: error)
         }
-        if let retry { client.attributes.set("gateway.retry.reason", value: .string(retry.reason)) }
+        if let retry { client.attributes.append("gateway.retry.reason", .string(retry.reason)) }
+        let phases = (attempt.connectStart != nil ? 1 : 0) + (attempt.tlsStart != nil ? 1 : 0)
+        if phases > 0 { client.events.reserveCapacity(phases) }
         if let start = attempt.connectStart, let connect = attempt.connect {
             client.events.append(Event(name: "gateway.connect", at: start, attributes: duration(connect)))
         }
@@ -128,11 +143,11 @@ struct SpanPlan: Sendable {
         if let end = attempt.end { client.end = end }
     }
 
-    /// `gateway.duration_ms`: an event's length.
-    private static func duration(_ duration: Duration) -> SpanAttributes {
+    /// `gateway.duration_ms`: an event's length; `room` for the attributes the event adds.
+    private static func duration(_ duration: Duration, room: Int = 1) -> SpanAttributes {
         let (seconds, attoseconds) = duration.components
-        var attributes: SpanAttributes = [:]
-        attributes.set("gateway.duration_ms", value: .double(Double(seconds) * 1000 + Double(attoseconds) / 1e15))
+        var attributes = SpanAttributes(capacity: room)
+        attributes.append("gateway.duration_ms", .double(Double(seconds) * 1000 + Double(attoseconds) / 1e15))
         return attributes
     }
 }

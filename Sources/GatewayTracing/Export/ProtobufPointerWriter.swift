@@ -1,0 +1,101 @@
+/// The wire format (``ProtobufWriting``'s pieces) written through a pointer
+/// into room made for it beforehand, its exact size computed first
+/// (``ProtobufSize``): the encoder writes each span so (``OTLPSpanEncoder``),
+/// without the capacity and uniqueness checks a `ByteBuffer` makes on each of
+/// its many small writes. Every write is bounds-checked all the same: a size
+/// computed short stops the process rather than write past the room.
+struct ProtobufPointerWriter {
+    private let room: UnsafeMutableRawBufferPointer
+    /// Bytes written so far.
+    private(set) var offset = 0
+
+    init(_ room: UnsafeMutableRawBufferPointer) {
+        self.room = room
+    }
+
+    /// Checks that `count` more bytes fit.
+    private func ensure(_ count: Int) {
+        precondition(count <= room.count - offset, "protobuf: writing past the size computed")
+    }
+
+    mutating func byte(_ value: UInt8) {
+        ensure(1)
+        room.storeBytes(of: value, toByteOffset: offset, as: UInt8.self)
+        offset += 1
+    }
+
+    /// `value` as a base-128 varint, least significant group first.
+    mutating func varint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            byte(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        byte(UInt8(truncatingIfNeeded: value))
+    }
+
+    mutating func tag(_ field: UInt64, _ wireType: WireType) {
+        varint(field << 3 | wireType.rawValue)
+    }
+
+    mutating func varintField(_ field: UInt64, _ value: UInt64) {
+        tag(field, .varint)
+        varint(value)
+    }
+
+    /// 8 bytes as they are in memory: `value` already in the order wanted.
+    private mutating func word(_ value: UInt64) {
+        ensure(8)
+        room.storeBytes(of: value, toByteOffset: offset, as: UInt64.self)
+        offset += 8
+    }
+
+    /// A `fixed64` (or `double`, as its bits) field: 8 bytes, little-endian.
+    mutating func fixed64Field(_ field: UInt64, _ value: UInt64) {
+        tag(field, .fixed64)
+        word(value.littleEndian)
+    }
+
+    /// A `bytes` field of one id: 8 bytes, big-endian (a span id).
+    mutating func idField(_ field: UInt64, _ value: UInt64) {
+        tag(field, .lengthDelimited)
+        varint(8)
+        word(value.bigEndian)
+    }
+
+    /// A `bytes` field of two: 16 bytes, each half big-endian (a trace id).
+    mutating func idField(_ field: UInt64, _ high: UInt64, _ low: UInt64) {
+        tag(field, .lengthDelimited)
+        varint(16)
+        word(high.bigEndian)
+        word(low.bigEndian)
+    }
+
+    /// A `string` field: its UTF-8 bytes copied at once.
+    mutating func stringField(_ field: UInt64, _ value: String) {
+        tag(field, .lengthDelimited)
+        let count = value.utf8.count
+        varint(UInt64(count))
+        ensure(count)
+        guard count > 0 else { return }
+        let target = UnsafeMutableRawBufferPointer(rebasing: room[offset..<offset + count])
+        let copied = value.utf8.withContiguousStorageIfAvailable { source in
+            target.copyMemory(from: UnsafeRawBufferPointer(source))
+        }
+        if copied == nil {
+            // A string without contiguous UTF-8 (bridged): byte by byte.
+            var index = 0
+            for byte in value.utf8 {
+                target[index] = byte
+                index += 1
+            }
+        }
+        offset += count
+    }
+
+    /// A nested message's key and length; its fields follow.
+    mutating func messageHeader(_ field: UInt64, size: Int) {
+        tag(field, .lengthDelimited)
+        varint(UInt64(size))
+    }
+}
