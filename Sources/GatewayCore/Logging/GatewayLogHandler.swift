@@ -55,12 +55,6 @@ public struct GatewayLogHandler: LogHandler {
     /// A metadata entry as lines write them (the element type of `Logger.Metadata`).
     typealias MetadataPair = (key: String, value: Logger.MetadataValue)
 
-    /// ``format(_:label:metadata:provided:timestamp:)`` appended to `line`.
-    static func append(_ event: LogEvent, label: String, metadata: Logger.Metadata, provided: Logger.Metadata?, timestamp: String, to line: inout String) {
-        var pairs: [MetadataPair] = []
-        append(event, label: label, metadata: metadata, provided: provided, timestamp: timestamp, pairs: &pairs, to: &line)
-    }
-
     /// ``format(_:label:metadata:provided:timestamp:)`` appended to `line`;
     /// `pairs` is scratch space, reused from line to line (left empty).
     static func append(
