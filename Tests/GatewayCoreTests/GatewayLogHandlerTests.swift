@@ -29,6 +29,12 @@ struct GatewayLogHandlerTests {
         ("gateway", ["request": "1x-4", "b": "base"], ["status": "200", "b": "explicit", "ms": "0.41"], false),
         ("", [:], ["k": "v"], true),
         ("gateway", ["request": "1x-4"], ["list": .array(["a", "b"]), "dict": .dictionary(["z": "1"])], true),
+        // The exchange line's shape: no metadata of the logger's own, the event's keys only.
+        ("gateway", [:], [
+            "status": "200", "ms": "0.41", "bytes_in": "0", "bytes_out": "1024", "upstream": "api", "request": "1x-4",
+            "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7", "error": "upstream_timeout",
+        ], false),
+        ("gateway", [:], ["n": .stringConvertible(42), "list": .array(["a"])], false),
     ] as [(String, Logger.Metadata, Logger.Metadata?, Bool)])
     func linesMatchStreamLogHandler(label: String, base: Logger.Metadata, explicit: Logger.Metadata?, withError: Bool) {
         let captured = Captured()
@@ -46,6 +52,15 @@ struct GatewayLogHandlerTests {
         #expect(untimed(line) == untimed(captured.last))
         #expect(line.hasPrefix("TS info"))
         #expect(line.hasSuffix("[GatewayListener] GET http://h/p 200\n"))
+    }
+
+    @Test(arguments: [
+        "plain", .stringConvertible(42), .stringConvertible(0.5), .array(["a", .array([])]), .dictionary(["k": "v"]), .dictionary([:]),
+    ] as [Logger.MetadataValue])
+    func valuesAreAppendedAsInterpolationWritesThem(_ value: Logger.MetadataValue) {
+        var line = "x="
+        GatewayLogHandler.appendValue(value, to: &line)
+        #expect(line == "x=\(value)")
     }
 
     @Test func providedMetadataSitsBetweenBaseAndExplicit() {

@@ -47,19 +47,27 @@ public struct GatewayLogHandler: LogHandler {
     /// plus `error.message` / `error.type` for an event with an error; sorted by key.
     static func format(_ event: LogEvent, label: String, metadata: Logger.Metadata, provided: Logger.Metadata?, timestamp: String) -> String {
         var line = ""
-        append(event, label: label, metadata: metadata, provided: provided, timestamp: timestamp, to: &line)
+        var pairs: [MetadataPair] = []
+        append(event, label: label, metadata: metadata, provided: provided, timestamp: timestamp, pairs: &pairs, to: &line)
         return line
     }
 
-    /// ``format(_:label:metadata:provided:timestamp:)`` appended to `line`.
-    static func append(_ event: LogEvent, label: String, metadata: Logger.Metadata, provided: Logger.Metadata?, timestamp: String, to line: inout String) {
+    /// A metadata entry as lines write them (the element type of `Logger.Metadata`).
+    typealias MetadataPair = (key: String, value: Logger.MetadataValue)
+
+    /// ``format(_:label:metadata:provided:timestamp:)`` appended to `line`;
+    /// `pairs` is scratch space, reused from line to line (left empty).
+    static func append(
+        _ event: LogEvent, label: String, metadata: Logger.Metadata, provided: Logger.Metadata?, timestamp: String,
+        pairs: inout [MetadataPair], to line: inout String
+    ) {
         line += timestamp
         line += " "
         line += event.level.rawValue
         if !label.isEmpty { line += " " }
         line += label
         line += ":"
-        appendMetadata(to: &line, base: metadata, provided: provided ?? [:], explicit: event.metadata ?? [:], error: event.error)
+        appendMetadata(to: &line, base: metadata, provided: provided, explicit: event.metadata, error: event.error, pairs: &pairs)
         line += " ["
         line += event.source
         line += "] "
@@ -67,8 +75,32 @@ public struct GatewayLogHandler: LogHandler {
         line += "\n"
     }
 
-    private static func appendMetadata(to line: inout String, base: Logger.Metadata, provided: Logger.Metadata, explicit: Logger.Metadata, error: (any Error)?) {
-        var pairs: [(key: String, value: Logger.MetadataValue)] = []
+    private static func appendMetadata(
+        to line: inout String, base: Logger.Metadata, provided: Logger.Metadata?, explicit: Logger.Metadata?, error: (any Error)?,
+        pairs: inout [MetadataPair]
+    ) {
+        pairs.removeAll(keepingCapacity: true)
+        if base.isEmpty, provided?.isEmpty ?? true, error == nil {
+            // The exchange line's case (the gateway's loggers carry no metadata of
+            // their own and no provider): the event's keys, unique already, no merge.
+            guard let explicit, !explicit.isEmpty else { return }
+            pairs.append(contentsOf: explicit)
+        } else {
+            merge(base: base, provided: provided ?? [:], explicit: explicit ?? [:], error: error, into: &pairs)
+        }
+        // Keys are short ASCII strings: `<` compares them as two integers each.
+        pairs.sort { $0.key < $1.key }
+        for pair in pairs {
+            line += " "
+            line += pair.key
+            line += "="
+            appendValue(pair.value, to: &line)
+        }
+        pairs.removeAll(keepingCapacity: true)
+    }
+
+    /// Base, then provided, then explicit metadata (later ones win), then the error's two entries.
+    private static func merge(base: Logger.Metadata, provided: Logger.Metadata, explicit: Logger.Metadata, error: (any Error)?, into pairs: inout [MetadataPair]) {
         pairs.reserveCapacity(base.count + provided.count + explicit.count + 2)
         func put(_ key: String, _ value: Logger.MetadataValue) {
             if let index = pairs.firstIndex(where: { $0.key == key }) {
@@ -77,20 +109,24 @@ public struct GatewayLogHandler: LogHandler {
                 pairs.append((key, value))
             }
         }
-        pairs.append(contentsOf: base.map { ($0.key, $0.value) })
+        pairs.append(contentsOf: base)
         for (key, value) in provided { put(key, value) }
         for (key, value) in explicit { put(key, value) }
         if let error {
             put("error.message", "\(error)")
             put("error.type", "\(String(reflecting: type(of: error)))")
         }
-        guard !pairs.isEmpty else { return }
-        pairs.sort { $0.key < $1.key }
-        for pair in pairs {
-            line += " "
-            line += pair.key
-            line += "="
-            line += pair.value.description
+    }
+
+    /// `value` as `"\(value)"` writes it; a string as it is, without a `description` call.
+    static func appendValue(_ value: Logger.MetadataValue, to line: inout String) {
+        switch value {
+        case .string(let text):
+            line += text
+        case .stringConvertible(let convertible):
+            line += convertible.description
+        case .array, .dictionary:
+            line += value.description
         }
     }
 }

@@ -82,8 +82,21 @@ public final class LogLineQueue: WriterThreadWork, @unchecked Sendable {
             guard !batch.isEmpty || lost > 0 else { return }
             var text = ""
             text.reserveCapacity(batch.count * 160)
+            // Per batch, not per line: the metadata's scratch array, and the
+            // timestamp (looked up again only when the second changes).
+            var pairs: [GatewayLogHandler.MetadataPair] = []
+            pairs.reserveCapacity(16)
+            var second = Int.min
+            var timestamp = ""
             for line in batch {
-                GatewayLogHandler.append(line.event, label: line.label, metadata: line.metadata, provided: line.provided, timestamp: LogTimestamp.text(forSecond: line.second), to: &text)
+                if line.second != second {
+                    second = line.second
+                    timestamp = LogTimestamp.text(forSecond: second)
+                }
+                GatewayLogHandler.append(
+                    line.event, label: line.label, metadata: line.metadata, provided: line.provided, timestamp: timestamp,
+                    pairs: &pairs, to: &text
+                )
             }
             batch.removeAll(keepingCapacity: true)
             if lost > 0 {

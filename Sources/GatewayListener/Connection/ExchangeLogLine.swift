@@ -26,19 +26,21 @@ enum ExchangeLogLine {
         let logger = context.baseLogger
         guard logger.logLevel <= .info else { return }
         let elapsed = (ContinuousClock.now - started).seconds * 1000
+        // Each value a `.string` as `"\(value)"` made it, without interpolation
+        // (`String(status)` is also the message's); the status text made once.
+        let code = String(status)
         // Room for every key (`trace_id` and `span_id` while tracing is on): one allocation, never a resize.
         var metadata = Logger.Metadata(minimumCapacity: 9)
-        metadata["status"] = "\(status)"
-        metadata["ms"] = "\((elapsed * 100).rounded() / 100)"
-        metadata["bytes_in"] = "\(bytesIn)"
-        metadata["bytes_out"] = "\(bytesOut)"
-        if let upstream { metadata["upstream"] = "\(upstream)" }
-        if let error { metadata["error"] = "\(error.rawValue)" }
+        metadata["status"] = .string(code)
+        metadata["ms"] = .string(hundredthsText(elapsed))
+        metadata["bytes_in"] = .string(String(bytesIn))
+        metadata["bytes_out"] = .string(String(bytesOut))
+        if let upstream { metadata["upstream"] = .string(upstream) }
+        if let error { metadata["error"] = .string(error.rawValue) }
         context.addRequestMetadata(to: &metadata)
         // `METHOD url status` in a string sized once (interpolation regrows it as it goes).
         let name = text(of: method)
         let target = loggedTarget(url())
-        let code = String(status)
         var message = ""
         message.reserveCapacity(name.utf8.count + target.utf8.count + code.utf8.count + 2)
         message += name
@@ -47,6 +49,27 @@ enum ExchangeLogLine {
         message += " "
         message += code
         logger.info(Logger.Message(stringLiteral: message), metadata: metadata)
+    }
+
+    /// `value` rounded to hundredths, written as `"\((value * 100).rounded() / 100)"`
+    /// writes it (`0.0`, `0.05`, `0.4`, `12.0`, `12.34`), without `Double`'s
+    /// shortest-digits search: a number of hundredths below 10^15 has at most
+    /// 15 significant digits, so that search finds exactly its digits. Anything
+    /// else (negative, huge, not a number) as interpolation writes it.
+    static func hundredthsText(_ value: Double) -> String {
+        let scaled = (value * 100).rounded()
+        guard scaled.sign == .plus, scaled < 1e15 else { return "\(scaled / 100)" }
+        let hundredths = Int(scaled)
+        let fraction = hundredths % 100
+        var text = String(hundredths / 100)
+        text += "."
+        if fraction < 10 {
+            text += "0"
+            if fraction > 0 { text += String(fraction) }  // .0X, else .0
+        } else {
+            text += String(fraction % 10 == 0 ? fraction / 10 : fraction)
+        }
+        return text
     }
 
     /// The method as lines name it (as `"\(method)"` does), without the

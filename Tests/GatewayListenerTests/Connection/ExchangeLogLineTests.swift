@@ -37,6 +37,20 @@ struct ExchangeLogLineTests {
         #expect(ExchangeLogLine.text(of: method) == "\(method)")
     }
 
+    /// `ms=` reads as `"\((elapsed * 100).rounded() / 100)"` wrote it, without `Double`'s description.
+    @Test func hundredthsTextIsWhatInterpolationWrote() {
+        var values: [Double] = [
+            0, 0.004, 0.005, 0.006, 0.41, 0.5, 1, 12, 12.3, 12.34, 99.995, 99.999, 123_456.789, 1e12 + 0.25,
+            9_999_999_999_999.99, 1e13, 1e14, 1e15, 1e17, -0.0, -1.5, .infinity, -.infinity, .nan, .greatestFiniteMagnitude,
+        ]
+        for hundredths in 0..<20_000 { values.append(Double(hundredths) / 100) }
+        for _ in 0..<20_000 { values.append(Double.random(in: 0..<10)) }
+        for _ in 0..<20_000 { values.append(Double.random(in: 0..<100_000_000)) }
+        let mismatches = values.filter { ExchangeLogLine.hundredthsText($0) != "\(($0 * 100).rounded() / 100)" }
+        let shown = mismatches.prefix(5).map { value in (value, ExchangeLogLine.hundredthsText(value)) }
+        #expect(mismatches.isEmpty, "value and text: \(shown)")
+    }
+
     /// Issue 39: a C1 control or bidi override in the target reaches the info
     /// line (and the WebSocket and aborted lines) as a visible escape.
     @Test func controlAndBidiCharactersOfTheTargetAreEscaped() {
