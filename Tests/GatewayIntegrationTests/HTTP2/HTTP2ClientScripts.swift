@@ -5,7 +5,9 @@
 enum HTTP2ClientScripts {
     /// Opens the intercepted connection (`sock`, `conn`); `events(timeout)`
     /// yields what arrives until the connection closes (a `ProtocolError` as
-    /// itself: Python's h2 takes no frame after a GOAWAY), answering as it goes.
+    /// itself: Python's h2 takes no frame after a GOAWAY), answering as it goes
+    /// unless `reply=False` (writing to a peer that closed makes the kernel
+    /// drop what it sent before, its GOAWAY included).
     static let connect = """
         import json, os, socket, ssl, sys, time
         import h2.config, h2.connection, h2.events, h2.exceptions
@@ -26,7 +28,7 @@ enum HTTP2ClientScripts {
         closed = False
         def request_headers(path):
             return [(":method", "GET"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", path)]
-        def events(timeout):
+        def events(timeout, reply=True):
             global closed
             sock.settimeout(timeout)
             try:
@@ -41,7 +43,8 @@ enum HTTP2ClientScripts {
                         yield error
                         continue
                     yield from received
-                    sock.sendall(conn.data_to_send())
+                    if reply:
+                        sock.sendall(conn.data_to_send())
             except (ConnectionResetError, ssl.SSLError, OSError):
                 closed = True
 
@@ -65,7 +68,7 @@ enum HTTP2ClientScripts {
             sock.sendall(conn.data_to_send())
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, h2.exceptions.ProtocolError):
             closed = True
-        for event in events(10):
+        for event in events(10, reply=False):
             if isinstance(event, h2.events.ConnectionTerminated):
                 goaway, error_code = True, int(event.error_code)
         print(json.dumps({"sent": sent, "goaway": goaway, "error_code": error_code, "closed": closed}))
