@@ -23,6 +23,9 @@ package enum HTTP2ServerSettings {
             HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
         ]
+        // Frames a client sent before our RST_STREAM reached it are ignored for
+        // this many reset streams (NIOHTTP2: 32; beyond, a connection error).
+        configuration.maximumRecentlyResetStreams = 4 * maxConcurrentStreams
         return configuration
     }
 

@@ -6,10 +6,12 @@ package enum HTTP2StreamErrors {
     /// stream's fields or length broke the rules (RFC 9113 §8.1.1, §8.2). It
     /// fires connection and stream errors alike (the underlying error only), so
     /// they are told apart by kind; any other error was a connection error
-    /// (NIOHTTP2 sent GOAWAY), and the connection closes.
+    /// (NIOHTTP2 sent GOAWAY), and the connection closes. `StreamClosed` is
+    /// not among them: frames on a stream reset longer ago than NIOHTTP2
+    /// remembers are a connection error of that kind.
     package static func isStreamError(_ error: any Error) -> Bool {
         switch error {
-        case is NIOHTTP2Errors.StreamError, is NIOHTTP2Errors.StreamClosed,
+        case is NIOHTTP2Errors.StreamError,
             is NIOHTTP2Errors.ContentLengthViolated, is NIOHTTP2Errors.ContentLengthHeadersMismatch,
             is NIOHTTP2Errors.ContentLengthHeaderNegative, is NIOHTTP2Errors.ContentLengthHeaderMalformedValue,
             is NIOHTTP2Errors.MissingPseudoHeader, is NIOHTTP2Errors.DuplicatePseudoHeader,

@@ -67,6 +67,8 @@ final class HTTP2Connection: Sendable {
     /// The connection's receive window, refilled as frames arrive: one held
     /// stream never stops the others.
     static let connectionWindow = 4 * 1024 * 1024
+    /// Reset streams whose late frames are ignored: more than any server lets run at once.
+    static let recentlyResetStreams = 2048
     /// The largest response field section accepted (HPACK-decoded).
     static let maxHeaderListSize = 64 * 1024
     /// The stream limit when the server's SETTINGS name none (RFC 9113 §6.5.2
@@ -128,6 +130,11 @@ final class HTTP2Connection: Sendable {
             HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
         ]
         configuration.targetWindowSize = connectionWindow
+        // Frames the server sent before our RST_STREAM reached it are ignored for
+        // this many reset streams (NIOHTTP2: 32); beyond, they are a connection
+        // error. A client that goes away cancels every stream it had: 50 at once
+        // under load made nginx's answers to them kill the connection.
+        configuration.maximumRecentlyResetStreams = recentlyResetStreams
         return configuration
     }
 

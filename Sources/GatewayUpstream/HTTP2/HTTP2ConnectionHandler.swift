@@ -8,8 +8,11 @@ import NIOHTTP2
 /// the streams above its last stream id fail as refused, which NIOHTTP2 reports
 /// to them). An error on the connection drains it too: `NIOHTTP2Handler` has
 /// answered a connection error with its own GOAWAY, and a socket or TLS error
-/// closes it anyway; errors of one stream that also come here (a stream reset
-/// the server had sent frames for) are ignored.
+/// closes it anyway. Every error drains it: NIOHTTP2 fires a stream's errors
+/// here too and cannot be told apart from a connection's by kind (frames on a
+/// stream reset longer ago than it remembers are `StreamClosed` and end the
+/// connection); draining one that was still good costs a new connection, using
+/// one that sent GOAWAY left every later request without an answer.
 final class HTTP2ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
 
@@ -44,7 +47,12 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is NIOHTTP2Errors.NoSuchStream || error is NIOHTTP2Errors.StreamClosed { return }
+        // NIOHTTP2 fires stream and connection errors alike (after its
+        // RST_STREAM or its GOAWAY); a stream's own errors reach its channel
+        // too. Whatever reaches here may have ended the connection (frames on a
+        // stream reset long ago are a connection error, GOAWAY sent): it takes
+        // no new stream and closes once its streams ended. At worst a later
+        // request opens a connection again.
         drain(failingStartWith: error)
     }
 
