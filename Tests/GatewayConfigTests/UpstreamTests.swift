@@ -142,7 +142,7 @@ struct UpstreamTests {
     }
 
     @Test func httpVersionDefaultsToAuto() {
-        #expect(TestSupport.parse(Self.one(""))?.upstreams.first?.httpVersion == .http1)
+        #expect(TestSupport.parse(Self.one(""))?.upstreams.first?.httpVersion == .auto)
     }
 
     @Test(arguments: [("auto", UpstreamHTTPVersion.auto), ("http1", .http1), ("http2", .http2), ("HTTP2", .http2)])

@@ -42,7 +42,7 @@ public struct UpstreamConfig: Sendable, Equatable {
         auth: AuthConfig? = nil,
         retry: RetryConfig? = nil,
         rateLimit: RateLimitConfig? = nil,
-        httpVersion: UpstreamHTTPVersion = .http1
+        httpVersion: UpstreamHTTPVersion = .auto
     ) {
         self.name = name
         self.hosts = hosts
