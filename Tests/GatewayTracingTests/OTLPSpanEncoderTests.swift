@@ -87,7 +87,7 @@ import Testing
         #expect(span[3].value == 2, "SPAN_KIND_SERVER")
     }
 
-    /// The pointer writer writes what the `ByteBuffer` writes do, byte for byte, and exactly the sizes computed.
+    /// The pointer writer writes what a plain reference encoder (below) does, byte for byte, and exactly the sizes computed.
     @Test func thePointerWriterWritesWhatTheBufferWrites() {
         var expected = ByteBuffer()
         var written = ByteBuffer()
@@ -196,5 +196,28 @@ enum ProtobufReader {
             fields.append(field)
         }
         return fields
+    }
+}
+
+/// The wire format written the plain way, into a `ByteBuffer`: the reference
+/// the pointer writer is compared with.
+extension ByteBuffer {
+    fileprivate mutating func writeVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        writeInteger(UInt8(truncatingIfNeeded: value))
+    }
+
+    fileprivate mutating func writeMessageHeader(_ field: UInt64, size: Int) {
+        writeVarint(field << 3 | 2)
+        writeVarint(UInt64(size))
+    }
+
+    fileprivate mutating func writeStringField(_ field: UInt64, _ value: String) {
+        writeMessageHeader(field, size: value.utf8.count)
+        writeString(value)
     }
 }

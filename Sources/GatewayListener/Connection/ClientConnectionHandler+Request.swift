@@ -20,7 +20,7 @@ extension ClientConnectionHandler {
             started: started, context: context, observations: []
         )
         current = info
-        clientAcceptsTrailers = head.headers.contains(name: "te") && head.headers[canonicalForm: "te"].contains { $0.lowercased() == "trailers" }
+        requestFields = head.headers  // read only if the upstream sends trailers
 
         // 1. Framing and headers (judged by the decoder): refuse anything ambiguous before reading a body byte.
         let framing: RequestHeadValidator.BodyFraming

@@ -44,8 +44,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var discardedBytes = 0
     /// The response being written goes in chunks.
     var responseChunked = false
+    /// The fields of the request in flight (a reference, not a copy): whether
+    /// it said `TE: trailers` is read only when an upstream sends trailers.
+    var requestFields = HTTPHeaders()
     /// The request in flight said `TE: trailers`: an upstream's trailers go to it in the last chunk.
-    var clientAcceptsTrailers = false
+    var clientAcceptsTrailers: Bool {
+        requestFields[canonicalForm: "te"].contains { $0.lowercased() == "trailers" }
+    }
     /// The last response head's buffer, written again for the next head: once
     /// its write is done this is the only reference, and clearing it allocates nothing.
     var spareHeadBuffer: ByteBuffer?

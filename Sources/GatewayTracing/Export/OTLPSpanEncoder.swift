@@ -42,17 +42,30 @@ struct OTLPSpanEncoder: Sendable {
         let resourceSpansSize = ProtobufSize.lengthDelimited(1, resourceSize) + ProtobufSize.lengthDelimited(2, scopeSpansSize)
         buffer.reserveCapacity(buffer.writerIndex + ProtobufSize.lengthDelimited(1, resourceSpansSize))
 
-        // ExportTraceServiceRequest.resource_spans = 1
-        buffer.writeMessageHeader(1, size: resourceSpansSize)
-        // ResourceSpans.resource = 1 { Resource.attributes = 1 }
-        buffer.writeMessageHeader(1, size: resourceSize)
-        Self.write(resource, field: 1, into: &buffer)
-        // ResourceSpans.scope_spans = 2
-        buffer.writeMessageHeader(2, size: scopeSpansSize)
-        // ScopeSpans.scope = 1 { InstrumentationScope.name = 1, version = 2 }
-        buffer.writeMessageHeader(1, size: scopeSize)
-        buffer.writeStringField(1, scopeName)
-        buffer.writeStringField(2, scopeVersion)
+        // Everything before the spans, through one pointer writer too.
+        let preamble = ProtobufSize.tag(1) + ProtobufSize.varint(UInt64(resourceSpansSize))
+            + ProtobufSize.lengthDelimited(1, resourceSize)
+            + ProtobufSize.tag(2) + ProtobufSize.varint(UInt64(scopeSpansSize))
+            + ProtobufSize.lengthDelimited(1, scopeSize)
+        let resource = self.resource
+        let scopeName = self.scopeName
+        let scopeVersion = self.scopeVersion
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: preamble) { room in
+            var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(rebasing: room[..<preamble]))
+            // ExportTraceServiceRequest.resource_spans = 1
+            writer.messageHeader(1, size: resourceSpansSize)
+            // ResourceSpans.resource = 1 { Resource.attributes = 1 }
+            writer.messageHeader(1, size: resourceSize)
+            Self.write(resource, field: 1, into: &writer)
+            // ResourceSpans.scope_spans = 2
+            writer.messageHeader(2, size: scopeSpansSize)
+            // ScopeSpans.scope = 1 { InstrumentationScope.name = 1, version = 2 }
+            writer.messageHeader(1, size: scopeSize)
+            writer.stringField(1, scopeName)
+            writer.stringField(2, scopeVersion)
+            precondition(writer.offset == preamble, "protobuf: the request's frame size computed wrong")
+            return preamble
+        }
         // ScopeSpans.spans = 2: each span written through a pointer into its exact room.
         for (span, size) in zip(spans, spanSizes) {
             let framed = ProtobufSize.lengthDelimited(2, size)
@@ -63,18 +76,6 @@ struct OTLPSpanEncoder: Sendable {
                 precondition(writer.offset == framed, "protobuf: a span's size computed wrong")
                 return framed
             }
-        }
-    }
-
-    /// Every attribute as a repeated `KeyValue` field numbered `field`, into a
-    /// `ByteBuffer` (the resource's few): through a ``ProtobufPointerWriter`` too.
-    static func write(_ attributes: SpanAttributes, field: UInt64, into buffer: inout ByteBuffer) {
-        let total = Self.size(of: attributes, field: field)
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { room in
-            var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(rebasing: room[..<total]))
-            Self.write(attributes, field: field, into: &writer)
-            precondition(writer.offset == total, "protobuf: attributes' size computed wrong")
-            return total
         }
     }
 

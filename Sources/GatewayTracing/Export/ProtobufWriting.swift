@@ -1,47 +1,14 @@
-import NIOCore
-
 /// The protobuf wire format, as much of it as OTLP's trace messages need,
-/// written by hand into a `ByteBuffer`: varints, 64-bit fixed fields and
-/// length-delimited fields (strings, bytes, nested messages). A nested
-/// message's length comes first, so ``ProtobufSize`` computes it before the
-/// message is written (``OTLPSpanEncoder``): no scratch buffers, no copies.
-/// The spans themselves are written through a pointer (``ProtobufPointerWriter``);
-/// these few `ByteBuffer` writes frame them.
+/// written by hand: varints, 64-bit fixed fields and length-delimited fields
+/// (strings, bytes, nested messages). A nested message's length comes first,
+/// so ``ProtobufSize`` computes it before the message is written
+/// (``OTLPSpanEncoder``), and ``ProtobufPointerWriter`` writes into exactly
+/// that room: no scratch buffers, no copies.
 enum WireType: UInt64 {
     case varint = 0
     case fixed64 = 1
     case lengthDelimited = 2
     case fixed32 = 5
-}
-
-extension ByteBuffer {
-    /// `value` as a base-128 varint, least significant group first.
-    mutating func writeVarint(_ value: UInt64) {
-        var value = value
-        while value >= 0x80 {
-            writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        writeInteger(UInt8(truncatingIfNeeded: value))
-    }
-
-    /// A field's key: its number and wire type.
-    mutating func writeTag(_ field: UInt64, _ wireType: WireType) {
-        writeVarint(field << 3 | wireType.rawValue)
-    }
-
-    /// A `string` field.
-    mutating func writeStringField(_ field: UInt64, _ value: String) {
-        writeTag(field, .lengthDelimited)
-        writeVarint(UInt64(value.utf8.count))
-        writeString(value)
-    }
-
-    /// A nested message's key and length; its fields follow.
-    mutating func writeMessageHeader(_ field: UInt64, size: Int) {
-        writeTag(field, .lengthDelimited)
-        writeVarint(UInt64(size))
-    }
 }
 
 /// The encoded sizes of the wire format's pieces.
