@@ -14,7 +14,10 @@ import MallocInterposerSwift
 // - "direct": the client talks to the origin itself;
 // - "gateway <variant>": the same client, the same bytes, through an in-process
 //   gateway started from scripts/bench/templates/gateway*.yaml at log_level info
-//   (log lines formatted and written to /dev/null).
+//   (log lines formatted and written to /dev/null);
+// - "... app": the same with the head a mobile app sends (10 fields, about 560
+//   bytes: scripts/bench/templates/absolute-app.lua's) instead of a bare Host line,
+//   so that the cost per request field shows; "direct app" is their baseline.
 //
 // (gateway − direct) / 1,000 is the gateway's allocations per proxied request;
 // scripts/allocs.sh runs this and prints it. The client allocates nothing per request.
@@ -41,15 +44,41 @@ final class Rig: @unchecked Sendable {
         self.workDirectory = workDirectory
     }
 
+    /// The request head the client sends.
+    enum Head: Sendable {
+        /// wrk's: the request line and `Host`.
+        case bare
+        /// A mobile app's (scripts/bench/templates/absolute-app.lua): 10 fields, a query.
+        case app
+
+        func request(port: Int) -> String {
+            switch self {
+            case .bare:
+                return "GET http://127.0.0.1:\(port)/custom HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n"
+            case .app:
+                return "GET http://127.0.0.1:\(port)/custom?device=ios&build=4521 HTTP/1.1\r\n"
+                    + "Host: 127.0.0.1:\(port)\r\n"
+                    + "User-Agent: MyApp/4.21.0 (iPhone; iOS 17.4.1; Scale/3.00) Alamofire/5.8.1\r\n"
+                    + "Accept: application/json, text/plain, */*\r\n"
+                    + "Accept-Language: en-GB;q=1.0, de-DE;q=0.9, fr-FR;q=0.8\r\n"
+                    + "Accept-Encoding: gzip, deflate, br\r\n"
+                    + "X-Request-ID: 3f1c2a9e-7b44-4f0e-9a8c-1d2e3f4a5b6c\r\n"
+                    + "X-Client-Version: 4.21.0-4521\r\n"
+                    + "Cookie: session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl; theme=dark; consent=1\r\n"
+                    + "Connection: keep-alive\r\n\r\n"
+            }
+        }
+    }
+
     /// `template`: nil for the exchange, else a file in scripts/bench/templates.
-    static func start(template: String?) async throws -> Rig {
+    static func start(template: String?, head: Head) async throws -> Rig {
         let upstream = try await TestUpstream.start()
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: bodySize)
         upstream.setResponder { _ in
             TestResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: body)
         }
         // One path segment: it matches the templates' endpoint "GET /{size}".
-        let request = "GET http://127.0.0.1:\(upstream.port)/custom HTTP/1.1\r\nHost: 127.0.0.1:\(upstream.port)\r\n\r\n"
+        let request = head.request(port: upstream.port)
         guard let template else {
             let client = try BlockingHTTPClient(port: upstream.port, request: request)
             let rig = Rig(upstream: upstream, gateway: nil, client: client, workDirectory: nil)
@@ -157,11 +186,14 @@ let benchmarks: @Sendable () -> Void = {
         maxDuration: .seconds(300),
         maxIterations: iterations
     )
-    let variants: [(name: String, template: String?)] = [
-        ("direct", nil),
-        ("gateway default", "gateway.yaml"),
-        ("gateway policies", "gateway-policies.yaml"),
-        ("gateway traces", "gateway-traces.yaml"),
+    let variants: [(name: String, template: String?, head: Rig.Head)] = [
+        ("direct", nil, .bare),
+        ("gateway default", "gateway.yaml", .bare),
+        ("gateway policies", "gateway-policies.yaml", .bare),
+        ("gateway traces", "gateway-traces.yaml", .bare),
+        ("direct app", nil, .app),
+        ("gateway default app", "gateway.yaml", .app),
+        ("gateway policies app", "gateway-policies.yaml", .app),
     ]
     for variant in variants {
         Benchmark(variant.name, configuration: configuration) { benchmark in
@@ -172,7 +204,7 @@ let benchmarks: @Sendable () -> Void = {
             }
             rig.mallocCounts.append(MallocInterposerSwift.getStatistics().mallocCount - before)
         } setup: {
-            rig = try await Rig.start(template: variant.template)
+            rig = try await Rig.start(template: variant.template, head: variant.head)
         } teardown: {
             if let rig {
                 try writeResult(name: variant.name, mallocCounts: rig.mallocCounts)
