@@ -2,10 +2,12 @@ import Dispatch
 import Glibc
 import GatewayCore
 import Logging
+import NIOHTTP1
 import Testing
 
-/// Log lines leave the event loops as captured events and reach the file on
-/// the writer thread: whole, in order, bounded (the excess dropped and counted).
+/// Log lines leave the event loops as captured events (or exchange lines as
+/// values) and reach the file on the writer thread: whole, in order, bounded
+/// (the excess dropped and counted).
 @Suite(.timeLimit(.minutes(1)))
 struct LogLineQueueTests {
     /// Holds a writer thread until released, so that lines pile up in a queue.
@@ -77,5 +79,37 @@ struct LogLineQueueTests {
         #expect(lines.prefix(10).map { String($0.split(separator: " ").last!) } == (0..<10).map { "n\($0)" })
         #expect(lines.last?.contains("dropped=5") == true)
         #expect(lines.last?.contains("log lines dropped") == true)
+    }
+
+    @Test func exchangeLinesKeepTheirPlaceAmongEvents() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        let queue = LogLineQueue(fileDescriptor: fds[1], thread: WriterThread(name: "log-mixed"))
+        let logger = Logger(label: "gateway") { GatewayLogHandler(label: $0, queue: queue, metadataProvider: nil) }
+        let sink = try #require(ExchangeLineSink(logger))
+        // 60 short lines: well within the pipe's 64 KiB, read after the flush.
+        for i in 0..<60 {
+            if i % 3 == 0 {
+                sink.log(
+                    ExchangeLine(
+                        requestID: "r\(i)", method: .GET, target: .routed(scheme: .http, host: "h", port: 80, target: "/\(i)"), status: 200,
+                        milliseconds: 1.5, bytesIn: 0, bytesOut: i, upstream: nil, error: nil, trace: nil, source: "GatewayListener"
+                    )
+                )
+            } else {
+                logger.info("event \(i)")
+            }
+        }
+        queue.flush()
+        close(fds[1])
+        let lines = Self.readAll(fds[0]).split(separator: "\n")
+        #expect(lines.count == 60)
+        for (i, line) in lines.enumerated() {
+            let expected = i % 3 == 0
+                ? " info gateway: bytes_in=0 bytes_out=\(i) ms=1.5 request=r\(i) status=200 [GatewayListener] GET http://h/\(i) 200"
+                : " info gateway: [GatewayCoreTests] event \(i)"
+            #expect(line.hasSuffix(expected), "line \(i): \(line)")
+        }
     }
 }

@@ -5,6 +5,8 @@
 /// so a trace in Jaeger or Tempo leads to the curl line and back; the
 /// tracing steps read the rest (their own type behind this protocol).
 /// Never set while tracing is off: then nothing reads more than a nil.
+/// Its ids never change once it is made: the log writer thread reads them
+/// after the exchange (``ExchangeLine``), from any thread.
 public protocol ExchangeTraceContext: AnyObject, Sendable {
     /// The trace: 32 lowercase hex digits.
     var traceID: String { get }

@@ -8,25 +8,40 @@ public struct RequestContext: Sendable {
     public let clientAddress: String
     public let startedAt: ContinuousClock.Instant
     /// The logger as given (the gateway's), without the request's id.
-    public var baseLogger: Logger
+    public var baseLogger: Logger {
+        // Another logger may log elsewhere: the exchange line goes to it as an event.
+        didSet { exchangeLines = nil }
+    }
+    /// Where the exchange's info line goes as values (``ExchangeLine``):
+    /// ``baseLogger``'s sink, found where that logger was made
+    /// (``ExchangeLineSink/init(_:)``), not per request; nil when its handler
+    /// is not the gateway's own, and once ``baseLogger`` is replaced (the
+    /// line then goes as a swift-log event).
+    public private(set) var exchangeLines: ExchangeLineSink?
     /// Whether ``logger`` tags each line with `request=<id>` (the listener's contexts do).
     public let tagsLinesWithID: Bool
     /// Attempts and timings, recorded as the exchange proceeds.
     public let record: ExchangeRecord
 
-    /// - Parameter tagsLinesWithID: ``logger`` adds `request=<id>` to every line.
+    /// - Parameters:
+    ///   - tagsLinesWithID: ``logger`` adds `request=<id>` to every line.
+    ///   - exchangeLines: `logger`'s sink (``ExchangeLineSink/init(_:)``, found
+    ///     once where `logger` was made), or nil: the exchange line goes as an event.
     public init(
         id: String,
         clientAddress: String,
         startedAt: ContinuousClock.Instant = .now,
         logger: Logger,
+        exchangeLines: ExchangeLineSink? = nil,
         record: ExchangeRecord = ExchangeRecord(),
         tagsLinesWithID: Bool = false
     ) {
+        assert(exchangeLines?.belongs(to: logger) ?? true, "an exchange line sink of another logger")
         self.id = id
         self.clientAddress = clientAddress
         self.startedAt = startedAt
         self.baseLogger = logger
+        self.exchangeLines = exchangeLines
         self.record = record
         self.tagsLinesWithID = tagsLinesWithID
     }

@@ -9,7 +9,8 @@ import Logging
 import NIOConcurrencyHelpers
 
 /// Log lines on their way to a file descriptor (standard error): the event
-/// loops only capture each event (a few retains, no formatting, no syscall);
+/// loops only capture each event, or an exchange's line as values (a few
+/// retains, no formatting, no syscall);
 /// the ``WriterThread`` formats the queued lines and writes them with one
 /// `write(2)` per batch, in the order they were logged.
 ///
@@ -19,13 +20,19 @@ import NIOConcurrencyHelpers
 /// it runs at process exit (`atexit`), so the last lines before an exit are
 /// never lost.
 public final class LogLineQueue: WriterThreadWork, @unchecked Sendable {
-    /// One captured event: formatted later, on the writer thread.
-    struct Line: Sendable {
-        var event: LogEvent
-        var label: String
-        var metadata: Logger.Metadata
-        var provided: Logger.Metadata?
-        var second: Int
+    /// One captured line, formatted later on the writer thread; `second` is
+    /// when it was logged (seconds since 1970), for its timestamp.
+    enum Line: Sendable {
+        /// A swift-log event, with its handler's label and metadata (and the provider's) when it was logged.
+        case event(LogEvent, label: String, metadata: Logger.Metadata, provided: Logger.Metadata?, second: Int)
+        /// An exchange's info line, as values (``ExchangeLineSink``).
+        case exchange(ExchangeLine, label: String, second: Int)
+
+        var second: Int {
+            switch self {
+            case .event(_, _, _, _, let logged), .exchange(_, _, let logged): logged
+            }
+        }
     }
 
     /// The process's standard error.
@@ -93,10 +100,14 @@ public final class LogLineQueue: WriterThreadWork, @unchecked Sendable {
                     second = line.second
                     timestamp = LogTimestamp.text(forSecond: second)
                 }
-                GatewayLogHandler.append(
-                    line.event, label: line.label, metadata: line.metadata, provided: line.provided, timestamp: timestamp,
-                    pairs: &pairs, to: &text
-                )
+                switch line {
+                case .event(let event, let label, let metadata, let provided, _):
+                    GatewayLogHandler.append(
+                        event, label: label, metadata: metadata, provided: provided, timestamp: timestamp, pairs: &pairs, to: &text
+                    )
+                case .exchange(let exchange, let label, _):
+                    exchange.append(label: label, timestamp: timestamp, to: &text)
+                }
             }
             batch.removeAll(keepingCapacity: true)
             if lost > 0 {

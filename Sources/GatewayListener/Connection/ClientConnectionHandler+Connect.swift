@@ -65,7 +65,7 @@ extension ClientConnectionHandler {
     private func connectFailed(_ error: GatewayError, info: ExchangeInfo) {
         writeFinal(error.response(), method: info.method, version: info.version)
         ExchangeLogLine.log(
-            info.context, method: info.method, url: info.uri, status: Int(error.status.code), started: info.started,
+            info.context, method: info.method, target: .uri(info.uri), status: Int(error.status.code), started: info.started,
             bytesIn: 0, bytesOut: 0, upstream: error.upstream, error: error.code
         )
     }

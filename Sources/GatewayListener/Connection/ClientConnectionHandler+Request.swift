@@ -14,7 +14,10 @@ extension ClientConnectionHandler {
         let requestID = environment.requestIDs.next()
         let started = ContinuousClock.now
         // Lines of this request carry `request=<id>`; the tagged logger is only built where one is logged.
-        let context = RequestContext(id: requestID, clientAddress: clientAddress, startedAt: started, logger: environment.logger, tagsLinesWithID: true)
+        let context = RequestContext(
+            id: requestID, clientAddress: clientAddress, startedAt: started, logger: environment.logger,
+            exchangeLines: environment.exchangeLines, tagsLinesWithID: true
+        )
         var info = ExchangeInfo(
             method: head.method, version: head.version, uri: head.uri, expectsContinue: head.expectsContinue,
             started: started, context: context, observations: []
@@ -47,7 +50,7 @@ extension ClientConnectionHandler {
         case .answer(let response, let keepAlive):
             respond(response, info: info, keepAlive: keepAlive)
             let code = response.headers.first(name: "x-gateway-error").flatMap(GatewayError.Code.init(rawValue:))
-            ExchangeLogLine.log(context, method: head.method, url: head.uri, status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
+            ExchangeLogLine.log(context, method: head.method, target: .uri(head.uri), status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
             return
         }
 
@@ -88,7 +91,7 @@ extension ClientConnectionHandler {
         let gatewayError = (error as? GatewayError) ?? GatewayError(.badRequest, "bad request", cause: error)
         respond(gatewayError.response(), info: info, keepAlive: false)
         ExchangeLogLine.log(
-            info.context, method: info.method, url: info.uri, status: Int(gatewayError.status.code), started: info.started,
+            info.context, method: info.method, target: .uri(info.uri), status: Int(gatewayError.status.code), started: info.started,
             bytesIn: 0, bytesOut: 0, upstream: gatewayError.upstream, error: gatewayError.code
         )
     }

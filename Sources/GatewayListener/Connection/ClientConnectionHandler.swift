@@ -9,10 +9,26 @@ struct ClientConnectionEnvironment: Sendable {
     let liveConfig: LiveConfig
     let tracker: ConnectionTracker
     let logger: Logger
+    /// `logger`'s sink for exchange lines as values (nil unless its handler is
+    /// the gateway's own): found here, once per listener, for every request's context.
+    let exchangeLines: ExchangeLineSink?
     let requestIDs: RequestIDGenerator
     let maxHeadBytes: Int
     /// The gateway's own listeners: a `CONNECT` that reaches one is refused.
-    var ownListeners = OwnListeners()
+    var ownListeners: OwnListeners
+
+    init(
+        liveConfig: LiveConfig, tracker: ConnectionTracker, logger: Logger, requestIDs: RequestIDGenerator, maxHeadBytes: Int,
+        ownListeners: OwnListeners = OwnListeners()
+    ) {
+        self.liveConfig = liveConfig
+        self.tracker = tracker
+        self.logger = logger
+        self.exchangeLines = ExchangeLineSink(logger)
+        self.requestIDs = requestIDs
+        self.maxHeadBytes = maxHeadBytes
+        self.ownListeners = ownListeners
+    }
 }
 
 /// The proxy side of a client connection, after the request decoder (``HTTP1RequestDecoder``): reads requests
@@ -264,7 +280,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         let error = GatewayError(.shuttingDown, "the gateway is shutting down and this request did not finish within limits.drain_timeout")
         ExchangeLogLine.log(
-            current.context, method: current.method, url: current.uri, status: 503, started: current.started,
+            current.context, method: current.method, target: .uri(current.uri), status: 503, started: current.started,
             bytesIn: 0, bytesOut: 0, upstream: nil, error: error.code
         )
         current.finish(ExchangeOutcome(status: 503, responseBytes: 0, error: error.code))

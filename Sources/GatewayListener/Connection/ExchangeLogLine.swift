@@ -7,15 +7,28 @@ import NIOHTTP1
 /// on, ``RequestContext/addRequestMetadata(to:)``). Never a header value, never a query value; a control or
 /// bidi character of the target (C1 `\u{9B}`, U+202E) as a visible escape,
 /// never as it is (``TerminalSafety``).
+///
+/// Two ways, one line: to the gateway's own log handler the line goes as
+/// values (``ExchangeLine``, through the context's ``ExchangeLineSink``),
+/// formatted on the log writer thread; to any other handler as a swift-log
+/// event with the line's keys as its metadata (``logEvent(_:method:target:status:milliseconds:bytesIn:bytesOut:upstream:error:)``).
+/// Both write the same bytes (``LoggedText`` for the values).
 enum ExchangeLogLine {
-    /// `url` is only formatted when the line is logged (not at warning level).
-    /// Logged through the context's base logger, its `request=<id>` among the
-    /// line's own metadata: the same line as through `context.logger`, without
-    /// building a tagged logger per request.
+    /// The line's `[source]` for the typed line: the module swift-log names as
+    /// the source of an event logged in this file (`GatewayListener`), as it
+    /// derives it (`#fileID` up to its first `/`).
+    static let source: String = {
+        let fileID = #fileID
+        guard let slash = fileID.utf8.firstIndex(of: UInt8(ascii: "/")) else { return "n/a" }
+        return String(fileID[..<slash])
+    }()
+
+    /// `target` is only taken (and a routed URL only joined, on the writer
+    /// thread) when the line is logged (not at warning level).
     static func log(
         _ context: RequestContext,
         method: HTTPMethod,
-        url: @autoclosure () -> String,
+        target: @autoclosure () -> ExchangeLine.Target,
         status: Int,
         started: ContinuousClock.Instant,
         bytesIn: Int,
@@ -23,16 +36,72 @@ enum ExchangeLogLine {
         upstream: String?,
         error: GatewayError.Code?
     ) {
+        if let sink = context.exchangeLines {
+            // The gateway's handler: no logger copied, no level read through it.
+            guard sink.logsInfo else { return }
+            sink.log(
+                line(
+                    context, method: method, target: target(), status: status, milliseconds: milliseconds(since: started),
+                    bytesIn: bytesIn, bytesOut: bytesOut, upstream: upstream, error: error
+                )
+            )
+            return
+        }
+        guard context.baseLogger.logLevel <= .info else { return }
+        logEvent(
+            context, method: method, target: target(), status: status, milliseconds: milliseconds(since: started),
+            bytesIn: bytesIn, bytesOut: bytesOut, upstream: upstream, error: error
+        )
+    }
+
+    /// The exchange's duration so far, as `ms=` gives it (before rounding).
+    static func milliseconds(since started: ContinuousClock.Instant) -> Double {
+        (ContinuousClock.now - started).seconds * 1000
+    }
+
+    /// The line as values, for the sink: a few retains (the id, the URL's
+    /// parts, the trace context), nothing formatted.
+    static func line(
+        _ context: RequestContext,
+        method: HTTPMethod,
+        target: ExchangeLine.Target,
+        status: Int,
+        milliseconds: Double,
+        bytesIn: Int,
+        bytesOut: Int,
+        upstream: String?,
+        error: GatewayError.Code?
+    ) -> ExchangeLine {
+        ExchangeLine(
+            requestID: context.tagsLinesWithID ? context.id : nil, method: method, target: target, status: status,
+            milliseconds: milliseconds, bytesIn: bytesIn, bytesOut: bytesOut, upstream: upstream, error: error,
+            trace: context.record.trace, source: source
+        )
+    }
+
+    /// The line as a swift-log event, for any other handler: logged through
+    /// the context's base logger, its `request=<id>` among the line's own
+    /// metadata: the same line as through `context.logger`, without building
+    /// a tagged logger per request.
+    static func logEvent(
+        _ context: RequestContext,
+        method: HTTPMethod,
+        target: ExchangeLine.Target,
+        status: Int,
+        milliseconds: Double,
+        bytesIn: Int,
+        bytesOut: Int,
+        upstream: String?,
+        error: GatewayError.Code?
+    ) {
         let logger = context.baseLogger
-        guard logger.logLevel <= .info else { return }
-        let elapsed = (ContinuousClock.now - started).seconds * 1000
         // Each value a `.string` as `"\(value)"` made it, without interpolation
         // (`String(status)` is also the message's); the status text made once.
         let code = String(status)
         // Room for every key (`trace_id` and `span_id` while tracing is on): one allocation, never a resize.
         var metadata = Logger.Metadata(minimumCapacity: 9)
         metadata["status"] = .string(code)
-        metadata["ms"] = .string(hundredthsText(elapsed))
+        metadata["ms"] = .string(LoggedText.hundredthsText(milliseconds))
         metadata["bytes_in"] = .string(String(bytesIn))
         metadata["bytes_out"] = .string(String(bytesOut))
         if let upstream { metadata["upstream"] = .string(upstream) }
@@ -40,7 +109,7 @@ enum ExchangeLogLine {
         context.addRequestMetadata(to: &metadata)
         // `METHOD url status` in a string sized once (interpolation regrows it as it goes).
         let name = text(of: method)
-        let target = loggedTarget(url())
+        let target = loggedTarget(target.string)
         var message = ""
         message.reserveCapacity(name.utf8.count + target.utf8.count + code.utf8.count + 2)
         message += name
@@ -51,99 +120,14 @@ enum ExchangeLogLine {
         logger.info(Logger.Message(stringLiteral: message), metadata: metadata)
     }
 
-    /// `value` rounded to hundredths, written as `"\((value * 100).rounded() / 100)"`
-    /// writes it (`0.0`, `0.05`, `0.4`, `12.0`, `12.34`), without `Double`'s
-    /// shortest-digits search: a number of hundredths below 10^15 has at most
-    /// 15 significant digits, so that search finds exactly its digits. Anything
-    /// else (negative, huge, not a number) as interpolation writes it.
-    static func hundredthsText(_ value: Double) -> String {
-        let scaled = (value * 100).rounded()
-        guard scaled.sign == .plus, scaled < 1e15 else { return "\(scaled / 100)" }
-        let hundredths = Int(scaled)
-        let fraction = hundredths % 100
-        var text = String(hundredths / 100)
-        text += "."
-        if fraction < 10 {
-            text += "0"
-            if fraction > 0 { text += String(fraction) }  // .0X, else .0
-        } else {
-            text += String(fraction % 10 == 0 ? fraction / 10 : fraction)
-        }
-        return text
-    }
-
-    /// The method as lines name it (as `"\(method)"` does), without the
-    /// reflection interpolation uses for it (`HTTPMethod` has no `description`:
-    /// five allocations per line): its raw value, except for the two cases whose
-    /// raw value differs from their name.
+    /// The method as lines name it: ``LoggedText/text(of:)``.
     static func text(of method: HTTPMethod) -> String {
-        switch method {
-        case .RAW, .MSEARCH: "\(method)"
-        default: method.rawValue
-        }
+        LoggedText.text(of: method)
     }
 
-    /// `url` as log lines show it: ``withoutQueryValues(_:)``, then each
-    /// control or bidi character as `\u{XXXX}` (the same string when it has none).
+    /// `url` as log lines show it: ``LoggedText/loggedTarget(_:)`` (query
+    /// values and userinfo dropped, control and bidi characters escaped).
     static func loggedTarget(_ url: String) -> String {
-        TerminalSafety.escaped(withoutQueryValues(url))
-    }
-
-    /// `https://h/p?token=abc&x=1` → `https://h/p?token=&x=`; userinfo is
-    /// dropped too (``withoutUserInfo(_:)``): a refused request's target is
-    /// logged as the client wrote it, password included.
-    static func withoutQueryValues(_ url: String) -> String {
-        // Most targets have neither a query nor userinfo: returned as they are, unscanned.
-        guard url.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") }) else { return url }
-        let url = withoutUserInfo(url)
-        let bytes = url.utf8
-        guard let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return url }
-        // By bytes, in one copy: each `name=value` pair keeps `name=`; cut only at
-        // ASCII bytes, so the result is as valid UTF-8 as the URL.
-        var kept: [UInt8] = []
-        kept.reserveCapacity(bytes.count)
-        kept.append(contentsOf: bytes[...q])
-        var inValue = false
-        for byte in bytes[bytes.index(after: q)...] {
-            if byte == UInt8(ascii: "&") {
-                inValue = false
-            } else if inValue {
-                continue
-            } else if byte == UInt8(ascii: "=") {
-                inValue = true
-            }
-            kept.append(byte)
-        }
-        return String(decoding: kept, as: UTF8.self)
-    }
-
-    /// `http://user:pass@h/p` → `http://h/p`, `user:pass@h:443` (a CONNECT
-    /// target) → `h:443`: everything up to the authority's last `@` goes.
-    /// By bytes: a scheme is letters, digits, `+`, `-`, `.` (any non-ASCII byte
-    /// counts too: a line loses a userinfo rather than keeps one).
-    static func withoutUserInfo(_ url: String) -> String {
-        let bytes = url.utf8
-        var authorityStart = bytes.startIndex
-        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8),
-            bytes[..<colon].allSatisfy(isSchemeByte)
-        {
-            authorityStart = bytes.index(colon, offsetBy: 3)
-        } else if bytes.first == UInt8(ascii: "/") {
-            return url  // origin-form: no authority
-        }
-        let rest = bytes[authorityStart...]
-        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) else { return url }
-        return String(url[..<authorityStart]) + String(url[bytes.index(after: at)...])
-    }
-
-    private static func isSchemeByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), 0x80...:
-            return true
-        default:
-            return false
-        }
+        LoggedText.loggedTarget(url)
     }
 }

@@ -250,7 +250,7 @@ final class Exchange: UpstreamExchangeDelegate {
 
     func log(status: Int, error: GatewayError.Code?) {
         ExchangeLogLine.log(
-            info.context, method: info.method, url: routed.url, status: status, started: info.started,
+            info.context, method: info.method, target: ExchangeLine.Target(routed), status: status, started: info.started,
             bytesIn: machine.bytesIn, bytesOut: machine.bytesOut, upstream: request.upstreamName, error: error
         )
     }

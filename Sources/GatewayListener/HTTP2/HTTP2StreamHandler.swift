@@ -132,7 +132,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         let started = ContinuousClock.now
         let context = RequestContext(
             id: environment.requestIDs.next(), clientAddress: clientAddress, startedAt: started,
-            logger: environment.logger, tagsLinesWithID: true
+            logger: environment.logger, exchangeLines: environment.exchangeLines, tagsLinesWithID: true
         )
         context.record.clientHTTPVersion = UpstreamHTTPVersion.http2Name
         let translated: HTTP2Translation.RequestHead
@@ -166,7 +166,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         case .answer(let response, _):
             respond(response, info: info, addVia: false, keepAlive: true)
             let code = response.headers.first(name: "x-gateway-error").flatMap(GatewayError.Code.init(rawValue:))
-            ExchangeLogLine.log(context, method: head.method, url: head.uri, status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
+            ExchangeLogLine.log(context, method: head.method, target: .uri(head.uri), status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
             return
         }
         guard case .absolute(let scheme, let host, let port, let path) = resolved, let eventLoop = self.context?.eventLoop else {
@@ -185,7 +185,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     func refuse(_ error: GatewayError, info: ExchangeInfo) {
         respond(error.response(), info: info, addVia: false, keepAlive: false)
         ExchangeLogLine.log(
-            info.context, method: info.method, url: info.uri, status: Int(error.status.code), started: info.started,
+            info.context, method: info.method, target: .uri(info.uri), status: Int(error.status.code), started: info.started,
             bytesIn: 0, bytesOut: 0, upstream: error.upstream, error: error.code
         )
     }

@@ -84,7 +84,7 @@ struct RequestRouterHostTests {
     }
 
     @Test func logLinesDropQueryValues() {
-        #expect(ExchangeLogLine.withoutQueryValues("http://h/p?token=abc&x=1&flag") == "http://h/p?token=&x=&flag")
-        #expect(ExchangeLogLine.withoutQueryValues("http://h/p") == "http://h/p")
+        #expect(LoggedText.withoutQueryValues("http://h/p?token=abc&x=1&flag") == "http://h/p?token=&x=&flag")
+        #expect(LoggedText.withoutQueryValues("http://h/p") == "http://h/p")
     }
 }

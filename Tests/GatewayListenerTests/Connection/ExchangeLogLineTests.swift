@@ -19,13 +19,13 @@ struct ExchangeLogLineTests {
         ("http://h/p?", "http://h/p?"),
     ])
     func userInfoAndQueryValuesAreDropped(_ url: String, _ expected: String) {
-        #expect(ExchangeLogLine.withoutQueryValues(url) == expected)
-        #expect(!ExchangeLogLine.withoutQueryValues(url).contains("s3cret-pw"))
+        #expect(LoggedText.withoutQueryValues(url) == expected)
+        #expect(!LoggedText.withoutQueryValues(url).contains("s3cret-pw"))
     }
 
     @Test func withoutUserInfoKeepsEverythingElse() {
-        #expect(ExchangeLogLine.withoutUserInfo("http://u:p@h:81/x?y#z") == "http://h:81/x?y#z")
-        #expect(ExchangeLogLine.withoutUserInfo("h:443") == "h:443")
+        #expect(LoggedText.withoutUserInfo("http://u:p@h:81/x?y#z") == "http://h:81/x?y#z")
+        #expect(LoggedText.withoutUserInfo("h:443") == "h:443")
     }
 
     /// The line names the method as string interpolation would, without its reflection.
@@ -46,8 +46,8 @@ struct ExchangeLogLineTests {
         for hundredths in 0..<20_000 { values.append(Double(hundredths) / 100) }
         for _ in 0..<20_000 { values.append(Double.random(in: 0..<10)) }
         for _ in 0..<20_000 { values.append(Double.random(in: 0..<100_000_000)) }
-        let mismatches = values.filter { ExchangeLogLine.hundredthsText($0) != "\(($0 * 100).rounded() / 100)" }
-        let shown = mismatches.prefix(5).map { value in (value, ExchangeLogLine.hundredthsText(value)) }
+        let mismatches = values.filter { LoggedText.hundredthsText($0) != "\(($0 * 100).rounded() / 100)" }
+        let shown = mismatches.prefix(5).map { value in (value, LoggedText.hundredthsText(value)) }
         #expect(mismatches.isEmpty, "value and text: \(shown)")
     }
 
@@ -60,7 +60,7 @@ struct ExchangeLogLineTests {
         let logger = Logger(label: "t") { _ in CollectingLogHandler(lines: lines) }
         let context = RequestContext(id: "r", clientAddress: "127.0.0.1:1", logger: logger)
         ExchangeLogLine.log(
-            context, method: .GET, url: "/p\u{202E}q\u{9B}2J", status: 200, started: .now, bytesIn: 0, bytesOut: 0, upstream: nil, error: nil
+            context, method: .GET, target: .uri("/p\u{202E}q\u{9B}2J"), status: 200, started: .now, bytesIn: 0, bytesOut: 0, upstream: nil, error: nil
         )
         #expect(lines.messages == [#"GET /p\u{202E}q\u{9B}2J 200"#])
     }

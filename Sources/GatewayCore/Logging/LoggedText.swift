@@ -1,0 +1,135 @@
+public import NIOHTTP1
+
+/// How the exchange's info line writes its values: the method's name, the
+/// target without query values or userinfo and with its control and bidi
+/// characters escaped, the duration in hundredths, integers. One definition
+/// for both ways the line is made: as a swift-log event (the listener's
+/// `ExchangeLogLine`) and as values formatted on the log writer thread
+/// (``ExchangeLine``), so that the two write the same bytes.
+public enum LoggedText {
+    /// The method as lines name it (as `"\(method)"` does), without the
+    /// reflection interpolation uses for it (`HTTPMethod` has no `description`:
+    /// five allocations per line): its raw value, except for the two cases whose
+    /// raw value differs from their name.
+    public static func text(of method: HTTPMethod) -> String {
+        switch method {
+        case .RAW, .MSEARCH: "\(method)"
+        default: method.rawValue
+        }
+    }
+
+    /// `url` as log lines show it: ``withoutQueryValues(_:)``, then each
+    /// control or bidi character as `\u{XXXX}` (the same string when it has none).
+    public static func loggedTarget(_ url: String) -> String {
+        TerminalSafety.escaped(withoutQueryValues(url))
+    }
+
+    /// `https://h/p?token=abc&x=1` → `https://h/p?token=&x=`; userinfo is
+    /// dropped too (``withoutUserInfo(_:)``): a refused request's target is
+    /// logged as the client wrote it, password included.
+    public static func withoutQueryValues(_ url: String) -> String {
+        // Most targets have neither a query nor userinfo: returned as they are, unscanned.
+        guard url.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") }) else { return url }
+        let url = withoutUserInfo(url)
+        let bytes = url.utf8
+        guard let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return url }
+        // By bytes, in one copy: each `name=value` pair keeps `name=`; cut only at
+        // ASCII bytes, so the result is as valid UTF-8 as the URL.
+        var kept: [UInt8] = []
+        kept.reserveCapacity(bytes.count)
+        kept.append(contentsOf: bytes[...q])
+        var inValue = false
+        for byte in bytes[bytes.index(after: q)...] {
+            if byte == UInt8(ascii: "&") {
+                inValue = false
+            } else if inValue {
+                continue
+            } else if byte == UInt8(ascii: "=") {
+                inValue = true
+            }
+            kept.append(byte)
+        }
+        return String(decoding: kept, as: UTF8.self)
+    }
+
+    /// `http://user:pass@h/p` → `http://h/p`, `user:pass@h:443` (a CONNECT
+    /// target) → `h:443`: everything up to the authority's last `@` goes.
+    /// By bytes: a scheme is letters, digits, `+`, `-`, `.` (any non-ASCII byte
+    /// counts too: a line loses a userinfo rather than keeps one).
+    public static func withoutUserInfo(_ url: String) -> String {
+        let bytes = url.utf8
+        var authorityStart = bytes.startIndex
+        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8),
+            bytes[..<colon].allSatisfy(isSchemeByte)
+        {
+            authorityStart = bytes.index(colon, offsetBy: 3)
+        } else if bytes.first == UInt8(ascii: "/") {
+            return url  // origin-form: no authority
+        }
+        let rest = bytes[authorityStart...]
+        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) else { return url }
+        return String(url[..<authorityStart]) + String(url[bytes.index(after: at)...])
+    }
+
+    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), 0x80...:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// `value` rounded to hundredths, written as `"\((value * 100).rounded() / 100)"`
+    /// writes it (`0.0`, `0.05`, `0.4`, `12.0`, `12.34`): ``appendHundredths(_:to:)``.
+    public static func hundredthsText(_ value: Double) -> String {
+        var text = ""
+        appendHundredths(value, to: &text)
+        return text
+    }
+
+    /// ``hundredthsText(_:)`` appended to `text`, without `Double`'s
+    /// shortest-digits search: a number of hundredths below 10^15 has at most
+    /// 15 significant digits, so that search finds exactly its digits. Anything
+    /// else (negative, huge, not a number) as interpolation writes it.
+    public static func appendHundredths(_ value: Double, to text: inout String) {
+        let scaled = (value * 100).rounded()
+        guard scaled.sign == .plus, scaled < 1e15 else {
+            text += "\(scaled / 100)"
+            return
+        }
+        let hundredths = Int(scaled)
+        let fraction = hundredths % 100
+        appendDecimal(hundredths / 100, to: &text)
+        text += "."
+        if fraction < 10 {
+            text += "0"
+            if fraction > 0 { appendDecimal(fraction, to: &text) }  // .0X, else .0
+        } else {
+            appendDecimal(fraction % 10 == 0 ? fraction / 10 : fraction, to: &text)
+        }
+    }
+
+    /// `value` in decimal, as `String(value)` writes it, appended to `text`:
+    /// the digits written into a buffer on the stack, then added as one
+    /// string (up to 15 bytes, a small string: no allocation).
+    public static func appendDecimal(_ value: Int, to text: inout String) {
+        // A sign and 19 digits at most.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var magnitude = value.magnitude
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "-")
+            }
+            text += String(decoding: UnsafeBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
+        }
+    }
+}
