@@ -1,6 +1,5 @@
 import GatewayConfig
 import GatewayCore
-import GatewayObservability
 
 /// The first observer of every route while tracing is on: it gives the
 /// exchange its trace context, as the child of the request's `traceparent`
@@ -10,21 +9,20 @@ import GatewayObservability
 /// find it.
 ///
 /// On the event loop: the two trace fields read, two random ids at most, one
-/// sampling decision. No span exists until the exchange ends (``ExchangeSpans``).
+/// sampling decision. No span exists until the exchange ends
+/// (``ExchangeSpans``), and nothing a span needs only then (its name, its
+/// route) is made before.
 struct TracingObserver: ExchangeObserver {
     let tracer: GatewayTracer
-    let templates: EndpointTemplates
-    let redactor: TraceRedactor
+    /// What every exchange's spans share: made once, here.
+    let tracing: ExchangeTracing
 
     init(tracer: GatewayTracer, config: GatewayConfig) {
         self.tracer = tracer
-        self.templates = EndpointTemplates(config: config)
-        self.redactor = TraceRedactor.alwaysRedacting(config: config)
+        self.tracing = ExchangeTracing(exporter: tracer.exporter, config: config)
     }
 
     func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
-        let route = templates.endpoint(of: request).path
-        let name = SpanPlan.name(method: request.method, route: route)
         let incoming = TraceCarrier.incomingContext(request.headers)
         let parent = incoming?.parent
         let traceID = parent.flatMap { TraceID(hex: $0.traceID) } ?? TraceIDGenerator.traceID()
@@ -35,9 +33,7 @@ struct TracingObserver: ExchangeObserver {
             traceState: incoming?.tracestate,
             sampled: tracer.sampler.isSampled(traceID: traceID, parent: parent)
         )
-        let spans = ExchangeSpans(
-            exporter: tracer.exporter, ids: ids, name: name, route: route, request: request, context: context, redactor: redactor
-        )
+        let spans = ExchangeSpans(tracing: tracing, ids: ids, request: request, context: context)
         context.record.trace = spans
         return spans
     }

@@ -3,10 +3,11 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// The export pipeline: finished spans queue (``SpanExportQueue``) and are
-/// sent from one background event loop, every `tracing.schedule_delay` or as
-/// soon as `maxBatch` wait, in requests of at most `maxBatch` spans
-/// (``OTLPSpanEncoder``, ``OTLPHTTPExporter``), one at a time. Spans that do
+/// The export pipeline: finished spans, already encoded (``OTLPSpanWriter``),
+/// queue in chunks of at most `maxBatch` (``SpanExportQueue``) and are sent
+/// from one background event loop, every `tracing.schedule_delay` or as
+/// soon as `maxBatch` wait, a chunk per request (``OTLPRequestFrame``,
+/// ``OTLPHTTPExporter``), one at a time. Spans that do
 /// not fit the queue are counted as `queue_full`; spans the collector did not
 /// take (an error, a timeout, a status other than 2xx) as `export_failed`,
 /// logged at most once a minute (``ExportFailureLog``). Nothing here runs on
@@ -18,7 +19,7 @@ final class SpanExporter: Sendable {
 
     let queue: SpanExportQueue
     let eventLoop: any EventLoop
-    private let encoder: OTLPSpanEncoder
+    private let frame: OTLPRequestFrame
     private let exporter: OTLPHTTPExporter
     private let scheduleDelay: TimeAmount
     private let dropped: @Sendable (_ reason: String, _ count: Int) -> Void
@@ -36,7 +37,7 @@ final class SpanExporter: Sendable {
         guard let endpoint = OTLPEndpoint(config.endpoint) else { throw ExportSetupError(endpoint: config.endpoint) }
         self.queue = SpanExportQueue(capacity: config.maxQueue, batchSize: Self.maxBatch)
         self.eventLoop = eventLoop
-        self.encoder = OTLPSpanEncoder(serviceName: config.serviceName)
+        self.frame = OTLPRequestFrame(serviceName: config.serviceName)
         self.exporter = try OTLPHTTPExporter(endpoint: endpoint, headers: config.headers.map { ($0.name, $0.value.value) }, eventLoop: eventLoop)
         self.scheduleDelay = TimeAmount(config.scheduleDelay)
         self.dropped = dropped
@@ -52,9 +53,9 @@ final class SpanExporter: Sendable {
         timer.withLockedValue { $0 = task }
     }
 
-    /// Queues an exchange's spans; on the exchange's event loop.
-    func enqueue(_ spans: [FinishedSpan]) {
-        let (refused, batchReady) = queue.enqueue(spans)
+    /// Queues an exchange's spans, `count` of them encoded in `spans`; on the exchange's event loop.
+    func enqueue(_ spans: ByteBuffer, count: Int) {
+        let (refused, batchReady) = queue.enqueue(spans, count: count)
         if refused > 0 { dropped("queue_full", refused) }
         if batchReady { eventLoop.execute { [self] in _ = flush() } }
     }
@@ -63,9 +64,9 @@ final class SpanExporter: Sendable {
     /// waits after it, once `maxBatch` wait). On `eventLoop`.
     func flush() -> EventLoopFuture<Void> {
         if let current = running.value { return current }
-        let spans = queue.takeAll()
-        guard !spans.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
-        let done = send(spans, from: spans.startIndex)
+        let chunks = queue.takeAll()
+        guard !chunks.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
+        let done = send(chunks, from: chunks.startIndex)
         running.value = done
         done.whenComplete { [self] _ in
             running.value = nil
@@ -85,7 +86,7 @@ final class SpanExporter: Sendable {
         deadline.cancel()
         try? await eventLoop.submit { [self] in
             exporter.disconnect()
-            let left = queue.takeAll().count
+            let left = queue.takeAll().reduce(0) { $0 + $1.count }
             if left > 0 { dropped("export_failed", left) }
         }.get()
     }
@@ -95,16 +96,15 @@ final class SpanExporter: Sendable {
         flush().flatMap { [self] in queue.count > 0 || running.value != nil ? drain() : eventLoop.makeSucceededVoidFuture() }
     }
 
-    /// `spans` from `start` on, `maxBatch` per request. After a failure the
-    /// rest are not tried (a collector that is down would time out again).
-    private func send(_ spans: [FinishedSpan], from start: Int) -> EventLoopFuture<Void> {
-        guard start < spans.endIndex else { return eventLoop.makeSucceededVoidFuture() }
-        let end = min(start + Self.maxBatch, spans.endIndex)
-        let body = encoder.encode(spans[start..<end])
+    /// `chunks` from `index` on, one per request. After a failure the rest
+    /// are not tried (a collector that is down would time out again).
+    private func send(_ chunks: [SpanChunk], from index: Int) -> EventLoopFuture<Void> {
+        guard index < chunks.endIndex else { return eventLoop.makeSucceededVoidFuture() }
+        let body = frame.body(for: chunks[index])
         return exporter.send(body).flatMap { [self] in
-            send(spans, from: end)
+            send(chunks, from: index + 1)
         }.flatMapError { [self] error in
-            failed(spans.endIndex - start, error: error)
+            failed(chunks[index...].reduce(0) { $0 + $1.count }, error: error)
             return eventLoop.makeSucceededVoidFuture()
         }
     }
