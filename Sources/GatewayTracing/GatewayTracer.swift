@@ -16,12 +16,11 @@ public import ServiceLifecycle
 /// shuts down, sends what is queued.
 ///
 /// The request path makes ids (``TraceIDGenerator``, no lock) and, at the
-/// exchange's end, its spans written straight as OTLP protobuf
-/// (``OTLPSpanWriter``) and queued as bytes with one lock (``SpanExporter``):
-/// sending runs on the exporter's own event loop, the queue bounded by
-/// `tracing.max_queue` (the excess dropped and counted in
-/// `gateway_trace_spans_dropped_total`). A collector that is down or slow
-/// costs requests nothing.
+/// exchange's end, its spans as plain values queued with one lock
+/// (``SpanExporter``): encoding and sending run on the exporter's own event
+/// loop, the queue bounded by `tracing.max_queue` (the excess dropped and
+/// counted in `gateway_trace_spans_dropped_total`). A collector that is down
+/// or slow costs requests nothing.
 public final class GatewayTracer: Sendable {
     let sampler: TraceSampler
     let exporter: SpanExporter

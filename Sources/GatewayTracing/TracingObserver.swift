@@ -1,5 +1,6 @@
 import GatewayConfig
 import GatewayCore
+import GatewayObservability
 
 /// The first observer of every route while tracing is on: it gives the
 /// exchange its trace context, as the child of the request's `traceparent`
@@ -9,20 +10,21 @@ import GatewayCore
 /// find it.
 ///
 /// On the event loop: the two trace fields read, two random ids at most, one
-/// sampling decision. No span exists until the exchange ends
-/// (``ExchangeSpans``), and nothing a span needs only then (its name, its
-/// route) is made before.
+/// sampling decision. No span exists until the exchange ends (``ExchangeSpans``).
 struct TracingObserver: ExchangeObserver {
     let tracer: GatewayTracer
-    /// What every exchange's spans share: made once, here.
-    let tracing: ExchangeTracing
+    let templates: EndpointTemplates
+    let redactor: TraceRedactor
 
     init(tracer: GatewayTracer, config: GatewayConfig) {
         self.tracer = tracer
-        self.tracing = ExchangeTracing(exporter: tracer.exporter, config: config)
+        self.templates = EndpointTemplates(config: config)
+        self.redactor = TraceRedactor.alwaysRedacting(config: config)
     }
 
     func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
+        let route = templates.endpoint(of: request).path
+        let name = SpanPlan.name(method: request.method, route: route)
         let incoming = TraceCarrier.incomingContext(request.headers)
         let parent = incoming?.parent
         let traceID = parent.flatMap { TraceID(hex: $0.traceID) } ?? TraceIDGenerator.traceID()
@@ -33,7 +35,9 @@ struct TracingObserver: ExchangeObserver {
             traceState: incoming?.tracestate,
             sampled: tracer.sampler.isSampled(traceID: traceID, parent: parent)
         )
-        let spans = ExchangeSpans(tracing: tracing, ids: ids, request: request, context: context)
+        let spans = ExchangeSpans(
+            exporter: tracer.exporter, ids: ids, name: name, route: route, request: request, context: context, redactor: redactor
+        )
         context.record.trace = spans
         return spans
     }

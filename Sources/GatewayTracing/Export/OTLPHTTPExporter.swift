@@ -3,7 +3,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// POSTs export bodies (``OTLPRequestFrame``) to the collector: OTLP/HTTP,
+/// POSTs export bodies (``OTLPSpanEncoder``) to the collector: OTLP/HTTP,
 /// `Content-Type: application/x-protobuf` and `tracing.headers`, over one
 /// kept-alive HTTP/1.1 connection (TLS for an `https` endpoint, the system's
 /// trust roots) on the export's own event loop. A connection that failed,

@@ -1,10 +1,9 @@
 /// The wire format (``ProtobufWriting``'s pieces) written through a pointer
 /// into room made for it beforehand, its exact size computed first
-/// (``ProtobufSize``): each piece of a span (``OTLPSpanWriter``), the export
-/// request's frame (``OTLPRequestFrame``), without the capacity and
-/// uniqueness checks a `ByteBuffer` makes on each of its many small writes.
-/// Every write is bounds-checked all the same: a size computed short stops
-/// the process rather than write past the room.
+/// (``ProtobufSize``): the encoder writes each span so (``OTLPSpanEncoder``),
+/// without the capacity and uniqueness checks a `ByteBuffer` makes on each of
+/// its many small writes. Every write is bounds-checked all the same: a size
+/// computed short stops the process rather than write past the room.
 struct ProtobufPointerWriter {
     private let room: UnsafeMutableRawBufferPointer
     /// Bytes written so far.
@@ -73,29 +72,14 @@ struct ProtobufPointerWriter {
     }
 
     /// A `string` field: its UTF-8 bytes copied at once.
-    mutating func stringField(_ field: UInt64, _ value: some StringProtocol) {
+    mutating func stringField(_ field: UInt64, _ value: String) {
         tag(field, .lengthDelimited)
-        varint(UInt64(value.utf8.count))
-        utf8(value)
-    }
-
-    /// A `string` field of a literal (an attribute's key, an event's name).
-    mutating func stringField(_ field: UInt64, _ value: StaticString) {
-        value.withUTF8Buffer { bytes in
-            tag(field, .lengthDelimited)
-            varint(UInt64(bytes.count))
-            raw(UnsafeRawBufferPointer(bytes))
-        }
-    }
-
-    /// `value`'s UTF-8 bytes alone, copied at once: a part of a string whose
-    /// key and whole length are already written (a span's name, `url.full`).
-    mutating func utf8(_ value: some StringProtocol) {
         let count = value.utf8.count
+        varint(UInt64(count))
         ensure(count)
         guard count > 0 else { return }
         let target = UnsafeMutableRawBufferPointer(rebasing: room[offset..<offset + count])
-        let copied: Void? = value.utf8.withContiguousStorageIfAvailable { source in
+        let copied = value.utf8.withContiguousStorageIfAvailable { source in
             target.copyMemory(from: UnsafeRawBufferPointer(source))
         }
         if copied == nil {
@@ -107,14 +91,6 @@ struct ProtobufPointerWriter {
             }
         }
         offset += count
-    }
-
-    /// `bytes` as they are.
-    mutating func raw(_ bytes: UnsafeRawBufferPointer) {
-        ensure(bytes.count)
-        guard bytes.count > 0 else { return }
-        UnsafeMutableRawBufferPointer(rebasing: room[offset..<offset + bytes.count]).copyMemory(from: bytes)
-        offset += bytes.count
     }
 
     /// A nested message's key and length; its fields follow.

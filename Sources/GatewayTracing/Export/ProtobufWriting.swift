@@ -1,10 +1,9 @@
 /// The protobuf wire format, as much of it as OTLP's trace messages need,
 /// written by hand: varints, 64-bit fixed fields and length-delimited fields
 /// (strings, bytes, nested messages). A nested message's length comes first,
-/// so ``ProtobufSize`` computes it before the message is written, and
-/// ``ProtobufPointerWriter`` writes into exactly that room. Every piece of a
-/// span (``OTLPSpanWriter``) has a size known before it is written: an
-/// attribute's `KeyValue` is its key's length and its value's.
+/// so ``ProtobufSize`` computes it before the message is written
+/// (``OTLPSpanEncoder``), and ``ProtobufPointerWriter`` writes into exactly
+/// that room: no scratch buffers, no copies.
 enum WireType: UInt64 {
     case varint = 0
     case fixed64 = 1
@@ -30,13 +29,8 @@ enum ProtobufSize {
     }
 
     /// A `string` field.
-    static func string(_ field: UInt64, _ value: some StringProtocol) -> Int {
+    static func string(_ field: UInt64, _ value: String) -> Int {
         lengthDelimited(field, value.utf8.count)
-    }
-
-    /// A `string` field of a literal (an attribute's key, an event's name).
-    static func string(_ field: UInt64, _ value: StaticString) -> Int {
-        lengthDelimited(field, value.utf8Count)
     }
 
     /// A varint field.
@@ -47,13 +41,5 @@ enum ProtobufSize {
     /// A `fixed64` or `double` field.
     static func fixed64(_ field: UInt64) -> Int {
         tag(field) + 8
-    }
-}
-
-extension StaticString {
-    /// The number of its UTF-8 bytes, whatever its representation (a
-    /// one-scalar literal has no pointer to count from).
-    var utf8Count: Int {
-        hasPointerRepresentation ? utf8CodeUnitCount : withUTF8Buffer { $0.count }
     }
 }

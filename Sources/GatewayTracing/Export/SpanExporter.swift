@@ -3,11 +3,10 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// The export pipeline: finished spans, already encoded (``OTLPSpanWriter``),
-/// queue in chunks of at most `maxBatch` (``SpanExportQueue``) and are sent
-/// from one background event loop, every `tracing.schedule_delay` or as
-/// soon as `maxBatch` wait, a chunk per request (``OTLPRequestFrame``,
-/// ``OTLPHTTPExporter``), one at a time. Spans that do
+/// The export pipeline: finished spans queue (``SpanExportQueue``) and are
+/// sent from one background event loop, every `tracing.schedule_delay` or as
+/// soon as `maxBatch` wait, in requests of at most `maxBatch` spans
+/// (``OTLPSpanEncoder``, ``OTLPHTTPExporter``), one at a time. Spans that do
 /// not fit the queue are counted as `queue_full`; spans the collector did not
 /// take (an error, a timeout, a status other than 2xx) as `export_failed`,
 /// logged at most once a minute (``ExportFailureLog``). Nothing here runs on
@@ -19,7 +18,7 @@ final class SpanExporter: Sendable {
 
     let queue: SpanExportQueue
     let eventLoop: any EventLoop
-    private let frame: OTLPRequestFrame
+    private let encoder: OTLPSpanEncoder
     private let exporter: OTLPHTTPExporter
     private let scheduleDelay: TimeAmount
     private let dropped: @Sendable (_ reason: String, _ count: Int) -> Void
@@ -37,7 +36,7 @@ final class SpanExporter: Sendable {
         guard let endpoint = OTLPEndpoint(config.endpoint) else { throw ExportSetupError(endpoint: config.endpoint) }
         self.queue = SpanExportQueue(capacity: config.maxQueue, batchSize: Self.maxBatch)
         self.eventLoop = eventLoop
-        self.frame = OTLPRequestFrame(serviceName: config.serviceName)
+        self.encoder = OTLPSpanEncoder(serviceName: config.serviceName)
         self.exporter = try OTLPHTTPExporter(endpoint: endpoint, headers: config.headers.map { ($0.name, $0.value.value) }, eventLoop: eventLoop)
         self.scheduleDelay = TimeAmount(config.scheduleDelay)
         self.dropped = dropped
@@ -53,9 +52,9 @@ final class SpanExporter: Sendable {
         timer.withLockedValue { $0 = task }
     }
 
-    /// Queues an exchange's spans, `count` of them encoded in `spans`; on the exchange's event loop.
-    func enqueue(_ spans: ByteBuffer, count: Int) {
-        let (refused, batchReady) = queue.enqueue(spans, count: count)
+    /// Queues an exchange's spans; on the exchange's event loop.
+    func enqueue(_ spans: [FinishedSpan]) {
+        let (refused, batchReady) = queue.enqueue(spans)
         if refused > 0 { dropped("queue_full", refused) }
         if batchReady { eventLoop.execute { [self] in _ = flush() } }
     }
@@ -64,9 +63,9 @@ final class SpanExporter: Sendable {
     /// waits after it, once `maxBatch` wait). On `eventLoop`.
     func flush() -> EventLoopFuture<Void> {
         if let current = running.value { return current }
-        let chunks = queue.takeAll()
-        guard !chunks.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
-        let done = send(chunks, from: chunks.startIndex)
+        let spans = queue.takeAll()
+        guard !spans.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
+        let done = send(spans, from: spans.startIndex)
         running.value = done
         done.whenComplete { [self] _ in
             running.value = nil
@@ -86,7 +85,7 @@ final class SpanExporter: Sendable {
         deadline.cancel()
         try? await eventLoop.submit { [self] in
             exporter.disconnect()
-            let left = queue.takeAll().reduce(0) { $0 + $1.count }
+            let left = queue.takeAll().count
             if left > 0 { dropped("export_failed", left) }
         }.get()
     }
@@ -96,15 +95,16 @@ final class SpanExporter: Sendable {
         flush().flatMap { [self] in queue.count > 0 || running.value != nil ? drain() : eventLoop.makeSucceededVoidFuture() }
     }
 
-    /// `chunks` from `index` on, one per request. After a failure the rest
-    /// are not tried (a collector that is down would time out again).
-    private func send(_ chunks: [SpanChunk], from index: Int) -> EventLoopFuture<Void> {
-        guard index < chunks.endIndex else { return eventLoop.makeSucceededVoidFuture() }
-        let body = frame.body(for: chunks[index])
+    /// `spans` from `start` on, `maxBatch` per request. After a failure the
+    /// rest are not tried (a collector that is down would time out again).
+    private func send(_ spans: [FinishedSpan], from start: Int) -> EventLoopFuture<Void> {
+        guard start < spans.endIndex else { return eventLoop.makeSucceededVoidFuture() }
+        let end = min(start + Self.maxBatch, spans.endIndex)
+        let body = encoder.encode(spans[start..<end])
         return exporter.send(body).flatMap { [self] in
-            send(chunks, from: index + 1)
+            send(spans, from: end)
         }.flatMapError { [self] error in
-            failed(chunks[index...].reduce(0) { $0 + $1.count }, error: error)
+            failed(spans.endIndex - start, error: error)
             return eventLoop.makeSucceededVoidFuture()
         }
     }

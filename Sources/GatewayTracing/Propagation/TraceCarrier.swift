@@ -30,15 +30,11 @@ struct TraceCarrier: Sendable, Equatable {
 
     /// Writes the context into `headers` for the next hop: `traceparent`
     /// replaced, `tracestate` replaced or removed (one from the client that
-    /// the context does not carry would belong to another trace). A field is
-    /// removed only when it is there: a removal makes the attempt's own copy
-    /// of the fields even when it finds nothing, and most requests come
-    /// without either (the one copy is then the append's).
+    /// the context does not carry would belong to another trace).
     func write(to headers: inout HTTPHeaders) {
         guard let traceparent else { return }
-        if headers.contains(name: "traceparent") { headers.remove(name: "traceparent") }
-        if headers.contains(name: "tracestate") { headers.remove(name: "tracestate") }
-        headers.add(name: "traceparent", value: traceparent)
+        headers.replaceOrAdd(name: "traceparent", value: traceparent)
+        headers.remove(name: "tracestate")
         if let tracestate { headers.add(name: "tracestate", value: tracestate) }
     }
 }

@@ -4,6 +4,18 @@ import NIOHTTP1
 
 /// The HTTP semantic conventions' names for what a request says.
 extension SpanPlan {
+    /// `GET /users/{id}`: the method (`HTTP` for one the conventions do not
+    /// know) and the endpoint template, the low-cardinality name both spans take.
+    static func name(method: HTTPMethod, route: String) -> String {
+        let method = knownMethod(method) ?? "HTTP"
+        var name = ""
+        name.reserveCapacity(method.utf8.count + 1 + route.utf8.count)
+        name += method
+        name += " "
+        name += route
+        return name
+    }
+
     /// The conventions' methods by name; nil for any other (an extension method).
     static func knownMethod(_ method: HTTPMethod) -> String? {
         let label = EndpointKey.methodLabel(method)
@@ -11,43 +23,60 @@ extension SpanPlan {
     }
 
     /// `http.request.method`, and `http.request.method_original` for `_OTHER`.
-    static func addMethod<Sink: SpanFieldSink>(_ method: HTTPMethod, to sink: inout Sink) {
+    static func methodAttributes(_ method: HTTPMethod) -> SpanAttributes {
+        var attributes = SpanAttributes(capacity: 2)
+        addMethod(method, to: &attributes)
+        return attributes
+    }
+
+    /// ``methodAttributes(_:)`` appended to `attributes`.
+    static func addMethod(_ method: HTTPMethod, to attributes: inout SpanAttributes) {
         if let known = knownMethod(method) {
-            sink.attribute("http.request.method", string: known)
+            attributes.append("http.request.method", .string(known))
         } else {
-            let other: String = "_OTHER"
-            sink.attribute("http.request.method", string: other)
-            sink.attribute("http.request.method_original", string: method.rawValue)
+            attributes.append("http.request.method", .string("_OTHER"))
+            attributes.append("http.request.method_original", .string(method.rawValue))
         }
     }
 
     /// The request as the client made it (before an upstream's `origin`
     /// rewrote it): `url.scheme`, `server.address`, `server.port`, `url.path`,
-    /// `url.query` (the redacted target's parts). Without `clientOrigin` the
-    /// client asked for the request's own scheme, host and port (what its
-    /// `authority` would split back into).
-    static func addClientSide<Sink: SpanFieldSink>(of request: ProxyRequest, redactedTarget target: String, to sink: inout Sink) {
+    /// `url.query` (the redacted target's parts), appended to `attributes`.
+    /// Without `clientOrigin` the client asked for the request's own scheme,
+    /// host and port (what its `authority` would split back into).
+    static func addClientSide(of request: ProxyRequest, redactedTarget target: String, to attributes: inout SpanAttributes) {
         if let prefix = request.clientOrigin {
             var scheme = request.scheme.rawValue
             if let colon = prefix.firstIndex(of: ":"), prefix[colon...].hasPrefix("://") { scheme = String(prefix[..<colon]) }
-            sink.attribute("url.scheme", string: scheme)
+            attributes.append("url.scheme", .string(scheme))
             let (host, port) = split(authority: request.clientAuthority)
-            sink.attribute("server.address", string: host)
-            sink.attribute("server.port", int: Int64(port ?? (scheme == "https" ? 443 : 80)))
+            attributes.append("server.address", .string(host))
+            attributes.append("server.port", .int64(Int64(port ?? (scheme == "https" ? 443 : 80))))
         } else {
-            sink.attribute("url.scheme", string: request.scheme.rawValue)
-            sink.attribute("server.address", string: request.host)
-            sink.attribute("server.port", int: Int64(request.port))
+            attributes.append("url.scheme", .string(request.scheme.rawValue))
+            attributes.append("server.address", .string(request.host))
+            attributes.append("server.port", .int64(Int64(request.port)))
         }
         let bytes = target.utf8
         // By bytes when ASCII (nearly always); else by characters, as a `?` with a combining mark is not one.
         let mark = bytes.contains { $0 >= 0x80 } ? target.firstIndex(of: "?") : bytes.firstIndex(of: UInt8(ascii: "?"))
         if let mark {
-            sink.attribute("url.path", string: target[..<mark])
-            sink.attribute("url.query", string: target[target.index(after: mark)...])
+            attributes.append("url.path", .string(String(target[..<mark])))
+            attributes.append("url.query", .string(String(target[target.index(after: mark)...])))
         } else {
-            sink.attribute("url.path", string: target)
+            attributes.append("url.path", .string(target))
         }
+    }
+
+    /// `scheme://authority/target`, made in one allocation.
+    static func url(scheme: String, authority: String, target: String) -> String {
+        var url = ""
+        url.reserveCapacity(scheme.utf8.count + 3 + authority.utf8.count + target.utf8.count)
+        url += scheme
+        url += "://"
+        url += authority
+        url += target
+        return url
     }
 
     /// `host[:port]` (IPv6 in brackets) as its host and port.
@@ -62,10 +91,10 @@ extension SpanPlan {
     }
 
     /// The address of `ip:port` (the port always written, an IPv6 address
-    /// without brackets), or nil for `unknown`: a part of `endpoint`, not a copy.
-    static func host(ofEndpoint endpoint: String) -> Substring? {
+    /// without brackets), or nil for `unknown`.
+    static func host(ofEndpoint endpoint: String) -> String? {
         guard let colon = endpoint.lastIndex(of: ":"), colon != endpoint.startIndex else { return nil }
-        return endpoint[..<colon]
+        return String(endpoint[..<colon])
     }
 
     /// `network.protocol.version`: `1.1`, `1.0`, `2`.

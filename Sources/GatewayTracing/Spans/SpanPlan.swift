@@ -4,10 +4,9 @@ import GatewayObservability
 /// What the spans of one finished exchange say: the SERVER span's and each
 /// CLIENT span's attributes, events, status and end, made from the request as
 /// routed, the exchange record (attempts with their phases, the retry
-/// planner's decisions), the waits the steps took and the outcome. Written
-/// into a sink (``SpanFieldSink``) as it is decided, once the exchange is
-/// over: ``ExchangeSpans`` has it write each span straight as protobuf
-/// (``OTLPSpanWriter``), the tests collect it.
+/// planner's decisions), the waits the steps took and the outcome. A pure
+/// value, built once the exchange is over (``ExchangeSpans``, which makes the
+/// exported spans from it) and tested on its own.
 ///
 /// Attributes follow OpenTelemetry's HTTP semantic conventions (the stable
 /// `http.*`, `url.*`, `server.*` names) plus the gateway's own under
@@ -15,6 +14,21 @@ import GatewayObservability
 /// ``TraceRedactor/alwaysRedacting(config:)``); no header, cookie or
 /// credential is ever an attribute.
 struct SpanPlan: Sendable {
+    /// A point in a span's time line, and what happened there.
+    struct Event: Sendable, Equatable {
+        var name: String
+        var at: ContinuousClock.Instant
+        var attributes: SpanAttributes
+    }
+
+    /// One span as it ends.
+    struct Planned: Sendable {
+        var attributes = SpanAttributes()
+        var events: [Event] = []
+        var status: SpanStatus?
+        var end: ContinuousClock.Instant
+    }
+
     /// What the plan is made from.
     struct Inputs: Sendable {
         /// The request as routed (before credentials).
@@ -27,111 +41,114 @@ struct SpanPlan: Sendable {
         var attempts: AttemptList
         var retries: [AttemptRetry]
         var waits: [RecordedWait]
+        /// For each CLIENT span started, in order, the record's attempt it became.
+        var clientAttempts: [Int]
         var outcome: ExchangeOutcome
         /// When the exchange ended.
         var end: ContinuousClock.Instant
     }
 
-    /// An event's length, in milliseconds (a double).
-    static let durationKey: StaticString = "gateway.duration_ms"
-    /// Why an attempt was given up for another: a CLIENT span's attribute, a backoff event's.
-    static let retryReasonKey: StaticString = "gateway.retry.reason"
+    var server: Planned
+    /// In the order the CLIENT spans were started.
+    var clients: [Planned]
 
-    let inputs: Inputs
-    /// The request's target, redacted: both kinds of span show it.
-    let target: String
+    /// The most attributes a SERVER span, a CLIENT span has: room made for
+    /// them at once (the keys of each are distinct, appended in order).
+    static let serverAttributeCapacity = 16
+    static let clientAttributeCapacity = 12
 
     init(_ inputs: Inputs, redactor: TraceRedactor) {
-        self.inputs = inputs
-        self.target = redactor.redactedTarget(inputs.request.target)
-    }
-
-    // MARK: SERVER
-
-    /// When the SERVER span ends: with the exchange.
-    var serverEnd: ContinuousClock.Instant { inputs.end }
-
-    /// The SERVER span: the request as the client made it, the outcome, the
-    /// waits and backoffs as events; an error status for a gateway error or a 5xx.
-    func writeServer<Sink: SpanFieldSink>(into sink: inout Sink) {
         let request = inputs.request
-        Self.addMethod(request.method, to: &sink)
-        Self.addClientSide(of: request, redactedTarget: target, to: &sink)
-        sink.attribute("http.route", string: inputs.route)
-        sink.attribute("network.protocol.version", string: Self.protocolVersion(request.version))
-        if let address = Self.host(ofEndpoint: inputs.clientAddress) { sink.attribute("client.address", string: address) }
-        sink.attribute("gateway.request_id", string: inputs.requestID)
-        if let upstream = request.upstreamName { sink.attribute("gateway.upstream", string: upstream) }
-        sink.attribute("gateway.attempts", int: Int64(inputs.attempts.count))
+        let target = redactor.redactedTarget(request.target)
+        let route = SpanAttribute.string(inputs.route)
+
+        var server = Planned(attributes: SpanAttributes(capacity: Self.serverAttributeCapacity), end: inputs.end)
+        Self.addMethod(request.method, to: &server.attributes)
+        Self.addClientSide(of: request, redactedTarget: target, to: &server.attributes)
+        server.attributes.append("http.route", route)
+        server.attributes.append("network.protocol.version", .string(Self.protocolVersion(request.version)))
+        if let address = Self.host(ofEndpoint: inputs.clientAddress) { server.attributes.append("client.address", .string(address)) }
+        server.attributes.append("gateway.request_id", .string(inputs.requestID))
+        if let upstream = request.upstreamName { server.attributes.append("gateway.upstream", .string(upstream)) }
+        server.attributes.append("gateway.attempts", .int64(Int64(inputs.attempts.count)))
         let outcome = inputs.outcome
-        if let status = outcome.status { sink.attribute("http.response.status_code", int: Int64(status)) }
+        if let status = outcome.status { server.attributes.append("http.response.status_code", .int64(Int64(status))) }
         // A server span's 4xx is the client's doing, not an error of the exchange.
         let serverError = outcome.error?.rawValue ?? outcome.status.flatMap { $0 >= 500 ? String($0) : nil }
         if let serverError {
-            sink.attribute("error.type", string: serverError)
+            server.attributes.append("error.type", .string(serverError))
+            server.status = SpanStatus(code: .error, message: serverError)
         } else if outcome.cancelled {
-            sink.attribute("gateway.cancelled", bool: true)
+            server.attributes.append("gateway.cancelled", .bool(true))
         }
+        server.events.reserveCapacity(inputs.waits.count + inputs.retries.count)
         for wait in inputs.waits {
-            sink.event(wait.kind.eventName, at: wait.start, duration: wait.end - wait.start, retryReason: nil)
+            server.events.append(Event(name: wait.kind.eventName, at: wait.start, attributes: Self.duration(wait.end - wait.start)))
         }
         for retry in inputs.retries {
-            sink.event("gateway.retry.backoff", at: retry.at, duration: retry.backoff, retryReason: retry.reason)
+            var attributes = Self.duration(retry.backoff, room: 2)
+            attributes.append("gateway.retry.reason", .string(retry.reason))
+            server.events.append(Event(name: "gateway.retry.backoff", at: retry.at, attributes: attributes))
         }
-        if let serverError { sink.status(SpanStatus(code: .error, message: serverError)) }
-    }
+        self.server = server
 
-    // MARK: CLIENT
-
-    /// When the CLIENT span of the record's attempt `index` ends: with its
-    /// attempt, or with the exchange (an attempt that did not end, or never was).
-    func clientEnd(attempt index: Int) -> ContinuousClock.Instant {
-        guard inputs.attempts.indices.contains(index), let end = inputs.attempts[index].end else { return inputs.end }
-        return end
-    }
-
-    /// The CLIENT span of the record's attempt `index`, the `resend`th
-    /// started (0 for the first): the request as sent upstream, the attempt's
-    /// outcome, phases and retry; an attempt prepared but never sent (the
-    /// exchange ended first) is `not_sent`.
-    func writeClient<Sink: SpanFieldSink>(resend: Int, attempt index: Int, into sink: inout Sink) {
-        let request = inputs.request
-        Self.addMethod(request.method, to: &sink)
-        sink.attribute("server.address", string: request.host)
-        sink.attribute("server.port", int: Int64(request.port))
-        sink.attribute("url.full", url: UpstreamURL(scheme: request.scheme, host: request.host, port: request.port, target: target))
-        sink.attribute("http.route", string: inputs.route)
-        if resend > 0 { sink.attribute("http.request.resend_count", int: Int64(resend)) }
-        if inputs.attempts.indices.contains(index) {
-            Self.describe(inputs.attempts[index], retry: inputs.retries.first { $0.attempt == index }, into: &sink)
-        } else {
-            let notSent: String = "not_sent"
-            sink.attribute("error.type", string: notSent)
-            sink.status(SpanStatus(code: .error, message: notSent))
+        var clients: [Planned] = []
+        clients.reserveCapacity(inputs.clientAttempts.count)
+        if !inputs.clientAttempts.isEmpty {
+            // One URL, one method, one address for every attempt: made once, shared.
+            let upstreamURL = SpanAttribute.string(Self.url(scheme: request.scheme.rawValue, authority: request.authority, target: target))
+            let host = SpanAttribute.string(request.host)
+            let port = SpanAttribute.int64(Int64(request.port))
+            for (resend, index) in inputs.clientAttempts.enumerated() {
+                var client = Planned(attributes: SpanAttributes(capacity: Self.clientAttributeCapacity), end: inputs.end)
+                Self.addMethod(request.method, to: &client.attributes)
+                client.attributes.append("server.address", host)
+                client.attributes.append("server.port", port)
+                client.attributes.append("url.full", upstreamURL)
+                client.attributes.append("http.route", route)
+                if resend > 0 { client.attributes.append("http.request.resend_count", .int64(Int64(resend))) }
+                if inputs.attempts.indices.contains(index) {
+                    let attempt = inputs.attempts[index]
+                    Self.describe(attempt, retry: inputs.retries.first { $0.attempt == index }, into: &client)
+                } else {
+                    // Prepared, never sent (the exchange ended first).
+                    client.attributes.append("error.type", .string("not_sent"))
+                    client.status = SpanStatus(code: .error, message: "not_sent")
+                }
+                clients.append(client)
+            }
         }
+        self.clients = clients
     }
 
     /// An attempt's outcome, phases and retry on its CLIENT span.
-    private static func describe<Sink: SpanFieldSink>(_ attempt: AttemptTimings, retry: AttemptRetry?, into sink: inout Sink) {
-        sink.attribute("gateway.connection.reused", bool: attempt.reusedConnection)
-        if let status = attempt.status { sink.attribute("http.response.status_code", int: Int64(status)) }
+    private static func describe(_ attempt: AttemptTimings, retry: AttemptRetry?, into client: inout Planned) {
+        client.attributes.append("gateway.connection.reused", .bool(attempt.reusedConnection))
+        if let status = attempt.status { client.attributes.append("http.response.status_code", .int64(Int64(status))) }
         // A client span's 4xx is an error of the call.
         let error = attempt.errorCode?.rawValue ?? attempt.status.flatMap { $0 >= 400 ? String($0) : nil }
-        if let error { sink.attribute("error.type", string: error) }
-        if let retry { sink.attribute(retryReasonKey, string: retry.reason) }
+        if let error {
+            client.attributes.append("error.type", .string(error))
+            client.status = SpanStatus(code: .error, message: error)
+        }
+        if let retry { client.attributes.append("gateway.retry.reason", .string(retry.reason)) }
+        let phases = (attempt.connectStart != nil ? 1 : 0) + (attempt.tlsStart != nil ? 1 : 0)
+        if phases > 0 { client.events.reserveCapacity(phases) }
         if let start = attempt.connectStart, let connect = attempt.connect {
-            sink.event("gateway.connect", at: start, duration: connect, retryReason: nil)
+            client.events.append(Event(name: "gateway.connect", at: start, attributes: duration(connect)))
         }
         if let start = attempt.tlsStart, let tls = attempt.tls {
-            sink.event("gateway.tls", at: start, duration: tls, retryReason: nil)
+            client.events.append(Event(name: "gateway.tls", at: start, attributes: duration(tls)))
         }
-        if let error { sink.status(SpanStatus(code: .error, message: error)) }
+        if let end = attempt.end { client.end = end }
     }
 
-    /// `gateway.duration_ms`: an event's length.
-    static func milliseconds(_ duration: Duration) -> Double {
+    /// `gateway.duration_ms`: an event's length; `room` for the attributes the event adds.
+    private static func duration(_ duration: Duration, room: Int = 1) -> SpanAttributes {
         let (seconds, attoseconds) = duration.components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        var attributes = SpanAttributes(capacity: room)
+        attributes.append("gateway.duration_ms", .double(Double(seconds) * 1000 + Double(attoseconds) / 1e15))
+        return attributes
     }
 }
 
@@ -149,7 +166,7 @@ public enum TracedWait: Sendable, Equatable {
     /// An OAuth2 token being fetched, before an attempt or after a 401 (`auth: oauth2`).
     case tokenRefresh
 
-    var eventName: StaticString {
+    var eventName: String {
         switch self {
         case .rateLimit: "gateway.rate_limit.wait"
         case .tokenRefresh: "gateway.token_refresh.wait"

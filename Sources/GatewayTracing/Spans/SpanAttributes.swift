@@ -1,7 +1,3 @@
-// Test-only: the attribute values the spans were once built from, kept as
-// the tests' record of what a plan writes (``RecordingSink``) and as the
-// input of the reference encoder (``ReferenceSpanEncoder``).
-
 /// One attribute's value, as OTLP's `AnyValue` carries it: the four kinds the
 /// gateway's spans use.
 enum SpanAttribute: Sendable, Equatable, CustomStringConvertible {
@@ -77,5 +73,29 @@ struct SpanAttributes: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     static func == (lhs: SpanAttributes, rhs: SpanAttributes) -> Bool {
         lhs.pairs.count == rhs.pairs.count && zip(lhs.pairs, rhs.pairs).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+}
+
+/// A span's status as OTLP's `Status`: unset (no status), ok or error with a message.
+struct SpanStatus: Sendable, Equatable {
+    enum Code: Sendable, Equatable {
+        case ok
+        case error
+
+        /// `Status.StatusCode`: `STATUS_CODE_OK` 1, `STATUS_CODE_ERROR` 2.
+        var protobufValue: UInt64 {
+            switch self {
+            case .ok: 1
+            case .error: 2
+            }
+        }
+    }
+
+    var code: Code
+    var message: String?
+
+    init(code: Code, message: String? = nil) {
+        self.code = code
+        self.message = message
     }
 }

@@ -1,9 +1,24 @@
-@testable import GatewayTracing
-
-/// A span as plain values, as the gateway once built them before encoding
-/// (test-only now): the input of the reference encoder
-/// (``ReferenceSpanEncoder``), which the writer's bytes are compared with.
+/// A span as it is exported: plain values, built once when its exchange
+/// finishes (``ExchangeSpans``, from the ``SpanPlan``) and queued for the
+/// collector (``SpanExportQueue``). Nothing of it exists before: while an
+/// exchange runs it has only ids.
 struct FinishedSpan: Sendable {
+    /// `Span.SpanKind`: the gateway makes these two.
+    enum Kind: Sendable, Equatable {
+        /// The gateway's span of an exchange.
+        case server
+        /// One upstream attempt.
+        case client
+
+        /// `SPAN_KIND_SERVER` 2, `SPAN_KIND_CLIENT` 3.
+        var protobufValue: UInt64 {
+            switch self {
+            case .server: 2
+            case .client: 3
+            }
+        }
+    }
+
     /// A point in the span's time line.
     struct Event: Sendable, Equatable {
         var name: String
@@ -13,7 +28,7 @@ struct FinishedSpan: Sendable {
     }
 
     var name: String
-    var kind: SpanKind
+    var kind: Kind
     var traceID: TraceID
     var spanID: SpanID
     /// The parent span; nil for a root span.

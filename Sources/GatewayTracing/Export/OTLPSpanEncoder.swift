@@ -1,13 +1,16 @@
 import NIOCore
 
-@testable import GatewayTracing
-
-/// The encoder the gateway used before spans were written straight as
-/// protobuf (test-only now): finished spans (``FinishedSpan``) as the body of
-/// an OTLP/HTTP export, encoded by hand with a size pass over each span, then
-/// a write pass. The reference the writer (``OTLPSpanWriter``) and the frame
-/// (``OTLPRequestFrame``) are held to, byte for byte.
-struct ReferenceSpanEncoder: Sendable {
+/// Finished spans as the body of an OTLP/HTTP export: an
+/// `opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest` in
+/// protobuf, encoded by hand (``ProtobufWriting``). One `ResourceSpans` (the
+/// resource's attributes: `service.name` and the SDK's), one `ScopeSpans`
+/// (the gateway as the instrumentation scope), every span under it.
+///
+/// Field numbers as in `opentelemetry-proto` (`trace/v1/trace.proto`,
+/// `common/v1/common.proto`, `resource/v1/resource.proto`); the Swift tests
+/// walk the output's fields (`OTLPSpanEncoderTests`), the integration tests
+/// decode it with the Python classes.
+struct OTLPSpanEncoder: Sendable {
     /// The resource's attributes.
     let resource: SpanAttributes
     let scopeName: String
