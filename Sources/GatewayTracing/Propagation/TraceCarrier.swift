@@ -33,8 +33,10 @@ struct TraceCarrier: Sendable, Equatable {
     /// the context does not carry would belong to another trace).
     func write(to headers: inout HTTPHeaders) {
         guard let traceparent else { return }
-        headers.replaceOrAdd(name: "traceparent", value: traceparent)
-        headers.remove(name: "tracestate")
+        // Removed only when there (most requests carry neither field): a removal scans and may copy.
+        if headers.contains(name: "traceparent") { headers.remove(name: "traceparent") }
+        headers.add(name: "traceparent", value: traceparent)
+        if headers.contains(name: "tracestate") { headers.remove(name: "tracestate") }
         if let tracestate { headers.add(name: "tracestate", value: tracestate) }
     }
 }

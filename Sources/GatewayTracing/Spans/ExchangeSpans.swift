@@ -41,8 +41,9 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         var finished = false
     }
 
-    let traceID: String
-    let spanID: String
+    /// Made when read (a log line, a trace record), not per exchange: `ids` never changes.
+    var traceID: String { ids.trace.hex }
+    var spanID: String { ids.span.hex }
     let ids: IDs
     private let exporter: SpanExporter
     private let name: String
@@ -60,8 +61,6 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     ) {
         self.exporter = exporter
         self.ids = ids
-        self.traceID = ids.trace.hex
-        self.spanID = ids.span.hex
         self.name = name
         self.route = route
         var snapshot = request
