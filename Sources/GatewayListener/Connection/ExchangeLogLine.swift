@@ -11,7 +11,7 @@ import NIOHTTP1
 /// Two ways, one line: to the gateway's own log handler the line goes as
 /// values (``ExchangeLine``, through the context's ``ExchangeLineSink``),
 /// formatted on the log writer thread; to any other handler as a swift-log
-/// event with the line's keys as its metadata (``logEvent(_:method:target:status:milliseconds:bytesIn:bytesOut:upstream:error:)``).
+/// event with the line's keys as its metadata (``logEvent(_:_:)``).
 /// Both write the same bytes (``LoggedText`` for the values).
 enum ExchangeLogLine {
     /// The line's `[source]` for the typed line: the module swift-log names as
@@ -36,22 +36,18 @@ enum ExchangeLogLine {
         upstream: String?,
         error: GatewayError.Code?
     ) {
-        if let sink = context.exchangeLines {
-            // The gateway's handler: no logger copied, no level read through it.
-            guard sink.logsInfo else { return }
-            sink.log(
-                line(
-                    context, method: method, target: target(), status: status, milliseconds: milliseconds(since: started),
-                    bytesIn: bytesIn, bytesOut: bytesOut, upstream: upstream, error: error
-                )
-            )
-            return
-        }
-        guard context.baseLogger.logLevel <= .info else { return }
-        logEvent(
+        let logsAsValues = context.exchangeLines.map { $0.logsInfo }
+        // The gateway's handler: no logger copied, no level read through it.
+        guard logsAsValues ?? (context.baseLogger.logLevel <= .info) else { return }
+        let line = line(
             context, method: method, target: target(), status: status, milliseconds: milliseconds(since: started),
             bytesIn: bytesIn, bytesOut: bytesOut, upstream: upstream, error: error
         )
+        if let sink = context.exchangeLines {
+            sink.log(line)
+        } else {
+            logEvent(context, line)
+        }
     }
 
     /// The exchange's duration so far, as `ms=` gives it (before rounding).
@@ -83,33 +79,23 @@ enum ExchangeLogLine {
     /// the context's base logger, its `request=<id>` among the line's own
     /// metadata: the same line as through `context.logger`, without building
     /// a tagged logger per request.
-    static func logEvent(
-        _ context: RequestContext,
-        method: HTTPMethod,
-        target: ExchangeLine.Target,
-        status: Int,
-        milliseconds: Double,
-        bytesIn: Int,
-        bytesOut: Int,
-        upstream: String?,
-        error: GatewayError.Code?
-    ) {
+    static func logEvent(_ context: RequestContext, _ line: ExchangeLine) {
         let logger = context.baseLogger
         // Each value a `.string` as `"\(value)"` made it, without interpolation
         // (`String(status)` is also the message's); the status text made once.
-        let code = String(status)
+        let code = String(line.status)
         // Room for every key (`trace_id` and `span_id` while tracing is on): one allocation, never a resize.
         var metadata = Logger.Metadata(minimumCapacity: 9)
         metadata["status"] = .string(code)
-        metadata["ms"] = .string(LoggedText.hundredthsText(milliseconds))
-        metadata["bytes_in"] = .string(String(bytesIn))
-        metadata["bytes_out"] = .string(String(bytesOut))
-        if let upstream { metadata["upstream"] = .string(upstream) }
-        if let error { metadata["error"] = .string(error.rawValue) }
+        metadata["ms"] = .string(LoggedText.hundredthsText(line.milliseconds))
+        metadata["bytes_in"] = .string(String(line.bytesIn))
+        metadata["bytes_out"] = .string(String(line.bytesOut))
+        if let upstream = line.upstream { metadata["upstream"] = .string(upstream) }
+        if let error = line.error { metadata["error"] = .string(error.rawValue) }
         context.addRequestMetadata(to: &metadata)
         // `METHOD url status` in a string sized once (interpolation regrows it as it goes).
-        let name = text(of: method)
-        let target = loggedTarget(target.string)
+        let name = text(of: line.method)
+        let target = loggedTarget(line.target.string)
         var message = ""
         message.reserveCapacity(name.utf8.count + target.utf8.count + code.utf8.count + 2)
         message += name

@@ -15,40 +15,6 @@ struct ExchangeLogLinePathsTests {
         let spanID = "00f067aa0ba902b7"
     }
 
-    /// Events logged, in order.
-    final class Events: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: [LogEvent] = []
-
-        var all: [LogEvent] {
-            lock.lock()
-            defer { lock.unlock() }
-            return stored
-        }
-
-        func append(_ event: LogEvent) {
-            lock.lock()
-            stored.append(event)
-            lock.unlock()
-        }
-    }
-
-    /// Keeps each event (a handler other than the gateway's: lines come as events).
-    struct EventHandler: LogHandler {
-        let events: Events
-        var logLevel: Logger.Level = .info
-        var metadata: Logger.Metadata = [:]
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            events.append(event)
-        }
-    }
-
     struct Case: Sendable {
         var tagged = true
         var traced = false
@@ -80,18 +46,15 @@ struct ExchangeLogLinePathsTests {
 
     @Test(arguments: ExchangeLogLinePathsTests.cases)
     func theQueuedLineIsTheEventsLine(_ test: Case) throws {
-        let events = Events()
-        let context = Self.context(Logger(label: "gateway") { _ in EventHandler(events: events) }, test)
-        ExchangeLogLine.logEvent(
-            context, method: test.method, target: test.target, status: test.status, milliseconds: test.milliseconds,
-            bytesIn: 17, bytesOut: 1024, upstream: test.upstream, error: test.error
-        )
-        let event = try #require(events.all.first)
-        #expect(event.source == ExchangeLogLine.source)
+        let events = LogLines()
+        let context = Self.context(Logger(label: "gateway") { _ in CollectingLogHandler(lines: events) }, test)
         let line = ExchangeLogLine.line(
             context, method: test.method, target: test.target, status: test.status, milliseconds: test.milliseconds,
             bytesIn: 17, bytesOut: 1024, upstream: test.upstream, error: test.error
         )
+        ExchangeLogLine.logEvent(context, line)
+        let event = try #require(events.events.first)
+        #expect(event.source == ExchangeLogLine.source)
         let fromEvent = GatewayLogHandler.format(event, label: "gateway", metadata: [:], provided: nil, timestamp: "TS")
         #expect(line.format(label: "gateway", timestamp: "TS") == fromEvent)
         #expect(!fromEvent.contains("s3cret") && !fromEvent.contains("token=x") && !fromEvent.contains("\u{9B}"))

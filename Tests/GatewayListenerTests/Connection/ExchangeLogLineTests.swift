@@ -66,25 +66,27 @@ struct ExchangeLogLineTests {
     }
 }
 
-/// Messages logged, in order.
+/// Events logged, in order, and their messages.
 final class LogLines: @unchecked Sendable {
     private let lock = NSLock()
-    private var stored: [String] = []
+    private var stored: [LogEvent] = []
 
-    var messages: [String] {
+    var events: [LogEvent] {
         lock.lock()
         defer { lock.unlock() }
         return stored
     }
 
-    func append(_ message: String) {
+    var messages: [String] { events.map { $0.message.description } }
+
+    func append(_ event: LogEvent) {
         lock.lock()
-        stored.append(message)
+        stored.append(event)
         lock.unlock()
     }
 }
 
-/// Keeps each message in a ``LogLines``.
+/// Keeps each event in a ``LogLines`` (a handler other than the gateway's: lines come as events).
 struct CollectingLogHandler: LogHandler {
     let lines: LogLines
     var logLevel: Logger.Level = .info
@@ -96,6 +98,6 @@ struct CollectingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        lines.append(event.message.description)
+        lines.append(event)
     }
 }
