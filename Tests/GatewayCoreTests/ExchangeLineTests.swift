@@ -55,7 +55,7 @@ struct ExchangeLineTests {
             metadata["trace_id"] = "\(trace.traceID)"
             metadata["span_id"] = "\(trace.spanID)"
         }
-        let message = "\(line.method) \(LoggedText.loggedTarget(line.target.string)) \(line.status)"
+        let message = "\(line.method.rawValue) \(LoggedText.loggedTarget(line.target.string)) \(line.status)"
         let event = LogEvent(
             level: .info, message: "\(message)", metadata: metadata, source: nil, file: "GatewayListener/Connection/ExchangeLogLine.swift",
             function: #function, line: #line

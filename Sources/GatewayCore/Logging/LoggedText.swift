@@ -7,15 +7,13 @@ public import NIOHTTP1
 /// `ExchangeLogLine`) and as values formatted on the log writer thread
 /// (``ExchangeLine``), so that the two write the same bytes.
 public enum LoggedText {
-    /// The method as lines name it (as `"\(method)"` does), without the
-    /// reflection interpolation uses for it (`HTTPMethod` has no `description`:
-    /// five allocations per line): its raw value, except for the two cases whose
-    /// raw value differs from their name.
+    /// The method as lines name it: as the request line (or `:method`) sent
+    /// it, e.g. `PURGE` (its raw value; checked to be a token
+    /// when it was read). Not `"\(method)"`: interpolation reflects on the enum
+    /// (five allocations a line) and writes an extension method as
+    /// `RAW(value: "PURGE")`.
     public static func text(of method: HTTPMethod) -> String {
-        switch method {
-        case .RAW, .MSEARCH: "\(method)"
-        default: method.rawValue
-        }
+        method.rawValue
     }
 
     /// `url` as log lines show it: ``withoutQueryValues(_:)``, then each

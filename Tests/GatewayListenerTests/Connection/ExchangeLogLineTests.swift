@@ -28,13 +28,15 @@ struct ExchangeLogLineTests {
         #expect(LoggedText.withoutUserInfo("h:443") == "h:443")
     }
 
-    /// The line names the method as string interpolation would, without its reflection.
+    /// The line names the method as the client sent it: an extension method
+    /// by its name, not as `RAW(value: "BREW")`.
     @Test(arguments: [
-        HTTPMethod.GET, .HEAD, .POST, .PUT, .DELETE, .PATCH, .OPTIONS, .CONNECT, .TRACE, .PROPFIND, .MSEARCH,
-        .RAW(value: "BREW"), .RAW(value: "GET"),
+        (HTTPMethod.GET, "GET"), (.HEAD, "HEAD"), (.POST, "POST"), (.PUT, "PUT"), (.DELETE, "DELETE"), (.PATCH, "PATCH"),
+        (.OPTIONS, "OPTIONS"), (.CONNECT, "CONNECT"), (.TRACE, "TRACE"), (.PROPFIND, "PROPFIND"), (.MSEARCH, "MSEARCH"),
+        (.RAW(value: "BREW"), "BREW"), (.RAW(value: "M-SEARCH"), "M-SEARCH"), (.RAW(value: "GET"), "GET"),
     ])
-    func methodTextIsWhatInterpolationWrote(_ method: HTTPMethod) {
-        #expect(ExchangeLogLine.text(of: method) == "\(method)")
+    func methodTextIsTheMethodAsSent(_ method: HTTPMethod, _ name: String) {
+        #expect(ExchangeLogLine.text(of: method) == name)
     }
 
     /// `ms=` reads as `"\((elapsed * 100).rounded() / 100)"` wrote it, without `Double`'s description.
