@@ -6,6 +6,8 @@ import NIOConcurrencyHelpers
 final class GatewayProcess: Sendable {
     private let process: Process
     private let output = NIOLockedValueBox<String>("")
+    /// Whether the output pipe reached its end (the process and any child holding it are gone, all read).
+    private let outputEnded = NIOLockedValueBox(false)
 
     /// The binary SwiftPM built next to the test bundle.
     static var executableURL: URL {
@@ -28,9 +30,14 @@ final class GatewayProcess: Sendable {
         process.standardError = pipe
         process.standardOutput = pipe
         let output = self.output
+        let outputEnded = self.outputEnded
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            if !data.isEmpty {
+            if data.isEmpty {
+                // End of file: everything the process wrote has been read.
+                handle.readabilityHandler = nil
+                outputEnded.withLockedValue { $0 = true }
+            } else {
                 output.withLockedValue { $0 += String(decoding: data, as: UTF8.self) }
             }
         }
@@ -73,7 +80,15 @@ final class GatewayProcess: Sendable {
     func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if !process.isRunning { return process.terminationStatus }
+            if !process.isRunning {
+                // The exit can be seen before the last lines are read from the pipe:
+                // wait (bounded) for its end, so that `log` holds everything written.
+                let drained = ContinuousClock.now + .seconds(2)
+                while !outputEnded.withLockedValue({ $0 }), ContinuousClock.now < drained {
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+                return process.terminationStatus
+            }
             try? await Task.sleep(for: .milliseconds(20))
         }
         process.terminate()
