@@ -10,7 +10,8 @@ import GatewayObservability
 /// find it.
 ///
 /// On the event loop: the two trace fields read, two random ids at most, one
-/// sampling decision. No span exists until the exchange ends (``ExchangeSpans``).
+/// sampling decision; the endpoint template and a snapshot of the request only
+/// for a sampled exchange. No span exists until the exchange ends (``ExchangeSpans``).
 struct TracingObserver: ExchangeObserver {
     let tracer: GatewayTracer
     let templates: EndpointTemplates
@@ -23,8 +24,6 @@ struct TracingObserver: ExchangeObserver {
     }
 
     func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
-        let route = templates.endpoint(of: request).path
-        let name = SpanPlan.name(method: request.method, route: route)
         let incoming = TraceCarrier.incomingContext(request.headers)
         let parent = incoming?.parent
         let traceID = parent.flatMap { TraceID(hex: $0.traceID) } ?? TraceIDGenerator.traceID()
@@ -35,9 +34,18 @@ struct TracingObserver: ExchangeObserver {
             traceState: incoming?.tracestate,
             sampled: tracer.sampler.isSampled(traceID: traceID, parent: parent)
         )
-        let spans = ExchangeSpans(
-            exporter: tracer.exporter, ids: ids, name: name, route: route, request: request, context: context, redactor: redactor
-        )
+        // What the spans say is looked up only for an exchange that gets them.
+        var subject: ExchangeSpans.Subject?
+        if ids.sampled {
+            let route = templates.endpoint(of: request).path
+            var snapshot = request
+            snapshot.body = .empty
+            subject = ExchangeSpans.Subject(
+                name: SpanPlan.name(method: request.method, route: route), route: route, request: snapshot,
+                requestID: context.id, clientAddress: context.clientAddress, redactor: redactor
+            )
+        }
+        let spans = ExchangeSpans(exporter: tracer.exporter, ids: ids, subject: subject, context: context)
         context.record.trace = spans
         return spans
     }

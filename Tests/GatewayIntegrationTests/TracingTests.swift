@@ -30,9 +30,9 @@ struct TracingTests {
     }
 
     /// A gateway tracing to `receiver`, its upstream `api` covering 127.0.0.1.
-    static func gateway(_ receiver: OTLPReceiver, retry: RetryConfig? = nil) async throws -> GatewayHarness {
+    static func gateway(_ receiver: OTLPReceiver, retry: RetryConfig? = nil, environment: [String: String] = [:]) async throws -> GatewayHarness {
         try await GatewayHarness.start { config in
-            config.tracing = try Self.tracing(receiver)
+            config.tracing = try Self.tracing(receiver, environment)
             config.upstreams = [UpstreamConfig(
                 name: "api", hosts: [HostPattern("127.0.0.1")!], endpoints: [EndpointTemplate("GET /echo/{id}")!], retry: retry
             )]
@@ -127,6 +127,36 @@ struct TracingTests {
         #expect(client.spanID == seen.parent)
         #expect(server.name == "GET /status/{id}")
         #expect(server.attributes["http.response.status_code"] == "204")
+    }
+
+    /// An exchange the sampler leaves out makes no span but still passes its
+    /// context on (flag 00, a new parent: the span it would have had); a
+    /// sampled parent's exchange is still traced under the parent-based sampler.
+    @Test func aSampledOutExchangePassesItsContextOnAndMakesNoSpan() async throws {
+        let receiver = try await OTLPReceiver.start()
+        let upstream = try await TestUpstream.start()
+        let gateway = try await Self.gateway(
+            receiver, environment: ["OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0"]
+        )
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown(); await receiver.stop() } }
+
+        let result = try await gateway.curl(["-o", "/dev/null", "-w", "%{http_code}", upstream.url("/echo/7")])
+        #expect(result.stdoutString == "200", "\(result.stderrString)")
+        let unsampled = try Self.parent(of: upstream.receivedRequests.last)
+        #expect(unsampled.flags == "00", "not sampled at ratio 0")
+        #expect(unsampled.trace.count == 32 && unsampled.parent.count == 16)
+        let line = try #require(gateway.logs.all.first { $0.contains("/echo/7") && $0.contains("status=200") }, "\(gateway.logs.text)")
+        #expect(line.contains("trace_id=\(unsampled.trace)"), "the log line still names the trace: \(line)")
+
+        // A client's sampled context is followed (parent-based): its exchange gets spans.
+        let sampled = try await gateway.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "traceparent: \(Self.clientParent)", upstream.url("/echo/8"),
+        ])
+        #expect(sampled.stdoutString == "200", "\(sampled.stderrString)")
+        let spans = await receiver.trace(Self.clientTrace)
+        #expect(spans.contains(where: { $0.isServer }), "\(spans) \(receiver.log)")
+        // The unsampled exchange came first: had it made spans, they would have been exported by now.
+        #expect(receiver.spans.allSatisfy { $0.traceID != unsampled.trace })
     }
 
     @Test func aRetriedRequestHasACLIENTSpanPerAttempt() async throws {

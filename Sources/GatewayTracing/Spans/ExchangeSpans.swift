@@ -45,31 +45,30 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     var traceID: String { ids.trace.hex }
     var spanID: String { ids.span.hex }
     let ids: IDs
+    /// What a sampled exchange's spans are made from, besides its record;
+    /// nil for an exchange the sampler left out (it only passes its context on).
+    struct Subject: Sendable {
+        /// The span name (`GET /users/{id}`) and the endpoint template.
+        var name: String
+        var route: String
+        /// The request as routed, its body left out.
+        var request: ProxyRequest
+        var requestID: String
+        var clientAddress: String
+        var redactor: TraceRedactor
+    }
+
     private let exporter: SpanExporter
-    private let name: String
-    private let route: String
-    /// The request as routed, its body left out.
-    private let request: ProxyRequest
-    private let requestID: String
-    private let clientAddress: String
+    private let subject: Subject?
     private let started: ContinuousClock.Instant
-    private let redactor: TraceRedactor
     private let state: NIOLockedValueBox<State>
 
-    init(
-        exporter: SpanExporter, ids: IDs, name: String, route: String, request: ProxyRequest, context: RequestContext, redactor: TraceRedactor
-    ) {
+    /// `subject`: nil when `ids` is not sampled.
+    init(exporter: SpanExporter, ids: IDs, subject: Subject?, context: RequestContext) {
         self.exporter = exporter
         self.ids = ids
-        self.name = name
-        self.route = route
-        var snapshot = request
-        snapshot.body = .empty
-        self.request = snapshot
-        self.requestID = context.id
-        self.clientAddress = context.clientAddress
+        self.subject = subject
         self.started = context.startedAt
-        self.redactor = redactor
         self.state = NIOLockedValueBox(State(record: context.record))
     }
 
@@ -79,6 +78,8 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         let span = TraceIDGenerator.spanID()
         let flags: UInt8 = ids.sampled ? 0x01 : 0x00
         TraceCarrier(traceparent: HexID.traceparent(trace: ids.trace, span: span, flags: flags), tracestate: ids.traceState).write(to: &headers)
+        // No span will be made: nothing to remember.
+        guard ids.sampled else { return }
         // The transport records the attempt right after the last step: the index it gets.
         let attempt = record.attemptCount
         let start = ContinuousClock.now
@@ -87,6 +88,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
 
     /// `wait`, its length kept for an event of the SERVER span.
     func timing(_ wait: AttemptWait, as kind: TracedWait) -> AttemptWait {
+        guard ids.sampled else { return wait }
         let start = ContinuousClock.now
         return wait.whenEnded { [self] in
             let end = ContinuousClock.now
@@ -111,28 +113,29 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
             s.record = nil
             return (record, s.clients, s.waits)
         }
-        guard let taken, ids.sampled else { return }
+        guard let taken, let subject else { return }
         let clock = WallClock()
         let plan = SpanPlan(
             SpanPlan.Inputs(
-                request: request, route: route, requestID: requestID, clientAddress: clientAddress,
+                request: subject.request, route: subject.route, requestID: subject.requestID, clientAddress: subject.clientAddress,
                 attempts: taken.record.attempts, retries: taken.record.retries, waits: taken.waits,
                 clientAttempts: taken.clients.map { $0.attempt }, outcome: outcome, end: clock.now
             ),
-            redactor: redactor
+            redactor: subject.redactor
         )
         var spans: [FinishedSpan] = []
         spans.reserveCapacity(1 + plan.clients.count)
-        spans.append(span(.server, id: ids.span, parent: ids.parent, start: started, as: plan.server, clock: clock))
+        spans.append(span(.server, id: ids.span, parent: ids.parent, start: started, as: plan.server, name: subject.name, clock: clock))
         for (client, planned) in zip(taken.clients, plan.clients) {
-            spans.append(span(.client, id: client.span, parent: ids.span, start: client.start, as: planned, clock: clock))
+            spans.append(span(.client, id: client.span, parent: ids.span, start: client.start, as: planned, name: subject.name, clock: clock))
         }
         exporter.enqueue(spans)
     }
 
     /// A span of this exchange as `planned` says.
     private func span(
-        _ kind: FinishedSpan.Kind, id: SpanID, parent: SpanID?, start: ContinuousClock.Instant, as planned: SpanPlan.Planned, clock: WallClock
+        _ kind: FinishedSpan.Kind, id: SpanID, parent: SpanID?, start: ContinuousClock.Instant, as planned: SpanPlan.Planned, name: String,
+        clock: WallClock
     ) -> FinishedSpan {
         FinishedSpan(
             name: name, kind: kind, traceID: ids.trace, spanID: id, parentID: parent, traceState: ids.traceState ?? "",
