@@ -34,7 +34,7 @@ extension ClientConnectionHandler {
         for observation in observations { observation.tunnelOpened() }
         let logger = info.logger
         let opened = ContinuousClock.now
-        let target = ExchangeLogLine.loggedTarget(url)
+        let target = LoggedText.loggedTarget(url)
         switchToTunnel(peer: tunnel.channel, first: first) { totals in
             let duration = ContinuousClock.now - opened
             let fromUpstream = totals.bytesFromPeer + leftoverBytes

@@ -94,8 +94,8 @@ enum ExchangeLogLine {
         if let error = line.error { metadata["error"] = .string(error.rawValue) }
         context.addRequestMetadata(to: &metadata)
         // `METHOD url status` in a string sized once (interpolation regrows it as it goes).
-        let name = text(of: line.method)
-        let target = loggedTarget(line.target.string)
+        let name = LoggedText.text(of: line.method)
+        let target = LoggedText.loggedTarget(line.target.string)
         var message = ""
         message.reserveCapacity(name.utf8.count + target.utf8.count + code.utf8.count + 2)
         message += name
@@ -104,16 +104,5 @@ enum ExchangeLogLine {
         message += " "
         message += code
         logger.info(Logger.Message(stringLiteral: message), metadata: metadata)
-    }
-
-    /// The method as lines name it: ``LoggedText/text(of:)``.
-    static func text(of method: HTTPMethod) -> String {
-        LoggedText.text(of: method)
-    }
-
-    /// `url` as log lines show it: ``LoggedText/loggedTarget(_:)`` (query
-    /// values and userinfo dropped, control and bidi characters escaped).
-    static func loggedTarget(_ url: String) -> String {
-        LoggedText.loggedTarget(url)
     }
 }

@@ -234,7 +234,7 @@ final class Exchange: UpstreamExchangeDelegate {
             info.logger.error("forwarding failed", metadata: ["error": "\(error)"])
         }
         guard !client.responseStarted else {
-            info.logger.info("\(ExchangeLogLine.text(of: info.method)) \(ExchangeLogLine.loggedTarget(routed.url)) aborted: \(gatewayError.code.rawValue)")
+            info.logger.info("\(LoggedText.text(of: info.method)) \(LoggedText.loggedTarget(routed.url)) aborted: \(gatewayError.code.rawValue)")
             info.finish(ExchangeOutcome(status: machine.status, responseBytes: machine.bytesOut, error: gatewayError.code))
             // Parts this read already gave go out before the close (a close drops unflushed writes).
             if machine.takeUnflushed() { client.flushResponse() }

@@ -36,7 +36,7 @@ struct ExchangeLogLineTests {
         (.RAW(value: "BREW"), "BREW"), (.RAW(value: "M-SEARCH"), "M-SEARCH"), (.RAW(value: "GET"), "GET"),
     ])
     func methodTextIsTheMethodAsSent(_ method: HTTPMethod, _ name: String) {
-        #expect(ExchangeLogLine.text(of: method) == name)
+        #expect(LoggedText.text(of: method) == name)
     }
 
     /// `ms=` reads as `"\((elapsed * 100).rounded() / 100)"` wrote it, without `Double`'s description.
@@ -56,8 +56,8 @@ struct ExchangeLogLineTests {
     /// Issue 39: a C1 control or bidi override in the target reaches the info
     /// line (and the WebSocket and aborted lines) as a visible escape.
     @Test func controlAndBidiCharactersOfTheTargetAreEscaped() {
-        #expect(ExchangeLogLine.loggedTarget("http://h/a\u{9B}2J\u{202E}b?token=x") == #"http://h/a\u{9B}2J\u{202E}b?token="#)
-        #expect(ExchangeLogLine.loggedTarget("http://h/plain?x=1") == "http://h/plain?x=")
+        #expect(LoggedText.loggedTarget("http://h/a\u{9B}2J\u{202E}b?token=x") == #"http://h/a\u{9B}2J\u{202E}b?token="#)
+        #expect(LoggedText.loggedTarget("http://h/plain?x=1") == "http://h/plain?x=")
         let lines = LogLines()
         let logger = Logger(label: "t") { _ in CollectingLogHandler(lines: lines) }
         let context = RequestContext(id: "r", clientAddress: "127.0.0.1:1", logger: logger)
