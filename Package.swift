@@ -279,7 +279,7 @@ let package = Package(
         .testTarget(
             name: "GatewayListenerTests",
             dependencies: [
-                "GatewayListener", "GatewayCore", "GatewayConfig",
+                "GatewayListener", "GatewayCore", "GatewayConfig", "GatewayTesting",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -294,7 +294,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTracingTests",
             dependencies: [
-                "GatewayTracing", "GatewayCore", "GatewayConfig", "GatewayObservability",
+                "GatewayTracing", "GatewayCore", "GatewayConfig", "GatewayObservability", "GatewayTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -45,7 +45,7 @@ enum HTTP2FrameInvariants {
     }
 
     enum Translated: Equatable {
-        case request(HTTPRequestHead, acceptsTrailers: Bool, declaredLength: Int?)
+        case request(ClientRequestHead, acceptsTrailers: Bool, declaredLength: Int?)
         case refused(HTTP2Translation.Refusal)
     }
 
@@ -157,7 +157,7 @@ enum HTTP2FrameInvariants {
         }
     }
 
-    static func check(_ head: HTTPRequestHead, stream: HTTP2StreamID) throws(InvariantViolation) {
+    static func check(_ head: ClientRequestHead, stream: HTTP2StreamID) throws(InvariantViolation) {
         let names = head.headers.map(\.name)
         func require(_ condition: Bool, _ text: String) throws(InvariantViolation) {
             try InvariantViolation.require(condition, .http2Frames, "stream \(stream): \(text): \(head.method) \(head.uri.debugDescription) \(Array(head.headers))")

@@ -18,7 +18,7 @@ enum HeadValidationInvariants {
 
     /// One request as the decoder delivered it.
     struct DecodedMessage {
-        var head: HTTPRequestHead
+        var head: ClientRequestHead
         /// What the decoder made of the head's framing (nil: refused).
         var framing: RequestHeadValidator.BodyFraming?
         var bodyBytes = 0

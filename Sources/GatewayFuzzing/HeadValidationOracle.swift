@@ -6,7 +6,7 @@ import NIOHTTP1
 enum HeadValidationOracle {
     /// Names are tokens, values have no control characters but HTAB, at most
     /// one `Host`, and one in every HTTP/1.1+ request but `CONNECT`.
-    static func headersAcceptable(_ head: HTTPRequestHead) -> Bool {
+    static func headersAcceptable(_ head: ClientRequestHead) -> Bool {
         var hosts = 0
         for (name, value) in head.headers {
             guard !name.isEmpty, name.utf8.allSatisfy(isToken) else { return false }
@@ -21,7 +21,7 @@ enum HeadValidationOracle {
     }
 
     /// The body framing the gateway may forward, or nil when the request must be refused.
-    static func framing(_ head: HTTPRequestHead) -> RequestHeadValidator.BodyFraming? {
+    static func framing(_ head: ClientRequestHead) -> RequestHeadValidator.BodyFraming? {
         let lengths = head.headers.filter { $0.name.lowercased() == "content-length" }.map { $0.value }
         let encodings = head.headers.filter { $0.name.lowercased() == "transfer-encoding" }.map { $0.value }
         if !lengths.isEmpty, !encodings.isEmpty { return nil }

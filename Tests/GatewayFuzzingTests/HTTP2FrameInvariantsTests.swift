@@ -117,7 +117,7 @@ struct HTTP2FrameInvariantsTests {
             guard let sent = HTTP2FrameInvariants.client(input.bytes) else { continue }
             streams += try HTTP2FrameInvariants.run(sent.bytes, pieceSize: 0).outcome.streams
         }
-        let heads = streams.compactMap { stream -> HTTPRequestHead? in
+        let heads = streams.compactMap { stream -> ClientRequestHead? in
             if case .request(let head, _, _)? = stream.translated { return head }
             return nil
         }

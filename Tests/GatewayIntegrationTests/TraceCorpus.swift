@@ -24,7 +24,7 @@ struct TraceCorpusCase: Sendable, CustomStringConvertible {
         buffer.writeBytes(body)
         return ProxyRequest(
             method: method, scheme: .http, host: "127.0.0.1", port: port, target: target,
-            headers: all, body: body.isEmpty ? .empty : .bytes(buffer)
+            headers: RequestFields.lines(all), body: body.isEmpty ? .empty : .bytes(buffer)
         )
     }
 

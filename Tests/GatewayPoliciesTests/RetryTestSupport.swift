@@ -1,3 +1,4 @@
+import GatewayTesting
 import GatewayConfig
 import GatewayCore
 import GatewayPolicies
@@ -21,7 +22,7 @@ final class RecordingEvents: GatewayEvents {
 
 extension ProxyRequest {
     static func test(_ method: HTTPMethod = .GET, path: String = "/x", headers: HTTPHeaders = [:], body: ProxyBody = .empty, upstream: String? = "api") -> ProxyRequest {
-        ProxyRequest(method: method, scheme: .http, host: "api.example.com", port: 80, target: path, headers: headers, body: body, upstreamName: upstream)
+        ProxyRequest(method: method, scheme: .http, host: "api.example.com", port: 80, target: path, headers: RequestFields.lines(headers), body: body, upstreamName: upstream)
     }
 }
 

@@ -17,7 +17,7 @@ import Testing
     static func request(target: String = "/users/42?token=s3cr3t-token&page=2&sig=abc") -> ProxyRequest {
         var request = ProxyRequest(
             method: .GET, scheme: .http, host: "api.test", port: 80, target: target,
-            headers: HTTPHeaders([("Authorization", "Bearer s3cr3t-bearer"), ("Cookie", "session=s3cr3t-cookie")]), upstreamName: "api"
+            headers: RequestFields([("Authorization", "Bearer s3cr3t-bearer"), ("Cookie", "session=s3cr3t-cookie")]), upstreamName: "api"
         )
         request.version = .http1_1
         return request
@@ -153,7 +153,7 @@ import Testing
 
     @Test func anInterceptedRequestIsHTTPSOnTheClientSide() {
         var inputs = Self.retried()
-        var request = ProxyRequest(method: .POST, scheme: .https, host: "origin.internal", port: 8443, target: "/v1/charges", headers: HTTPHeaders())
+        var request = ProxyRequest(method: .POST, scheme: .https, host: "origin.internal", port: 8443, target: "/v1/charges", headers: RequestFields())
         request.clientOrigin = "https://api.example.com"
         inputs.request = request
         let plan = SpanPlan(inputs, redactor: Self.redactor)

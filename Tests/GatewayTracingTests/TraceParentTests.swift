@@ -1,3 +1,5 @@
+import GatewayCore
+import GatewayTesting
 import NIOHTTP1
 import Testing
 
@@ -71,39 +73,39 @@ import Testing
     }
 
     @Test func aRequestHasOneTraceparentOrNone() {
-        var headers = HTTPHeaders([("Traceparent", Self.valid)])
+        var headers = RequestFields([("Traceparent", Self.valid)])
         #expect(TraceParent(headers: headers)?.traceID == Self.trace, "names are case-insensitive")
         headers.add(name: "traceparent", value: Self.valid)
         #expect(TraceParent(headers: headers) == nil, "two are invalid")
-        #expect(TraceParent(headers: HTTPHeaders()) == nil)
+        #expect(TraceParent(headers: RequestFields()) == nil)
     }
 
     @Test func tracestateFieldsJoin() {
-        let headers = HTTPHeaders([("tracestate", "a=1"), ("x", "y"), ("TraceState", "b=2")])
+        let headers = RequestFields.lines(["tracestate": "a=1", "x": "y", "TraceState": "b=2"])
         #expect(TraceParent.traceState(in: headers) == "a=1,b=2")
-        #expect(TraceParent.traceState(in: HTTPHeaders([("tracestate", "")])) == nil)
+        #expect(TraceParent.traceState(in: RequestFields([("tracestate", "")])) == nil)
     }
 
     @Test func theIncomingCarrierKeepsAValidTracestateOnly() throws {
-        let valid = try #require(TraceCarrier.incoming(HTTPHeaders([("traceparent", Self.valid), ("tracestate", "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")])))
+        let valid = try #require(TraceCarrier.incoming(RequestFields([("traceparent", Self.valid), ("tracestate", "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")])))
         #expect(valid.traceparent == Self.valid)
         #expect(valid.tracestate == "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")
-        let invalid = try #require(TraceCarrier.incoming(HTTPHeaders([("traceparent", Self.valid), ("tracestate", "Bad Key=1")])))
+        let invalid = try #require(TraceCarrier.incoming(RequestFields([("traceparent", Self.valid), ("tracestate", "Bad Key=1")])))
         #expect(invalid.traceparent == Self.valid && invalid.tracestate == nil, "an invalid tracestate is dropped, the parent kept")
-        #expect(TraceCarrier.incoming(HTTPHeaders([("tracestate", "a=1")])) == nil, "no traceparent: a new trace")
-        let later = try #require(TraceCarrier.incoming(HTTPHeaders([("traceparent", "01-\(Self.trace)-\(Self.parent)-01-x")])))
+        #expect(TraceCarrier.incoming(RequestFields([("tracestate", "a=1")])) == nil, "no traceparent: a new trace")
+        let later = try #require(TraceCarrier.incoming(RequestFields([("traceparent", "01-\(Self.trace)-\(Self.parent)-01-x")])))
         #expect(later.traceparent == Self.valid, "given to the tracer as version 00")
     }
 
     @Test func theCarrierReplacesTheFieldsOfTheNextHop() {
-        var headers = HTTPHeaders([("Traceparent", Self.valid), ("tracestate", "stale=1"), ("accept", "*/*")])
+        var headers = RequestFields.lines(["Traceparent": Self.valid, "tracestate": "stale=1", "accept": "*/*"])
         TraceCarrier(traceparent: "00-\(Self.trace)-1111111111111111-01").write(to: &headers)
         #expect(headers["traceparent"] == ["00-\(Self.trace)-1111111111111111-01"])
         #expect(headers["tracestate"].isEmpty, "a tracestate the context does not carry goes")
         #expect(headers["accept"] == ["*/*"])
         TraceCarrier(traceparent: Self.valid, tracestate: "a=1").write(to: &headers)
         #expect(headers["tracestate"] == ["a=1"])
-        var untouched = HTTPHeaders([("traceparent", Self.valid)])
+        var untouched = RequestFields([("traceparent", Self.valid)])
         TraceCarrier().write(to: &untouched)
         #expect(untouched["traceparent"] == [Self.valid])
     }

@@ -23,6 +23,6 @@ enum TracingTestSupport {
     }
 
     static func request(_ headers: [(String, String)] = []) -> ProxyRequest {
-        ProxyRequest(method: .GET, scheme: .http, host: "api.test", port: 80, target: "/users/7", headers: HTTPHeaders(headers), upstreamName: "api")
+        ProxyRequest(method: .GET, scheme: .http, host: "api.test", port: 80, target: "/users/7", headers: RequestFields(headers), upstreamName: "api")
     }
 }

@@ -13,7 +13,8 @@ public enum UpstreamScheme: String, Sendable, Hashable, Codable {
 ///
 /// `headers` hold end-to-end headers only (but a WebSocket handshake's upgrade
 /// fields): the listener has already removed hop-by-hop headers (and those
-/// named in `Connection`) and added `Via`.
+/// named in `Connection`) and added `Via`. They are the client's bytes with
+/// the gateway's edits (``RequestFields``).
 /// `target` is origin-form (`/path?query`), as sent on the upstream request line.
 public struct ProxyRequest: Sendable {
     public var method: HTTPMethod
@@ -22,7 +23,7 @@ public struct ProxyRequest: Sendable {
     public var port: Int
     public var target: String
     public var version: HTTPVersion
-    public var headers: HTTPHeaders
+    public var headers: RequestFields
     public var body: ProxyBody
     /// The configured upstream the request belongs to (nil: an unconfigured, allowed host).
     public var upstreamName: String?
@@ -48,7 +49,7 @@ public struct ProxyRequest: Sendable {
         port: Int,
         target: String,
         version: HTTPVersion = .http1_1,
-        headers: HTTPHeaders,
+        headers: RequestFields,
         body: ProxyBody = .empty,
         upstreamName: String? = nil,
         tls: UpstreamTLSSettings = .standard

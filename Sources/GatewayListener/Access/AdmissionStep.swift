@@ -12,7 +12,7 @@ package protocol AdmissionStep: Sendable {
 
 /// What the admission steps see of a request.
 package struct AdmissionRequest {
-    let head: HTTPRequestHead
+    let head: ClientRequestHead
     /// Where the request goes (inside an intercepted tunnel, already resolved to its origin).
     let target: ClientTarget
     /// Inside an intercepted `CONNECT` (whose own request was admitted already).

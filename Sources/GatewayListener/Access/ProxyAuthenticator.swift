@@ -8,7 +8,7 @@ import NIOHTTP1
 struct ProxyAuthenticator {
     let config: ProxyAuthConfig
 
-    func isAuthorized(_ headers: HTTPHeaders) -> Bool {
+    func isAuthorized(_ headers: RequestFields) -> Bool {
         guard let value = headers.first(name: "proxy-authorization") else { return false }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "basic",

@@ -11,7 +11,7 @@ import NIOSSL
 /// requests read inside on this same handler) or connects, answers 200 and
 /// splices the two sockets (the HTTP handlers leave the pipeline).
 extension ClientConnectionHandler {
-    func connect(head: HTTPRequestHead, host: String, port: Int, active: ActiveConfig, info: ExchangeInfo) {
+    func connect(head: ClientRequestHead, host: String, port: Int, active: ActiveConfig, info: ExchangeInfo) {
         let config = active.config
         let upstream = "\(host):\(port)"
         // The port and host passed the admission steps (AccessStep).
@@ -77,7 +77,7 @@ extension ClientConnectionHandler {
     }
 
     /// Answers 200 and becomes a tunnel to `peer`; logs when both sides closed.
-    private func splice(head: HTTPRequestHead, peer: any Channel, upstream: String, info: ExchangeInfo) {
+    private func splice(head: ClientRequestHead, peer: any Channel, upstream: String, info: ExchangeInfo) {
         let logger = info.logger
         let started = info.started
         let established = ResponseFraming.bareHead(version: head.version, code: 200, reason: "Connection Established")
@@ -107,7 +107,7 @@ extension ClientConnectionHandler {
 
     /// Answers 200, puts TLS (a leaf for `host` from the local CA) in front of the
     /// HTTP handlers with a fresh decoder, and reads the requests inside.
-    private func intercept(head: HTTPRequestHead, host: String, port: Int, upstream: String, interceptor: TLSInterceptor, info: ExchangeInfo) {
+    private func intercept(head: ClientRequestHead, host: String, port: Int, upstream: String, interceptor: TLSInterceptor, info: ExchangeInfo) {
         guard let context, context.channel.isActive else { return }
         let sslContext: NIOSSLContext
         do {

@@ -9,7 +9,7 @@ import NIOHTTP1
 /// where to (a tunnel, an upstream); then the exchange on the route its
 /// upstream was built with.
 extension ClientConnectionHandler {
-    func startExchange(_ head: HTTPRequestHead, framing verdict: Result<RequestHeadValidator.BodyFraming, GatewayError>) {
+    func startExchange(_ head: ClientRequestHead, framing verdict: Result<RequestHeadValidator.BodyFraming, GatewayError>) {
         let active = environment.liveConfig.current
         let requestID = environment.requestIDs.next()
         let started = ContinuousClock.now

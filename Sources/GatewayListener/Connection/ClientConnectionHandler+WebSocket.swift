@@ -52,32 +52,14 @@ extension ClientConnectionHandler {
     }
 }
 
-extension HTTPRequestHead {
+extension ClientRequestHead {
     /// A WebSocket opening handshake (RFC 6455 §4.1): a GET in HTTP/1.1 whose
-    /// `Upgrade` lists `websocket` and whose `Connection` lists `upgrade`. One
-    /// pass over the names; values are read only for those two fields. Other
+    /// `Upgrade` lists `websocket` and whose `Connection` lists `upgrade`. Other
     /// upgrades (h2c and the rest) are not carried: their fields are dropped
     /// as hop-by-hop, and the upstream answers the request as it is.
     var isWebSocketHandshake: Bool {
         guard method == .GET, version == .http1_1 else { return false }
-        var upgrade = false
-        var connection = false
-        for (name, value) in headers {
-            switch name.utf8.count {
-            case 7:
-                guard HopByHopHeaders.equalsIgnoringCase(name, "upgrade") else { continue }
-                HopByHopHeaders.forEachToken(in: value) { token in
-                    if HopByHopHeaders.equalsIgnoringCase("websocket", token) { upgrade = true }
-                }
-            case 10:
-                guard HopByHopHeaders.equalsIgnoringCase(name, "connection") else { continue }
-                HopByHopHeaders.forEachToken(in: value) { token in
-                    if HopByHopHeaders.equalsIgnoringCase("upgrade", token) { connection = true }
-                }
-            default:
-                continue
-            }
-        }
-        return upgrade && connection
+        // By bytes: values are read only for those two fields.
+        return headers.field("upgrade", lists: "websocket") && headers.field("connection", lists: "upgrade")
     }
 }

@@ -62,10 +62,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var responseChunked = false
     /// The fields of the request in flight (a reference, not a copy): whether
     /// it said `TE: trailers` is read only when an upstream sends trailers.
-    var requestFields = HTTPHeaders()
+    var requestFields = RequestFields()
     /// The request in flight said `TE: trailers`: an upstream's trailers go to it in the last chunk.
     var clientAcceptsTrailers: Bool {
-        requestFields[canonicalForm: "te"].contains { $0.lowercased() == "trailers" }
+        requestFields.field("te", lists: "trailers")
     }
     /// The last response head's buffer, written again for the next head: once
     /// its write is done this is the only reference, and clearing it allocates nothing.
@@ -289,7 +289,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 }
 
-extension HTTPRequestHead {
+extension ClientRequestHead {
     /// A request after which the HTTP decoder stops parsing (an upgrade it
     /// expects us to perform): the connection cannot carry another request.
     var isUpgradeLike: Bool {
@@ -297,29 +297,19 @@ extension HTTPRequestHead {
     }
 
     /// Whether the client connection may carry another request after this one:
-    /// `isKeepAlive && !isUpgradeLike`, read in one pass over the names and
-    /// without NIOHTTP1's `canonicalForm` (an array and a lowercased string
-    /// per name): the keep-alive rules are NIOHTTP1's (HTTP/1.1 keeps the
-    /// connection unless `Connection: close`, HTTP/1.0 closes it unless
-    /// `Connection: keep-alive`; both tokens, or either twice, close it).
+    /// `isKeepAlive && !isUpgradeLike`, read from the fields' bytes. The
+    /// keep-alive rules are NIOHTTP1's (HTTP/1.1 keeps the connection unless
+    /// `Connection: close`, HTTP/1.0 closes it unless `Connection:
+    /// keep-alive`; both tokens, or either twice, close it).
     var keepsConnection: Bool {
         guard method != .CONNECT else { return false }
+        if headers.contains(name: "upgrade") { return false }
         var option: Bool?  // true: keep-alive, false: close
-        for (name, value) in headers {
-            switch name.utf8.count {
-            case 7:
-                if HopByHopHeaders.equalsIgnoringCase(name, "upgrade") { return false }
-            case 10:
-                guard HopByHopHeaders.equalsIgnoringCase(name, "connection") else { continue }
-                HopByHopHeaders.forEachToken(in: value) { token in
-                    if HopByHopHeaders.equalsIgnoringCase("close", token) {
-                        option = false
-                    } else if HopByHopHeaders.equalsIgnoringCase("keep-alive", token) {
-                        option = option == nil
-                    }
-                }
-            default:
-                continue
+        headers.forEachToken(ofField: "connection") { token in
+            if HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "close") {
+                option = false
+            } else if HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "keep-alive") {
+                option = option == nil
             }
         }
         return option ?? (version.major == 1 && version.minor >= 1)

@@ -15,7 +15,7 @@ struct RequestRouter {
     static let responseVia = "1.1 \(viaPseudonym)"
 
     func route(
-        head: HTTPRequestHead,
+        head: ClientRequestHead,
         scheme: UpstreamScheme,
         host: String,
         port: Int,
@@ -54,47 +54,37 @@ struct RequestRouter {
         return request
     }
 
-    /// The client's fields as they go upstream, built in one copy: hop-by-hop
+    /// The client's fields as they go upstream, with no copy of them: hop-by-hop
     /// fields and those `Connection` names dropped (``HopByHopHeaders``),
-    /// `Expect` dropped, `Host` set to `authority` (first if the client sent
-    /// none, else in the place of the first; duplicates dropped), the rest in
-    /// their order. Room is left for `Via` and a credential.
-    static func endToEndHeaders(of headers: HTTPHeaders, authority: String) -> HTTPHeaders {
-        // Names `Connection` lists (rare: most say `keep-alive` or `close`), and whether a Host is there.
-        var named: [Substring] = []
-        var hasHost = false
-        for (name, value) in headers {
-            switch name.utf8.count {
-            case 4:
-                if HopByHopHeaders.equalsIgnoringCase(name, "host") { hasHost = true }
-            case 10:
-                guard HopByHopHeaders.equalsIgnoringCase(name, "connection") else { continue }
-                HopByHopHeaders.appendFieldsNamed(inConnection: value, to: &named)
-            default:
-                continue
+    /// `Expect` dropped, `Host` set to `authority` (the client's kept in its
+    /// place when it says the same, else dropped and one put first; duplicates
+    /// dropped), the rest in their order. Room is left for `Via`, a credential
+    /// and a `traceparent`.
+    static func endToEndHeaders(of headers: RequestFields, authority: String) -> RequestFields {
+        // Names `Connection` lists (rare: most say `keep-alive` or `close`).
+        var named: [String] = []
+        headers.forEachToken(ofField: "connection") { token in
+            if !HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "keep-alive"),
+               !HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "close") {
+                named.append(String(decoding: token, as: UTF8.self))
             }
         }
-        var result = HTTPHeaders()
-        result.reserveCapacity(headers.count + 2)
-        var placed = false
-        if !hasHost {
-            result.add(name: "Host", value: authority)
-            placed = true
-        }
-        for (name, value) in headers {
-            if HopByHopHeaders.isAlwaysHopByHop(name) { continue }
-            if name.utf8.count == 6, HopByHopHeaders.equalsIgnoringCase(name, "expect") { continue }
+        var result = headers
+        var hostPlaced = false
+        result.removeAllFields { name, value in
+            let count = name.count
+            if HopByHopHeaders.isAlwaysHopByHop(name, from: 0, to: count) { return true }
+            if count == 6, HTTP1HeadLines.equalsIgnoringCase(name, from: 0, to: count, "expect") { return true }
             // Before the names `Connection` lists: a `Connection: host` does not take Host away.
-            if name.utf8.count == 4, HopByHopHeaders.equalsIgnoringCase(name, "host") {
-                if !placed {
-                    result.add(name: name, value: authority)
-                    placed = true
-                }
-                continue
+            if count == 4, HTTP1HeadLines.equalsIgnoringCase(name, from: 0, to: count, "host") {
+                guard !hostPlaced, value.elementsEqual(authority.utf8) else { return true }
+                hostPlaced = true
+                return false
             }
-            if !named.isEmpty, named.contains(where: { HopByHopHeaders.equalsIgnoringCase(name, $0) }) { continue }
-            result.add(name: name, value: value)
+            return !named.isEmpty && named.contains { RequestFields.equalsIgnoringCase(name, $0) }
         }
+        result.reserveCapacity(3)
+        if !hostPlaced { result.prepend(name: "Host", value: authority) }
         return result
     }
 }

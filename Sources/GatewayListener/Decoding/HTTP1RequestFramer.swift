@@ -3,22 +3,22 @@ package import NIOCore
 package import NIOHTTP1
 
 /// A client request as the listener's decoder hands it on. No bigger than
-/// three words, so that `NIOAny` carries the parts of a request without a body
-/// (most of them) with no box of their own: the heads of requests with a body,
-/// and refused ones, are the cases stored indirectly.
+/// three words, so that `NIOAny` carries each part with no box of its own:
+/// the heads are stored indirectly (one box each, as a head's own storage
+/// would be).
 package enum ClientRequestPart {
     /// A head without a body (``RequestHeadValidator`` found no framing).
-    case head(HTTPRequestHead)
+    indirect case head(ClientRequestHead)
     /// A head with the body framing ``RequestHeadValidator`` found in it.
-    indirect case headWithBody(HTTPRequestHead, framing: RequestHeadValidator.BodyFraming)
+    indirect case headWithBody(ClientRequestHead, framing: RequestHeadValidator.BodyFraming)
     /// A head ``RequestHeadValidator`` refuses, and why: nothing of its request
     /// follows (the connection ends after the answer).
-    indirect case refused(HTTPRequestHead, GatewayError)
+    indirect case refused(ClientRequestHead, GatewayError)
     case body(ByteBuffer)
     case end
 
     /// The head of a head part; nil for body and end parts.
-    package var requestHead: HTTPRequestHead? {
+    package var requestHead: ClientRequestHead? {
         switch self {
         case .head(let head), .headWithBody(let head, _), .refused(let head, _): head
         case .body, .end: nil
@@ -152,7 +152,7 @@ struct HTTP1RequestFramer {
             let parsed = bytes.withUnsafeReadableBytes { raw in
                 Result { () throws(GatewayError) in try HTTP1RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: raw[..<length])) }
             }
-            let head: HTTPRequestHead
+            let head: ClientRequestHead
             switch parsed {
             case .success(let parsedHead): head = parsedHead
             case .failure(let error):

@@ -11,28 +11,30 @@ enum HTTP1RequestHeadParser {
     /// The most fields one head may have.
     static let maxFields = 256
 
-    /// `raw` is the whole head, ending in CRLFCRLF (leading empty lines already skipped).
-    static func parse(_ raw: UnsafeRawBufferPointer) throws(GatewayError) -> HTTPRequestHead {
+    /// `raw` is the whole head, ending in CRLFCRLF (leading empty lines already
+    /// skipped). Up to ``FieldLines/maxCount`` fields are kept as bytes; a head
+    /// with more (rare, and at most ``maxFields``) has its fields made into strings.
+    static func parse(_ raw: UnsafeRawBufferPointer) throws(GatewayError) -> ClientRequestHead {
         guard let lineEnd = HTTP1HeadLines.lineEnd(in: raw, from: 0) else { throw malformed("request line") }
         let (method, uri, version) = try requestLine(raw, upTo: lineEnd)
-        var lineStart = lineEnd + 2
-        let lines = HTTP1HeadLines.lineCount(in: raw, from: lineStart)
-        guard lines - 1 <= maxFields else {
+        let fieldsStart = lineEnd + 2
+        // The LFs after the request line: one per field line, and the head's empty last line.
+        let count = HTTP1HeadLines.lineCount(in: raw, from: fieldsStart) - 1
+        guard count <= maxFields else {
             throw GatewayError(.headTooLarge, "more than \(maxFields) header fields")
         }
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(lines)
-        while true {
+        let headers: RequestFields
+        if count <= FieldLines.maxCount {
             // The head ends in CRLFCRLF: no line end here is a bare LF or CR.
-            guard let end = HTTP1HeadLines.lineEnd(in: raw, from: lineStart) else { throw malformed("header line") }
-            if end == lineStart { break }
-            guard let field = HTTP1HeadLines.field(raw, from: lineStart, to: end) else {
-                throw GatewayError(.badRequest, "malformed header field (a name that is no token, folding, whitespace before the colon, or a control character)")
+            do {
+                headers = RequestFields(lines: try FieldLines(parsing: raw, from: fieldsStart, to: raw.count - 2, count: count))
+            } catch {
+                throw malformedField()
             }
-            fields.append(field)
-            lineStart = end + 2
+        } else {
+            headers = try RequestFields(strings: raw, from: fieldsStart)
         }
-        return HTTPRequestHead(version: version, method: method, uri: uri, headers: HTTPHeaders(fields))
+        return ClientRequestHead(version: version, method: method, uri: uri, headers: headers)
     }
 
     /// `METHOD SP request-target SP HTTP/1.x`.
@@ -89,7 +91,27 @@ enum HTTP1RequestHeadParser {
         return HTTPMethod(rawValue: String(decoding: raw, as: UTF8.self))
     }
 
+    static func malformedField() -> GatewayError {
+        GatewayError(.badRequest, "malformed header field (a name that is no token, folding, whitespace before the colon, or a control character)")
+    }
+
     private static func malformed(_ part: String) -> GatewayError {
         GatewayError(.badRequest, "malformed request: invalid \(part)")
+    }
+}
+
+extension RequestFields {
+    /// The fields from `start` to the head's end, each made into strings: for
+    /// a head with more lines than ``FieldLines/maxCount``.
+    fileprivate init(strings raw: UnsafeRawBufferPointer, from start: Int) throws(GatewayError) {
+        self.init()
+        var lineStart = start
+        while true {
+            guard let end = HTTP1HeadLines.lineEnd(in: raw, from: lineStart) else { throw HTTP1RequestHeadParser.malformedField() }
+            if end == lineStart { break }
+            guard let field = HTTP1HeadLines.field(raw, from: lineStart, to: end) else { throw HTTP1RequestHeadParser.malformedField() }
+            add(name: field.name, value: field.value)
+            lineStart = end + 2
+        }
     }
 }

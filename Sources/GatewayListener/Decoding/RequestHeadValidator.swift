@@ -20,13 +20,14 @@ package enum RequestHeadValidator {
         package private(set) var transferEncoding = false
         package private(set) var upgrade = false
 
-        package init(_ headers: HTTPHeaders) {
-            for (name, _) in headers {
-                switch name.utf8.count {
-                case 4: if HopByHopHeaders.equalsIgnoringCase(name, "host") { hosts += 1 }
-                case 7: if HopByHopHeaders.equalsIgnoringCase(name, "upgrade") { upgrade = true }
-                case 14: if HopByHopHeaders.equalsIgnoringCase(name, "content-length") { contentLength = true }
-                case 17: if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") { transferEncoding = true }
+        package init(_ headers: RequestFields) {
+            headers.forEachField { name, _, _ in
+                let count = name.count
+                switch count {
+                case 4: if HTTP1HeadLines.equalsIgnoringCase(name, from: 0, to: count, "host") { hosts += 1 }
+                case 7: if HTTP1HeadLines.equalsIgnoringCase(name, from: 0, to: count, "upgrade") { upgrade = true }
+                case 14: if HTTP1HeadLines.equalsIgnoringCase(name, from: 0, to: count, "content-length") { contentLength = true }
+                case 17: if HTTP1HeadLines.equalsIgnoringCase(name, from: 0, to: count, "transfer-encoding") { transferEncoding = true }
                 default: break
                 }
             }
@@ -34,7 +35,7 @@ package enum RequestHeadValidator {
     }
 
     /// `names`: the head's ``Names`` when the caller has them already.
-    package static func framing(of head: HTTPRequestHead, names: Names? = nil) throws(GatewayError) -> BodyFraming {
+    package static func framing(of head: ClientRequestHead, names: Names? = nil) throws(GatewayError) -> BodyFraming {
         // By name, not by value: an empty `Transfer-Encoding:` or `Content-Length:`
         // has no canonical values, yet the field is there and a next hop may frame by it.
         let names = names ?? Names(head.headers)
@@ -83,7 +84,7 @@ package enum RequestHeadValidator {
     /// `Host` appears once, and in every HTTP/1.1 request but a `CONNECT`
     /// (RFC 9112 §3.2: two Host lines are how requests get routed differently
     /// by two hops).
-    package static func checkHeaders(of head: HTTPRequestHead) throws(GatewayError) {
+    package static func checkHeaders(of head: ClientRequestHead) throws(GatewayError) {
         var hosts = 0
         for (name, value) in head.headers {
             guard !name.isEmpty, name.utf8.allSatisfy(HTTPFieldBytes.isTokenByte) else {
@@ -101,11 +102,11 @@ package enum RequestHeadValidator {
     /// refused every name that is no token and every value with a control
     /// byte as it read them, so only the `Host` rule is left (the fuzz
     /// invariants hold the framer's verdicts to ``checkHeaders(of:)``'s).
-    package static func checkParsedHeaders(of head: HTTPRequestHead, names: Names) throws(GatewayError) {
+    package static func checkParsedHeaders(of head: ClientRequestHead, names: Names) throws(GatewayError) {
         try checkHosts(names.hosts, of: head)
     }
 
-    private static func checkHosts(_ hosts: Int, of head: HTTPRequestHead) throws(GatewayError) {
+    private static func checkHosts(_ hosts: Int, of head: ClientRequestHead) throws(GatewayError) {
         if hosts > 1 {
             throw GatewayError(.badRequest, "more than one Host header")
         }

@@ -18,7 +18,7 @@ package import NIOHTTP1
 ///   a `te`. Trailers likewise, without pseudo-fields.
 package enum HTTP2Translation {
     package struct RequestHead {
-        package var head: HTTPRequestHead
+        package var head: ClientRequestHead
         /// The client sent `te: trailers`.
         package var acceptsTrailers: Bool
         /// The `content-length` it announced, if any.
@@ -81,7 +81,7 @@ package enum HTTP2Translation {
             for (name, value) in headers where name != "host" { ordered.add(name: name, value: value) }
             headers = ordered
         }
-        let head = HTTPRequestHead(version: HTTPVersion(major: 2, minor: 0), method: httpMethod, uri: path, headers: headers)
+        let head = ClientRequestHead(version: HTTPVersion(major: 2, minor: 0), method: httpMethod, uri: path, headers: headers)
         return RequestHead(head: head, acceptsTrailers: acceptsTrailers, declaredLength: declaredLength)
     }
 

@@ -156,7 +156,7 @@ public struct TraceCurlForms: Sendable {
     }
 
     /// The index of the last `Via` if it is the gateway's own.
-    static func ownViaIndex(in headers: HTTPHeaders) -> Int? {
+    static func ownViaIndex(in headers: RequestFields) -> Int? {
         var last: (index: Int, value: String)?
         for (i, header) in headers.enumerated() where HopByHopHeaders.equalsIgnoringCase(header.name, "via") { last = (i, header.value) }
         guard let last, last.value.hasSuffix(" gateway") else { return nil }

@@ -1,5 +1,5 @@
 import Foundation
-import GatewayCore
+public import GatewayCore
 public import GatewayConfig
 public import NIOHTTP1
 
@@ -59,9 +59,20 @@ public struct TraceRedactor: Sendable {
     ///   - dropped: the index of a header left out (the gateway's own `Via`).
     ///   - host: the value shown for `Host` instead of the one in `headers`.
     public func headers(_ headers: HTTPHeaders, dropping dropped: Int? = nil, host: String? = nil) -> [CurlCommand.Header] {
+        self.headers(fields: headers, count: headers.count, dropping: dropped, host: host)
+    }
+
+    /// ``headers(_:dropping:host:)`` for a request's fields.
+    public func headers(_ fields: RequestFields, dropping dropped: Int? = nil, host: String? = nil) -> [CurlCommand.Header] {
+        self.headers(fields: fields, count: fields.count, dropping: dropped, host: host)
+    }
+
+    private func headers(
+        fields headers: some Sequence<(name: String, value: String)>, count: Int, dropping dropped: Int?, host: String?
+    ) -> [CurlCommand.Header] {
         var result: [CurlCommand.Header] = []
         // Room for the credential a direct line adds.
-        result.reserveCapacity(headers.count + 1)
+        result.reserveCapacity(count + 1)
         for (index, (name, value)) in headers.enumerated() where index != dropped {
             if isRedactedHeader(name) {
                 result.append(CurlCommand.Header(name: name, value: [.variable(Self.redactedVariable(name))]))

@@ -97,7 +97,7 @@ public struct TokenEndpointClient: Sendable {
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         return ProxyRequest(
             method: .POST, scheme: route.scheme, host: route.host, port: route.port, target: route.target,
-            headers: headers, body: .bytes(body), upstreamName: route.upstreamName, tls: route.tls
+            headers: RequestFields(headers), body: .bytes(body), upstreamName: route.upstreamName, tls: route.tls
         )
     }
 

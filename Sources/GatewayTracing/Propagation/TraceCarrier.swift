@@ -1,4 +1,4 @@
-import NIOHTTP1
+import GatewayCore
 
 /// The two W3C Trace Context fields of a request: what the gateway reads of
 /// an incoming request's trace and writes for the next hop, never a
@@ -16,13 +16,13 @@ struct TraceCarrier: Sendable, Equatable {
     /// `traceparent` (as version `00`), and its `tracestate` when that is valid
     /// too (an invalid one is dropped, the parent kept, as the specification
     /// says). Nil when the request starts a trace.
-    static func incoming(_ headers: HTTPHeaders) -> TraceCarrier? {
+    static func incoming(_ headers: RequestFields) -> TraceCarrier? {
         guard let context = incomingContext(headers) else { return nil }
         return TraceCarrier(traceparent: context.parent.headerValue, tracestate: context.tracestate)
     }
 
     /// ``incoming(_:)`` as read: the parent parsed (not written out to be read again).
-    static func incomingContext(_ headers: HTTPHeaders) -> (parent: TraceParent, tracestate: String?)? {
+    static func incomingContext(_ headers: RequestFields) -> (parent: TraceParent, tracestate: String?)? {
         guard let parent = TraceParent(headers: headers) else { return nil }
         guard let state = TraceParent.traceState(in: headers) else { return (parent, nil) }
         return (parent, TraceState.isValid(state) ? state : nil)
@@ -31,7 +31,7 @@ struct TraceCarrier: Sendable, Equatable {
     /// Writes the context into `headers` for the next hop: `traceparent`
     /// replaced, `tracestate` replaced or removed (one from the client that
     /// the context does not carry would belong to another trace).
-    func write(to headers: inout HTTPHeaders) {
+    func write(to headers: inout RequestFields) {
         guard let traceparent else { return }
         // Removed only when there (most requests carry neither field): a removal scans and may copy.
         if headers.contains(name: "traceparent") { headers.remove(name: "traceparent") }

@@ -1,4 +1,4 @@
-public import NIOHTTP1
+public import GatewayCore
 
 /// A W3C `traceparent` (Trace Context Level 1, §3.2): `version-traceid-parentid-flags`,
 /// `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`. Read by hand (55
@@ -48,7 +48,7 @@ public struct TraceParent: Sendable, Equatable, CustomStringConvertible {
 
     /// The request's `traceparent`, when it has exactly one and it is valid
     /// (two are as invalid as a malformed one: the specification's rule).
-    public init?(headers: HTTPHeaders) {
+    public init?(headers: RequestFields) {
         let values = headers["traceparent"]
         guard values.count == 1, let parsed = TraceParent(parsing: values[0]) else { return nil }
         self = parsed
@@ -63,7 +63,7 @@ public struct TraceParent: Sendable, Equatable, CustomStringConvertible {
 
     /// The request's `tracestate` fields as one value (several join with
     /// commas, as the specification says), or nil when it has none.
-    public static func traceState(in headers: HTTPHeaders) -> String? {
+    public static func traceState(in headers: RequestFields) -> String? {
         let values = headers["tracestate"].filter { !$0.isEmpty }
         return values.isEmpty ? nil : values.joined(separator: ",")
     }

@@ -74,7 +74,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
 
     /// Gives the attempt about to be sent its CLIENT span id and points the
     /// attempt's `traceparent` (and `tracestate`) at it. `record`: the exchange's.
-    func startAttempt(headers: inout HTTPHeaders, record: ExchangeRecord) {
+    func startAttempt(headers: inout RequestFields, record: ExchangeRecord) {
         let span = TraceIDGenerator.spanID()
         let flags: UInt8 = ids.sampled ? 0x01 : 0x00
         TraceCarrier(traceparent: HexID.traceparent(trace: ids.trace, span: span, flags: flags), tracestate: ids.traceState).write(to: &headers)

@@ -64,6 +64,24 @@ struct HTTP1RequestHead {
         bytes.writeStaticString("\r\n")
     }
 
+    /// Appends a field the request parser read and checked (a token name, a
+    /// value with no control byte but HTAB), as it is.
+    mutating func addChecked(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        bytes.writeBytes(name)
+        bytes.writeStaticString(": ")
+        bytes.writeBytes(value)
+        bytes.writeStaticString("\r\n")
+    }
+
+    /// Appends a field given as bytes, checking its name and value as ``add(name:value:)`` does.
+    mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(InvalidField) {
+        guard !name.isEmpty, name.allSatisfy(HTTPFieldBytes.isTokenByte) else { throw InvalidField(name: nil) }
+        guard !HeadBytes.containsNonFieldValueByte(value, from: 0, to: value.count) else {
+            throw InvalidField(name: String(decoding: name, as: UTF8.self))
+        }
+        addChecked(name: name, value: value)
+    }
+
     /// Appends `Transfer-Encoding: chunked`: the body's length is not known.
     mutating func addChunkedFraming() {
         bytes.writeStaticString("Transfer-Encoding: chunked\r\n")

@@ -29,10 +29,9 @@ enum HTTP2Fields {
     static func requestHeaders(_ request: ProxyRequest) -> HPACKHeaders {
         // Names `Connection` lists (the listener removed them already: rare here).
         var named: [String] = []
-        for (name, value) in request.headers where name.utf8.count == 10 && HopByHopHeaders.equalsIgnoringCase(name, "connection") {
-            var tokens: [Substring] = []
-            HopByHopHeaders.appendFieldsNamed(inConnection: value, to: &tokens)
-            named += tokens.map { $0.lowercased() }
+        request.headers.forEachToken(ofField: "connection") { token in
+            let name = String(decoding: token, as: UTF8.self).lowercased()
+            if name != "keep-alive", name != "close" { named.append(name) }
         }
         var headers = HPACKHeaders()
         headers.reserveCapacity(request.headers.count + 6)

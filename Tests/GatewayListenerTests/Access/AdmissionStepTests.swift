@@ -10,7 +10,7 @@ struct AdmissionStepTests {
     static let auth = ProxyAuthConfig(realm: "gw", users: [ProxyUser(username: "u", password: Secret(source: .env("GATEWAY_TEST_PROXY_PASSWORD"), value: "p"))])
 
     func request(_ target: ClientTarget, method: HTTPMethod = .GET, headers: HTTPHeaders = [:], interception: Bool = false, bodyless: Bool = true) -> AdmissionRequest {
-        AdmissionRequest(head: HTTPRequestHead(version: .http1_1, method: method, uri: "/", headers: headers), target: target, insideInterception: interception, bodyless: bodyless)
+        AdmissionRequest(head: ClientRequestHead(version: .http1_1, method: method, uri: "/", headers: headers), target: target, insideInterception: interception, bodyless: bodyless)
     }
 
     @Test func aMissingCredentialIsChallengedAndABodylessRequestKeepsTheConnection() {

@@ -1,3 +1,4 @@
+import GatewayTesting
 import GatewayCore
 @testable import GatewayListener
 import NIOHTTP1
@@ -38,9 +39,11 @@ struct ClientTargetTests {
 }
 
 struct RequestRouterHostTests {
-    @Test func hostIsReplacedInPlaceOrAddedFirst() {
+    @Test func hostIsKeptInPlaceOrReplacedFirst() {
         let replaced = RequestRouter.endToEndHeaders(of: ["A": "1", "Host": "client", "B": "2", "host": "dup"], authority: "up:81")
-        #expect(replaced.map { "\($0.name)=\($0.value)" } == ["A=1", "Host=up:81", "B=2"])
+        #expect(replaced.map { "\($0.name)=\($0.value)" } == ["Host=up:81", "A=1", "B=2"])
+        let kept = RequestRouter.endToEndHeaders(of: .lines("A: 1\r\nHost: up:81\r\nB: 2\r\nhost: up:81\r\n"), authority: "up:81")
+        #expect(kept.map { "\($0.name)=\($0.value)" } == ["A=1", "Host=up:81", "B=2"])
         let added = RequestRouter.endToEndHeaders(of: ["A": "1"], authority: "up")
         #expect(added.map { "\($0.name)=\($0.value)" } == ["Host=up", "A=1"])
     }
@@ -48,21 +51,34 @@ struct RequestRouterHostTests {
     /// One copy drops what ``HopByHopHeaders/removeAll(from:)`` and the
     /// `Expect` removal dropped, in any case, and keeps the order and
     /// duplicates of everything else.
-    @Test func endToEndHeadersDropHopByHopNamedAndExpect() {
-        let headers: HTTPHeaders = [
+    @Test(arguments: [false, true])
+    func endToEndHeadersDropHopByHopNamedAndExpect(asLines: Bool) {
+        let pairs: KeyValuePairs<String, String> = [
             "Accept": "a", "connection": "Keep-Alive, X-Secret , close", "Keep-Alive": "timeout=5",
             "x-secret": "s", "Host": "client", "EXPECT": "100-continue", "TE": "trailers",
             "Proxy-Authorization": "Basic eA==", "Upgrade": "websocket", "Accept": "b", "Cookie": "c=1",
         ]
-        let result = RequestRouter.endToEndHeaders(of: headers, authority: "up")
-        #expect(result.map { "\($0.name)=\($0.value)" } == ["Accept=a", "Host=up", "Accept=b", "Cookie=c=1"])
+        let headers = HTTPHeaders(pairs.map { ($0.key, $0.value) })
+        let fields = asLines ? RequestFields.lines(headers) : RequestFields(headers)
+        let result = RequestRouter.endToEndHeaders(of: fields, authority: "up")
+        // The client's Host says another authority: dropped, and the gateway's put first.
+        #expect(result.map { "\($0.name)=\($0.value)" } == ["Host=up", "Accept=a", "Accept=b", "Cookie=c=1"])
         var removed = headers
         HopByHopHeaders.removeAll(from: &removed)
         removed.remove(name: "expect")
         removed.replaceOrAdd(name: "Host", value: "up")
         #expect(Set(result.map { "\($0.name)=\($0.value)" }) == Set(removed.map { "\($0.name)=\($0.value)" }))
         // `Connection: host` does not take the Host field away.
-        #expect(RequestRouter.endToEndHeaders(of: ["Connection": "host", "Host": "c"], authority: "up").map(\.value) == ["up"])
+        let connectionHost: KeyValuePairs<String, String> = ["Connection": "host", "Host": "c"]
+        let connectionHostFields = asLines ? RequestFields.lines(HTTPHeaders(connectionHost.map { ($0.key, $0.value) })) : RequestFields(HTTPHeaders(connectionHost.map { ($0.key, $0.value) }))
+        #expect(RequestRouter.endToEndHeaders(of: connectionHostFields, authority: "up").map(\.value) == ["up"])
+        // A Host that names the authority stays in its place; none at all gets one.
+        let sameHost: KeyValuePairs<String, String> = ["Host": "up:8080", "Accept": "a"]
+        let sameHostFields = asLines ? RequestFields.lines(HTTPHeaders(sameHost.map { ($0.key, $0.value) })) : RequestFields(HTTPHeaders(sameHost.map { ($0.key, $0.value) }))
+        #expect(RequestRouter.endToEndHeaders(of: sameHostFields, authority: "up:8080").map(\.name) == ["Host", "Accept"])
+        let noHost: KeyValuePairs<String, String> = ["Accept": "a"]
+        let noHostFields = asLines ? RequestFields.lines(HTTPHeaders(noHost.map { ($0.key, $0.value) })) : RequestFields(HTTPHeaders(noHost.map { ($0.key, $0.value) }))
+        #expect(RequestRouter.endToEndHeaders(of: noHostFields, authority: "up").map(\.name) == ["Host", "Accept"])
     }
 
     /// The connection's fate after a request, as NIOHTTP1's `isKeepAlive` and
@@ -78,9 +94,15 @@ struct RequestRouterHostTests {
         (["Connection": "Upgrade", "Upgrade": "websocket"], .http1_1, false),
     ] as [(HTTPHeaders, HTTPVersion, Bool)])
     func keepsConnectionAsNIOReadsIt(_ headers: HTTPHeaders, _ version: HTTPVersion, _ expected: Bool) {
-        let request = HTTPRequestHead(version: version, method: .GET, uri: "http://h/", headers: headers)
+        let request = ClientRequestHead(version: version, method: .GET, uri: "http://h/", headers: headers)
         #expect(request.keepsConnection == expected)
-        #expect(request.keepsConnection == (request.isKeepAlive && !request.isUpgradeLike))
+        let nio = HTTPRequestHead(version: version, method: .GET, uri: "http://h/", headers: headers)
+        #expect(request.keepsConnection == (nio.isKeepAlive && !request.isUpgradeLike))
+        let lines = ClientRequestHead(
+            version: version, method: .GET, uri: "http://h/",
+            headers: RequestFields.lines(headers.map { "\($0.name): \($0.value)\r\n" }.joined())
+        )
+        #expect(lines.keepsConnection == expected)
     }
 
     @Test func logLinesDropQueryValues() {

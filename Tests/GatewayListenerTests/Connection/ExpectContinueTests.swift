@@ -1,11 +1,13 @@
+import GatewayCore
+import GatewayTesting
 @testable import GatewayListener
 import NIOHTTP1
 import Testing
 
 /// An HTTP/1.0 client never gets `100 Continue` (RFC 9110 §10.1.1).
 struct ExpectContinueTests {
-    func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
-        HTTPRequestHead(version: version, method: .POST, uri: "http://h/", headers: headers)
+    func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> ClientRequestHead {
+        ClientRequestHead(version: version, method: .POST, uri: "http://h/", headers: RequestFields.lines(headers))
     }
 
     @Test func http10NeverExpectsContinue() {

@@ -12,7 +12,7 @@ import Testing
 @Suite struct HTTP1RequestFramerTests {
     /// What the bytes framed to, in order.
     struct Framed {
-        var heads: [HTTPRequestHead] = []
+        var heads: [ClientRequestHead] = []
         var verdicts: [Result<RequestHeadValidator.BodyFraming, GatewayError>] = []
         var bodies: [String] = []
         var ends = 0
@@ -155,6 +155,20 @@ import Testing
         let fields = "GET http://a.test/ HTTP/1.1\r\n" + (0...256).map { "X-\($0): v\r\n" }.joined() + "\r\n"
         #expect(Self.error(fields, maxHeadBytes: 64 * 1024)?.code == .headTooLarge)
         #expect(Self.error("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", maxHeadBytes: 45) == nil)
+    }
+
+    /// Up to 64 fields are kept as the bytes read; a head with more has its
+    /// fields made into strings. Both read the same, at the bound and past it.
+    @Test(arguments: [0, 1, 63, 64, 65, 200])
+    func headsOfAnyFieldCountReadTheSame(count: Int) throws {
+        let lines = (0..<count).map { "X-\($0):  v\($0) \r\n" }.joined()
+        let framed = try Self.frame("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n" + lines + "\r\n", maxHeadBytes: 64 * 1024)
+        let head = try #require(framed.heads.first)
+        #expect(head.headers.map { "\($0.name)=\($0.value)" } == ["Host=a.test"] + (0..<count).map { "X-\($0)=v\($0)" })
+        #expect(head.headers.first(name: "x-\(max(count - 1, 0))") == (count > 0 ? "v\(count - 1)" : nil))
+        var fields = head.headers
+        fields.remove(name: "host")
+        #expect(fields.count == count)
     }
 
     @Test(arguments: ["zz\r\n", "5\r\nhelloXX", "5\nhello\r\n", "1234567890123456\r\n", "5 x\u{1}\r\n"])

@@ -1,3 +1,4 @@
+import GatewayTesting
 import GatewayCore
 @testable import GatewayListener
 import NIOHTTP1
@@ -6,15 +7,15 @@ import Testing
 /// Transfer codings the gateway cannot pass on faithfully get
 /// 501, and a CONNECT with a body gets 400.
 struct RequestHeadRefusalTests {
-    func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
+    func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> ClientRequestHead {
         head(.POST, headers, version: version)
     }
 
-    func head(_ method: HTTPMethod, _ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
-        HTTPRequestHead(version: version, method: method, uri: method == .CONNECT ? "h:443" : "http://h/", headers: headers)
+    func head(_ method: HTTPMethod, _ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> ClientRequestHead {
+        ClientRequestHead(version: version, method: method, uri: method == .CONNECT ? "h:443" : "http://h/", headers: RequestFields.lines(headers))
     }
 
-    func code(_ head: HTTPRequestHead) -> GatewayError.Code? {
+    func code(_ head: ClientRequestHead) -> GatewayError.Code? {
         do {
             _ = try RequestHeadValidator.framing(of: head)
             return nil

@@ -1,11 +1,12 @@
+import GatewayTesting
 import GatewayCore
 @testable import GatewayListener
 import NIOHTTP1
 import Testing
 
 struct RequestHeadValidatorTests {
-    func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
-        HTTPRequestHead(version: version, method: .POST, uri: "http://h/", headers: headers)
+    func head(_ headers: HTTPHeaders, version: HTTPVersion = .http1_1) -> ClientRequestHead {
+        ClientRequestHead(version: version, method: .POST, uri: "http://h/", headers: RequestFields.lines(headers))
     }
 
     @Test func framing() throws {

@@ -1,3 +1,4 @@
+import GatewayTesting
 import GatewayConfig
 import GatewayCore
 import GatewayObservability
@@ -32,7 +33,7 @@ struct CurlLineRequestTests {
             "Host": "api.test", "Authorization": "Bearer client-secret", "X-Note": Self.awkward, "X-Empty": "", "X-Dup": "1", "X-Dup": "2",
             "Content-Type": "application/json", "Content-Length": "9",
         ]
-        let request = ProxyRequest(method: .PUT, scheme: .http, host: "api.test", port: 80, target: "/a?token=abc&q=%20x", headers: headers, body: .empty)
+        let request = ProxyRequest(method: .PUT, scheme: .http, host: "api.test", port: 80, target: "/a?token=abc&q=%20x", headers: RequestFields.lines(headers), body: .empty)
         let line = forms.throughGateway(request, body: .inline("{\"a\":\"'\"}"), bodyLength: 9).line
         let parsed = try #require(CurlLineRequest(line: line))
         #expect(parsed.method == "PUT")

@@ -1,3 +1,4 @@
+import GatewayTesting
 import Foundation
 import GatewayConfig
 import GatewayCore
@@ -26,7 +27,7 @@ struct HARExportTests {
     }
 
     static func request(_ method: HTTPMethod, _ headers: HTTPHeaders) -> ProxyRequest {
-        ProxyRequest(method: method, scheme: .http, host: "api.test", port: 80, target: "/x?token=abc&q=a%20b&flag", headers: headers, body: .empty)
+        ProxyRequest(method: method, scheme: .http, host: "api.test", port: 80, target: "/x?token=abc&q=a%20b&flag", headers: RequestFields.lines(headers), body: .empty)
     }
 
     @Test func entryCarriesRequestResponseTimingsAndGatewayFields() throws {

@@ -1,3 +1,4 @@
+import GatewayTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,7 +41,7 @@ struct TraceCostBenchmark {
         let writer = TraceWriter(file: file, maxFileBytes: 1 << 30, maxFiles: 1, bufferRecords: 100_000, maxQueuedBytes: 1 << 30)
         let observer = TraceObserver(config: config, writer: writer, proxyURL: "http://127.0.0.1:8080", logger: quiet)
         let headers: HTTPHeaders = ["Host": "api.test", "User-Agent": "wrk", "Accept": "*/*", "Via": "1.1 gateway"]
-        let request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: "/bytes/1024?x=1", headers: headers, upstreamName: "api")
+        let request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: "/bytes/1024?x=1", headers: RequestFields.lines(headers), upstreamName: "api")
         let count = 20_000
         for round in 0..<3 {
             let processBefore = Self.processCPU()

@@ -1,3 +1,4 @@
+import GatewayTesting
 import GatewayConfig
 import GatewayCore
 import GatewayObservability
@@ -15,7 +16,7 @@ struct TraceCurlFormsTests {
 
     /// Over TLS to port 443: within the credential's scope.
     func request(target: String, headers: HTTPHeaders = [:], scheme: UpstreamScheme = .https) -> ProxyRequest {
-        ProxyRequest(method: .GET, scheme: scheme, host: "api.test", port: scheme.defaultPort, target: target, headers: headers, body: .empty, upstreamName: "api")
+        ProxyRequest(method: .GET, scheme: scheme, host: "api.test", port: scheme.defaultPort, target: target, headers: RequestFields.lines(headers), body: .empty, upstreamName: "api")
     }
 
     /// As the auth policies: outside the credential's scope (plain http

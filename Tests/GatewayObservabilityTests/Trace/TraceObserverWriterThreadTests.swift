@@ -37,7 +37,7 @@ struct TraceObserverWriterThreadTests {
         let headers: HTTPHeaders = ["Host": "api.test", "Authorization": "Bearer client-secret", "Content-Type": "application/json"]
         let request = ProxyRequest(
             method: .POST, scheme: .https, host: "api.test", port: 443, target: "/v1/items?token=s3cret-token&x=1",
-            headers: headers, body: .bytes(ByteBuffer(string: #"{"password":"hunter2","name":"a"}"#)), upstreamName: "api"
+            headers: RequestFields.lines(headers), body: .bytes(ByteBuffer(string: #"{"password":"hunter2","name":"a"}"#)), upstreamName: "api"
         )
         let context = RequestContext(id: "trace-thread-1", clientAddress: "127.0.0.1:5000", logger: logger)
         let submitter = pthread_self()

@@ -1,3 +1,4 @@
+import GatewayTesting
 import Foundation
 import GatewayConfig
 import GatewayCore
@@ -13,7 +14,7 @@ struct AuthInjectionPolicyTests {
         let policy = try #require(AuthInjectionPolicy(auth: AuthConfig(kind: kind, clientAuth: clientAuth)))
         var all: HTTPHeaders = ["Host": "api.test"]
         all.add(contentsOf: headers)
-        var request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: target, headers: all, upstreamName: "api")
+        var request = ProxyRequest(method: .GET, scheme: .https, host: "api.test", port: 443, target: target, headers: RequestFields.lines(all), upstreamName: "api")
         policy.inject(into: &request)
         return request
     }

@@ -103,7 +103,7 @@ struct OAuthFixture {
 func paymentsRequest(method: HTTPMethod = .GET, body: ProxyBody = .empty, headers: HTTPHeaders = [:], upstream: String? = "payments") -> ProxyRequest {
     var all: HTTPHeaders = ["Host": "api.payments.test"]
     all.add(contentsOf: headers)
-    return ProxyRequest(method: method, scheme: .https, host: "api.payments.test", port: 443, target: "/v1/charges", headers: all, body: body, upstreamName: upstream)
+    return ProxyRequest(method: method, scheme: .https, host: "api.payments.test", port: 443, target: "/v1/charges", headers: RequestFields.lines(all), body: body, upstreamName: upstream)
 }
 
 func testContext(_ logger: Logger = Logger(label: "test")) -> RequestContext {

@@ -69,7 +69,7 @@ struct HTTP1RequestHeadTests {
         var headers = HTTPHeaders([("Accept", "*/*"), ("Content-Length", "99"), ("Connection", "x-hop"), ("X-Hop", "1")])
         headers.add(name: "X-Two", value: "a")
         headers.add(name: "X-Two", value: "b")
-        let request = ProxyRequest(method: .POST, scheme: .http, host: "api.test", port: 8080, target: "/p", headers: headers, body: .bytes(ByteBuffer(string: "hello")))
+        let request = ProxyRequest(method: .POST, scheme: .http, host: "api.test", port: 8080, target: "/p", headers: RequestFields(headers), body: .bytes(ByteBuffer(string: "hello")))
         let head = try request.upstreamRequestHead()
         #expect(String(buffer: head.bytes) == "POST /p HTTP/1.1\r\nHost: api.test:8080\r\nAccept: */*\r\nX-Two: a\r\nX-Two: b\r\nContent-Length: 5\r\n\r\n")
     }

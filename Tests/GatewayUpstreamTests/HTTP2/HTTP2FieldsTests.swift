@@ -20,7 +20,7 @@ struct HTTP2FieldsTests {
     ) -> ProxyRequest {
         ProxyRequest(
             method: method, scheme: .https, host: "api.example.com", port: port, target: target,
-            headers: HTTPHeaders(headers), body: body
+            headers: RequestFields(HTTPHeaders(headers)), body: body
         )
     }
 

@@ -65,7 +65,7 @@ enum PoolTest {
         body: ProxyBody = .empty,
         tls: UpstreamTLSSettings = .standard
     ) -> ProxyRequest {
-        ProxyRequest(method: method, scheme: scheme, host: host, port: port, target: target, headers: headers, body: body, tls: tls)
+        ProxyRequest(method: method, scheme: scheme, host: host, port: port, target: target, headers: RequestFields(headers), body: body, tls: tls)
     }
 
     static func context() -> RequestContext {

@@ -1,0 +1,100 @@
+extension RequestFields {
+    /// Adds a field after the others.
+    public mutating func add(name: String, value: String) {
+        added.append((name, value))
+    }
+
+    /// Adds a field before the others.
+    public mutating func prepend(name: String, value: String) {
+        added.insert((name, value), at: 0)
+        leadingCount += 1
+    }
+
+    public mutating func add<S: Sequence>(contentsOf other: S) where S.Element == (String, String) {
+        for (name, value) in other { added.append((name, value)) }
+    }
+
+    /// Removes every field `name` (any case).
+    public mutating func remove(name: String) {
+        removeAll { Self.equalsIgnoringCase($0, name) }
+    }
+
+    /// Removes every field `name` and adds one with `value` after the others
+    /// (as `HTTPHeaders.replaceOrAdd` does).
+    public mutating func replaceOrAdd(name: String, value: String) {
+        remove(name: name)
+        add(name: name, value: value)
+    }
+
+    /// Room for `capacity` added fields.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        added.reserveCapacity(capacity)
+    }
+
+    /// Removes every field whose name `predicate` accepts (given its bytes).
+    public mutating func removeAll(where predicate: (UnsafeRawBufferPointer) -> Bool) {
+        removeAllFields { name, _ in predicate(name) }
+    }
+
+    /// Removes every field `predicate` accepts (given its name and value as
+    /// bytes, in order). A line is marked, not copied; added fields are removed in place.
+    public mutating func removeAllFields(where predicate: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) {
+        if lines.count > 0 {
+            var newlyDropped: UInt64 = 0
+            lines.withBytes { raw in
+                for line in 0..<lines.count where isKept(line) {
+                    let (name, value) = lines.bounds(of: line, in: raw)
+                    if predicate(UnsafeRawBufferPointer(rebasing: raw[name]), UnsafeRawBufferPointer(rebasing: raw[value])) {
+                        newlyDropped |= 1 << UInt64(line)
+                    }
+                }
+            }
+            dropped |= newlyDropped
+        }
+        guard !added.isEmpty else { return }
+        var keep = [Bool]()
+        var any = false
+        keep.reserveCapacity(added.count)
+        for field in added {
+            var name = field.name
+            var value = field.value
+            let removed = name.withUTF8 { n in value.withUTF8 { v in predicate(UnsafeRawBufferPointer(n), UnsafeRawBufferPointer(v)) } }
+            keep.append(!removed)
+            if removed { any = true }
+        }
+        // Most removals find nothing among the added fields: then nothing is copied.
+        guard any else { return }
+        leadingCount = keep[..<leadingCount].count { $0 }
+        added = zip(added, keep).compactMap { $1 ? $0 : nil }
+    }
+
+    /// Whether `raw`'s bytes in `range` spell `name`, ignoring ASCII case.
+    @inlinable
+    @usableFromInline
+    static func equalsIgnoringCase(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>, _ name: String) -> Bool {
+        equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: raw[range]), name)
+    }
+
+    /// Whether `bytes` spell `name`, ignoring ASCII case.
+    @inlinable
+    public static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard bytes.count == utf8.count else { return false }
+        var i = 0
+        for byte in utf8 {
+            let x = bytes[i]
+            guard x == byte || (x | 0x20 == byte | 0x20 && (x | 0x20) >= 97 && (x | 0x20) <= 122) else { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// Whether two names are the same, ignoring ASCII case.
+    @inlinable
+    static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
+        let x = a.utf8
+        let y = b.utf8
+        guard x.count == y.count else { return false }
+        return zip(x, y).allSatisfy { $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($0 | 0x20) >= 97 && ($0 | 0x20) <= 122) }
+    }
+}
