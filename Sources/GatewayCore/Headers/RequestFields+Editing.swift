@@ -52,20 +52,15 @@ extension RequestFields {
             dropped |= newlyDropped
         }
         guard !added.isEmpty else { return }
-        var keep = [Bool]()
-        var any = false
-        keep.reserveCapacity(added.count)
-        for field in added {
+        func removes(_ field: (name: String, value: String)) -> Bool {
             var name = field.name
             var value = field.value
-            let removed = name.withUTF8 { n in value.withUTF8 { v in predicate(UnsafeRawBufferPointer(n), UnsafeRawBufferPointer(v)) } }
-            keep.append(!removed)
-            if removed { any = true }
+            return name.withUTF8 { n in value.withUTF8 { v in predicate(UnsafeRawBufferPointer(n), UnsafeRawBufferPointer(v)) } }
         }
-        // Most removals find nothing among the added fields: then nothing is copied.
-        guard any else { return }
-        leadingCount = keep[..<leadingCount].count { $0 }
-        added = zip(added, keep).compactMap { $1 ? $0 : nil }
+        // Most removals find nothing among the added fields: then nothing is written.
+        guard added.contains(where: removes) else { return }
+        leadingCount = added[..<leadingCount].count { !removes($0) }
+        added.removeAll(where: removes)
     }
 
     /// Whether `raw`'s bytes in `range` spell `name`, ignoring ASCII case.
