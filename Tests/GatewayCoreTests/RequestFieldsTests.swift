@@ -74,6 +74,32 @@ struct RequestFieldsTests {
         #expect(viaBytes == listed, sourceLocation: sourceLocation)
     }
 
+    /// A removal asks about each field once, in order: a predicate may keep
+    /// state (the router keeps the first `Host` that names the authority).
+    @Test func aRemovalVisitsEachFieldOnceInOrder() {
+        var fields = RequestFields.lines("A: 1\r\nB: 2\r\nC: 3\r\n")
+        fields.prepend(name: "P", value: "0")
+        fields.add(name: "D", value: "4")
+        fields.add(name: "E", value: "5")
+        var visited: [String] = []
+        fields.removeAllFields { name, _ in
+            let text = String(decoding: name, as: UTF8.self)
+            visited.append(text)
+            return text == "P" || text == "B" || text == "D"
+        }
+        #expect(visited == ["P", "A", "B", "C", "D", "E"])
+        #expect(fields.map(\.name) == ["A", "C", "E"])
+        var seen = false
+        fields.prepend(name: "X", value: "first")
+        fields.add(name: "X", value: "second")
+        fields.removeAllFields { name, _ in
+            guard name.elementsEqual("X".utf8) else { return false }
+            defer { seen = true }
+            return seen
+        }
+        #expect(fields.map(\.value) == ["first", "1", "3", "5"])
+    }
+
     @Test func linesAreReadWithoutTheWhitespaceAroundValues() {
         let fields = RequestFields.lines("A:   b  \r\nEmpty:\r\nTab:\tv\t\r\n")
         #expect(fields.map { "\($0.name)=\($0.value)" } == ["A=b", "Empty=", "Tab=v"])

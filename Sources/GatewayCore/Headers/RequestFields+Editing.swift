@@ -36,9 +36,29 @@ extension RequestFields {
         removeAllFields { name, _ in predicate(name) }
     }
 
-    /// Removes every field `predicate` accepts (given its name and value as
-    /// bytes, in order). A line is marked, not copied; added fields are removed in place.
+    /// Removes every field `predicate` accepts, given its name and value as
+    /// bytes: called once per field, in the fields' order (a predicate may keep
+    /// state, as the router's "first Host" does). A line is marked, not
+    /// copied; added fields are compacted in place, and only when one goes.
     public mutating func removeAllFields(where predicate: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) {
+        var kept = 0  // added fields kept so far: where the next kept one goes
+        var removedAny = false
+        func visitAdded(_ indices: Range<Int>) {
+            for index in indices {
+                let field = added[index]
+                var removed = false
+                Self.withBytes(field.name, field.value) { removed = predicate($0, $1) }
+                if removed {
+                    removedAny = true
+                } else {
+                    if removedAny { added[kept] = field }
+                    kept += 1
+                }
+            }
+        }
+        let leading = leadingCount
+        visitAdded(0..<leading)
+        let keptLeading = kept
         if lines.count > 0 {
             var newlyDropped: UInt64 = 0
             lines.withBytes { raw in
@@ -51,16 +71,10 @@ extension RequestFields {
             }
             dropped |= newlyDropped
         }
-        guard !added.isEmpty else { return }
-        func removes(_ field: (name: String, value: String)) -> Bool {
-            var name = field.name
-            var value = field.value
-            return name.withUTF8 { n in value.withUTF8 { v in predicate(UnsafeRawBufferPointer(n), UnsafeRawBufferPointer(v)) } }
-        }
-        // Most removals find nothing among the added fields: then nothing is written.
-        guard added.contains(where: removes) else { return }
-        leadingCount = added[..<leadingCount].count { !removes($0) }
-        added.removeAll(where: removes)
+        visitAdded(leading..<added.count)
+        guard removedAny else { return }
+        added.removeSubrange(kept...)
+        leadingCount = keptLeading
     }
 
     /// Whether `raw`'s bytes in `range` spell `name`, ignoring ASCII case.
