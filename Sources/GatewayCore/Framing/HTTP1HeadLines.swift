@@ -76,6 +76,20 @@ public enum HTTP1HeadLines {
         return (colon, valueStart, valueEnd)
     }
 
+    /// Whether `raw` holds exactly `text`'s bytes (compared as raw bytes, not
+    /// through the generic `String.UTF8View` collection).
+    @inlinable
+    public static func equals(_ raw: UnsafeRawBufferPointer, _ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { raw.elementsEqual(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// ``equals(_:_:)`` for a literal.
+    @inlinable
+    public static func equals(_ raw: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        text.withUTF8Buffer { raw.elementsEqual(UnsafeRawBufferPointer($0)) }
+    }
+
     /// Whether the bytes from `start` to `end` spell `lowercase`, ignoring ASCII case.
     @inlinable
     public static func equalsIgnoringCase(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int, _ lowercase: String) -> Bool {

@@ -77,7 +77,7 @@ struct RequestRouter {
             if count == 6, HTTP1HeadLines.equalsIgnoringCase(name, from: 0, to: count, "expect") { return true }
             // Before the names `Connection` lists: a `Connection: host` does not take Host away.
             if count == 4, HTTP1HeadLines.equalsIgnoringCase(name, from: 0, to: count, "host") {
-                guard !hostPlaced, value.elementsEqual(authority.utf8) else { return true }
+                guard !hostPlaced, HTTP1HeadLines.equals(value, authority) else { return true }
                 hostPlaced = true
                 return false
             }

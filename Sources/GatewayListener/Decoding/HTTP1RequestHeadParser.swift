@@ -73,18 +73,18 @@ enum HTTP1RequestHeadParser {
     static func method(_ raw: UnsafeRawBufferPointer) -> HTTPMethod {
         switch raw.count {
         case 3:
-            if raw.elementsEqual("GET".utf8) { return .GET }
-            if raw.elementsEqual("PUT".utf8) { return .PUT }
+            if HTTP1HeadLines.equals(raw, "GET" as StaticString) { return .GET }
+            if HTTP1HeadLines.equals(raw, "PUT" as StaticString) { return .PUT }
         case 4:
-            if raw.elementsEqual("POST".utf8) { return .POST }
-            if raw.elementsEqual("HEAD".utf8) { return .HEAD }
+            if HTTP1HeadLines.equals(raw, "POST" as StaticString) { return .POST }
+            if HTTP1HeadLines.equals(raw, "HEAD" as StaticString) { return .HEAD }
         case 5:
-            if raw.elementsEqual("PATCH".utf8) { return .PATCH }
+            if HTTP1HeadLines.equals(raw, "PATCH" as StaticString) { return .PATCH }
         case 6:
-            if raw.elementsEqual("DELETE".utf8) { return .DELETE }
+            if HTTP1HeadLines.equals(raw, "DELETE" as StaticString) { return .DELETE }
         case 7:
-            if raw.elementsEqual("CONNECT".utf8) { return .CONNECT }
-            if raw.elementsEqual("OPTIONS".utf8) { return .OPTIONS }
+            if HTTP1HeadLines.equals(raw, "CONNECT" as StaticString) { return .CONNECT }
+            if HTTP1HeadLines.equals(raw, "OPTIONS" as StaticString) { return .OPTIONS }
         default:
             break
         }
