@@ -146,6 +146,26 @@ struct RetryAndRateLimitTests {
         }
     }
 
+    /// `per_try_timeout` on the gateway's real event loops: each stalled
+    /// attempt is abandoned when its limit passes and retried, and the last
+    /// one's timeout reaches the client as a 504 naming the cause.
+    @Test func aStalledUpstreamIsAbandonedAtEachPerTryTimeout() async throws {
+        let upstream = try await TestUpstream.start()
+        let retry = RetryConfig(attempts: 2, backoffBase: .milliseconds(5), backoffMax: .milliseconds(20), perTryTimeout: .milliseconds(300))
+        let gateway = try await Self.gateway(retry: retry)
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let started = ContinuousClock.now
+        let result = try await gateway.curl(["-s", "-i", upstream.url("/delay/3000")])
+        let elapsed = ContinuousClock.now - started
+        let response = try #require(RawResponse(Array(result.stdoutString.utf8)))
+        #expect(response.status == 504)
+        #expect(response.header("X-Gateway-Error") == "request_timeout")
+        #expect(result.stdoutString.contains("per_try_timeout (300ms)"), "\(result.stdoutString)")
+        #expect(elapsed >= .milliseconds(600) && elapsed < .milliseconds(2900), "two attempts of 300 ms: \(elapsed)")
+        #expect(upstream.requestsServed <= 2)
+    }
+
     @Test func aFullQueueGetsALocal429WithRetryAfter() async throws {
         let upstream = try await TestUpstream.start()
         let gateway = try await Self.gateway(rateLimit: RateLimitConfig(requestsPerSecond: 0.1, burst: 1, maxQueue: 0))

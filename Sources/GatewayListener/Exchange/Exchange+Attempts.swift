@@ -221,6 +221,8 @@ extension Exchange {
     /// request's deadline if sooner: the attempt is abandoned and counts as a
     /// `request_timeout` failure.
     private func armAttemptTimer(_ run: RetryRun) {
+        // Most configs set neither limit: then the clock is not read (a read costs here).
+        guard run.perTryTimeout != nil || run.deadline != nil else { return }
         let now = ContinuousClock.now
         // Which limit comes first; its message is only made if it fires.
         var limit: (at: ContinuousClock.Instant, perTry: Duration?)?
@@ -231,13 +233,23 @@ extension Exchange {
             limit = (deadline, nil)
         }
         guard let limit else { return }
-        attemptTimer = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limit.at - now)) {
-            guard self.machine.isAttempting else { return }
-            let message = limit.perTry.map { "no response from the upstream within per_try_timeout (\(ConfigUnits.formatDuration($0)))" }
-                ?? "the request's deadline passed before the upstream answered"
-            let error = GatewayError(.requestTimeout, message, upstream: self.request.hostPort)
-            self.abandonAttempt(error)
-            self.attemptFailed(error)
-        }
+        attemptLimit = limit
+        // A callback with this exchange as its handler: no closure, promise or
+        // future per attempt, as `scheduleTask` makes.
+        attemptTimer = try? eventLoop.assumeIsolated().scheduleCallback(in: TimeAmount(limit.at - now), handler: self)
+    }
+}
+
+extension Exchange: NIOScheduledCallbackHandler {
+    /// The attempt's limit passed with no response head: the attempt is
+    /// abandoned and counts as a `request_timeout` failure.
+    func handleScheduledCallback(eventLoop: some EventLoop) {
+        attemptTimer = nil
+        guard machine.isAttempting, let limit = attemptLimit else { return }
+        let message = limit.perTry.map { "no response from the upstream within per_try_timeout (\(ConfigUnits.formatDuration($0)))" }
+            ?? "the request's deadline passed before the upstream answered"
+        let error = GatewayError(.requestTimeout, message, upstream: request.hostPort)
+        abandonAttempt(error)
+        attemptFailed(error)
     }
 }

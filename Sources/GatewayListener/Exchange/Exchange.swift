@@ -38,7 +38,10 @@ final class Exchange: UpstreamExchangeDelegate {
     /// Forwards the callbacks of the attempt in flight (requests that may be sent
     /// again only: a given-up attempt's late callbacks must not reach the next one).
     var attemptDelegate: AttemptDelegate?
-    var attemptTimer: Scheduled<Void>?
+    /// The attempt's `per_try_timeout` or the request's deadline, whichever
+    /// comes first (``handleScheduledCallback(eventLoop:)`` when it passes).
+    var attemptTimer: NIOScheduledCallback?
+    var attemptLimit: (at: ContinuousClock.Instant, perTry: Duration?)?
     var cancellation: UpstreamExchangeCancellation?
     var writer: (any UpstreamRequestWriter)?
     /// The request body's way upstream (a pure state machine).
