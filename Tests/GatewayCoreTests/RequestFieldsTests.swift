@@ -22,7 +22,7 @@ struct RequestFieldsTests {
 
     @Test(arguments: 0..<40)
     func editsReadAsTheModelDoes(seed: Int) throws {
-        var random = Xorshift(state: UInt64(seed) &* 0x9E37_79B9 &+ 7)
+        var random = HeadBytesTests.XorShift(state: UInt64(seed) &* 0x9E37_79B9 &+ 7)
         let count = Int.random(in: 0...12, using: &random)
         var model = Model(fields: (0..<count).map { _ in (Self.names.randomElement(using: &random)!, Self.values.randomElement(using: &random)!) })
         var fields = seed.isMultiple(of: 4) ? RequestFields(model.fields.map { ($0.name, $0.value) }) : RequestFields.lines(HTTPHeaders(model.fields.map { ($0.name, $0.value) }))
@@ -130,14 +130,3 @@ struct RequestFieldsTests {
     }
 }
 
-/// A seeded generator: the same edits on every run.
-struct Xorshift: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return state
-    }
-}
