@@ -93,7 +93,9 @@ extension SpanPlan {
     /// The address of `ip:port` (the port always written, an IPv6 address
     /// without brackets), or nil for `unknown`.
     static func host(ofEndpoint endpoint: String) -> String? {
-        guard let colon = endpoint.lastIndex(of: ":"), colon != endpoint.startIndex else { return nil }
+        // By byte: a search by `Character` pays for grapheme breaking.
+        let bytes = endpoint.utf8
+        guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")), colon != bytes.startIndex else { return nil }
         return String(endpoint[..<colon])
     }
 
