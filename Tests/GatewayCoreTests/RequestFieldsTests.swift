@@ -119,6 +119,52 @@ struct RequestFieldsTests {
         }
     }
 
+    /// `FieldLines` reads a block of lines as the parser read each line on
+    /// its own (``HTTP1HeadLines/field(_:from:to:)``): the same verdict, and
+    /// the same names and values, on random lines made mostly of the bytes
+    /// that matter (colon, space, HTAB, CR, LF, controls, DEL, high bytes).
+    @Test(arguments: 0..<20)
+    func linesReadAsEachLineAlone(seed: Int) throws {
+        var random = HeadBytesTests.XorShift(state: UInt64(seed) &* 0x2545_F491_4F6C_DD1D &+ 11)
+        let alphabet: [UInt8] = Array("aZ-_.:: \t\t!~".utf8) + [0, 1, 13, 10, 127, 0x80, 0xC3, 0xA9, 0xFF]
+        var verdicts = (accepted: 0, refused: 0)
+        for _ in 0..<200 {
+            let count = Int.random(in: 0...6, using: &random)
+            var lines: [[UInt8]] = []
+            for _ in 0..<count {
+                var line = Array("X-\(Int.random(in: 0...9, using: &random))".utf8)
+                if Int.random(in: 0..<4, using: &random) > 0 { line += Array(": ".utf8) }
+                for _ in 0..<Int.random(in: 0...8, using: &random) { line.append(alphabet.randomElement(using: &random)!) }
+                if Int.random(in: 0..<3, using: &random) == 0 { line.insert(alphabet.randomElement(using: &random)!, at: Int.random(in: 0...line.count, using: &random)) }
+                lines.append(line)
+            }
+            let block: [UInt8] = lines.flatMap { $0 + [13, 10] }
+            // What the parser's head scan lets through: no LF but in a CRLF.
+            let lineFeeds = block.count { (byte: UInt8) in byte == 10 }
+            guard lineFeeds == count else { continue }
+            var expected: [(String, String)]? = []
+            block.withUnsafeBytes { raw in
+                var start = 0
+                for _ in 0..<count {
+                    guard let end = HTTP1HeadLines.lineEnd(in: raw, from: start), let field = HTTP1HeadLines.field(raw, from: start, to: end) else {
+                        expected = nil
+                        return
+                    }
+                    expected?.append(field)
+                    start = end + 2
+                }
+            }
+            let parsed = try? block.withUnsafeBytes { try FieldLines(parsing: $0, from: 0, to: $0.count, count: count) }
+            #expect((parsed == nil) == (expected == nil), "\(block)")
+            if parsed == nil { verdicts.refused += 1 } else { verdicts.accepted += 1 }
+            if let parsed, let expected {
+                let fields = RequestFields(lines: parsed)
+                #expect(fields.map { "\($0.name)=\($0.value)" } == expected.map { "\($0.0)=\($0.1)" }, "\(block)")
+            }
+        }
+        #expect(verdicts.accepted >= 10 && verdicts.refused >= 10, "both verdicts drawn: \(verdicts)")
+    }
+
     @Test func tokensAreReadFromTheBytes() {
         let fields = RequestFields.lines("Connection: Keep-Alive , Upgrade,,x\r\nTE: trailers\r\nconnection: close\r\n")
         var tokens: [String] = []
