@@ -86,7 +86,7 @@ public enum HopByHopHeaders {
         return false
     }
 
-    /// ASCII case-insensitive comparison; `lowercase` must be lowercase.
+    /// ASCII case-insensitive comparison (both sides folded: `lowercase` may be in any case).
     @inlinable
     public static func equalsIgnoringCase<S: StringProtocol>(_ name: String, _ lowercase: S) -> Bool {
         let a = name.utf8

@@ -10,10 +10,6 @@ extension RequestFields {
         leadingCount += 1
     }
 
-    public mutating func add<S: Sequence>(contentsOf other: S) where S.Element == (String, String) {
-        for (name, value) in other { added.append((name, value)) }
-    }
-
     /// Removes every field `name` (any case).
     public mutating func remove(name: String) {
         removeAll { Self.equalsIgnoringCase($0, name) }
@@ -96,14 +92,5 @@ extension RequestFields {
             i += 1
         }
         return true
-    }
-
-    /// Whether two names are the same, ignoring ASCII case.
-    @inlinable
-    static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8
-        let y = b.utf8
-        guard x.count == y.count else { return false }
-        return zip(x, y).allSatisfy { $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($0 | 0x20) >= 97 && ($0 | 0x20) <= 122) }
     }
 }

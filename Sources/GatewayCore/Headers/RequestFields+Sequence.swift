@@ -51,10 +51,3 @@ extension RequestFields: Equatable {
 extension RequestFields: CustomStringConvertible {
     public var description: String { headers.description }
 }
-
-extension HTTPHeaders {
-    /// The request's fields as headers (strings made for every field).
-    public init(_ fields: RequestFields) {
-        self = fields.headers
-    }
-}

@@ -19,6 +19,20 @@ extension RequestFields {
         return found
     }
 
+    /// The field names `Connection` lists, but `keep-alive` (which goes
+    /// anyway) and `close` (which names no field). Rare: most requests list
+    /// only those two, and then no string is made.
+    public func namesInConnection() -> [String] {
+        var named: [String] = []
+        forEachToken(ofField: "connection") { token in
+            if !HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "keep-alive"),
+               !HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "close") {
+                named.append(String(decoding: token, as: UTF8.self))
+            }
+        }
+        return named
+    }
+
     /// The tokens of one comma-separated value, trimmed, empty ones left out.
     @usableFromInline
     static func forEachToken(in value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {

@@ -27,9 +27,7 @@ public struct RequestFields: Sendable {
     }
 
     public init(_ headers: HTTPHeaders) {
-        lines = FieldLines()
-        dropped = 0
-        added = headers.map { ($0.name, $0.value) }
+        self.init(headers.map { ($0.name, $0.value) })
     }
 
     /// Fields given as strings, in order (as `HTTPHeaders([(name, value)])`).
@@ -109,7 +107,7 @@ public struct RequestFields: Sendable {
 
     /// The first value of the field `name` (any case), nil if none.
     public func first(name: String) -> String? {
-        for (n, v) in added[..<leadingCount] where Self.equalsIgnoringCase(n, name) { return v }
+        for (n, v) in added[..<leadingCount] where HopByHopHeaders.equalsIgnoringCase(n, name) { return v }
         if lines.count > 0 {
             let found: String? = lines.withBytes { raw in
                 for line in 0..<lines.count where isKept(line) {
@@ -120,7 +118,7 @@ public struct RequestFields: Sendable {
             }
             if let found { return found }
         }
-        for (n, v) in added[leadingCount...] where Self.equalsIgnoringCase(n, name) { return v }
+        for (n, v) in added[leadingCount...] where HopByHopHeaders.equalsIgnoringCase(n, name) { return v }
         return nil
     }
 
@@ -132,7 +130,7 @@ public struct RequestFields: Sendable {
     /// Every value of the field `name` (any case), in order.
     public subscript(name: String) -> [String] {
         var values: [String] = []
-        for (n, v) in added[..<leadingCount] where Self.equalsIgnoringCase(n, name) { values.append(v) }
+        for (n, v) in added[..<leadingCount] where HopByHopHeaders.equalsIgnoringCase(n, name) { values.append(v) }
         if lines.count > 0 {
             lines.withBytes { raw in
                 for line in 0..<lines.count where isKept(line) {
@@ -141,7 +139,7 @@ public struct RequestFields: Sendable {
                 }
             }
         }
-        for (n, v) in added[leadingCount...] where Self.equalsIgnoringCase(n, name) { values.append(v) }
+        for (n, v) in added[leadingCount...] where HopByHopHeaders.equalsIgnoringCase(n, name) { values.append(v) }
         return values
     }
 

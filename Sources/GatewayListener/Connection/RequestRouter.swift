@@ -61,14 +61,7 @@ struct RequestRouter {
     /// dropped), the rest in their order. Room is left for `Via`, a credential
     /// and a `traceparent`.
     static func endToEndHeaders(of headers: RequestFields, authority: String) -> RequestFields {
-        // Names `Connection` lists (rare: most say `keep-alive` or `close`).
-        var named: [String] = []
-        headers.forEachToken(ofField: "connection") { token in
-            if !HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "keep-alive"),
-               !HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "close") {
-                named.append(String(decoding: token, as: UTF8.self))
-            }
-        }
+        let named = headers.namesInConnection()
         var result = headers
         var hostPlaced = false
         result.removeAllFields { name, value in
@@ -83,7 +76,7 @@ struct RequestRouter {
             }
             return !named.isEmpty && named.contains { RequestFields.equalsIgnoringCase(name, $0) }
         }
-        result.reserveCapacity(3)
+        result.reserveCapacity(hostPlaced ? 3 : 4)
         if !hostPlaced { result.prepend(name: "Host", value: authority) }
         return result
     }

@@ -18,10 +18,6 @@ package struct ClientRequestHead: Sendable, Equatable {
     }
 
     /// A head made elsewhere (HTTP/2's translation, tests): its fields are all "added".
-    package init(_ head: HTTPRequestHead) {
-        self.init(version: head.version, method: head.method, uri: head.uri, headers: RequestFields(head.headers))
-    }
-
     package init(version: HTTPVersion, method: HTTPMethod, uri: String, headers: HTTPHeaders) {
         self.init(version: version, method: method, uri: uri, headers: RequestFields(headers))
     }

@@ -28,11 +28,7 @@ import NIOHTTP1
 enum HTTP2Fields {
     static func requestHeaders(_ request: ProxyRequest) -> HPACKHeaders {
         // Names `Connection` lists (the listener removed them already: rare here).
-        var named: [String] = []
-        request.headers.forEachToken(ofField: "connection") { token in
-            let name = String(decoding: token, as: UTF8.self).lowercased()
-            if name != "keep-alive", name != "close" { named.append(name) }
-        }
+        let named = request.headers.namesInConnection()
         var headers = HPACKHeaders()
         headers.reserveCapacity(request.headers.count + 6)
         headers.add(name: ":method", value: request.method.rawValue)
