@@ -10,23 +10,38 @@ import Testing
 @Suite struct OTLPSpanEncoderTests {
     static let trace = TraceID(high: 0x4bf9_2f35_77b3_4da6, low: 0xa3ce_929d_0e0e_4736)
 
-    static func span() -> FinishedSpan {
-        var attributes = SpanAttributes()
-        attributes.set("http.request.method", value: .string("GET"))
-        attributes.set("http.response.status_code", value: .int64(503))
-        attributes.set("gateway.cancelled", value: .bool(true))
-        attributes.set("gateway.delta", value: .int64(-1))
-        let event = FinishedSpan.Event(name: "gateway.retry.backoff", time: 1_700_000_000_500_000_000, attributes: ["gateway.duration_ms": .double(2.5)])
-        return FinishedSpan(
-            name: "GET /users/{id}", kind: .client, traceID: trace, spanID: SpanID(value: 0x00f0_67aa_0ba9_02b7), parentID: SpanID(value: 7),
-            traceState: "congo=t61rcWkgMzE", start: 1_700_000_000_000_000_000, end: 1_700_000_001_000_000_000,
-            attributes: attributes, events: [event], status: SpanStatus(code: .error, message: "503")
+    /// A CLIENT span with a field of every kind, written after what `writer` holds.
+    static func writeSpan(into writer: inout OTLPSpanWriter) {
+        writer.begin(
+            .client, name: "GET /users/{id}", trace: trace, span: SpanID(value: 0x00f0_67aa_0ba9_02b7), parent: SpanID(value: 7),
+            traceState: "congo=t61rcWkgMzE", start: 1_700_000_000_000_000_000
         )
+        writer.attribute("http.request.method", .string("GET"))
+        writer.attribute("http.response.status_code", .int64(503))
+        writer.attribute("gateway.cancelled", .bool(true))
+        writer.attribute("gateway.delta", .int64(-1))
+        writer.event("gateway.retry.backoff", time: 1_700_000_000_500_000_000, attributes: ["gateway.duration_ms": .double(2.5)])
+        writer.status(SpanStatus(code: .error, message: "503"))
+        writer.end(time: 1_700_000_001_000_000_000)
+    }
+
+    /// `writer`'s spans as a request's body, walked down to its spans.
+    static func spans(of writer: OTLPSpanWriter, serviceName: String = "svc") throws -> [[ProtobufReader.Field]] {
+        let body = OTLPSpanEncoder(serviceName: serviceName).encode(spans: writer.buffer)
+        let scopeSpans = try ProtobufReader.fields(Array(body.readableBytesView))[0].message()[1].message()
+        #expect(scopeSpans.first?.number == 1, "scope")
+        return try scopeSpans.dropFirst().map {
+            #expect($0.number == 2)
+            return try $0.message()
+        }
     }
 
     @Test func anExportRequestHasTheProtocolsFields() throws {
-        let encoder = OTLPSpanEncoder(serviceName: "svc")
-        let body = encoder.encode([Self.span(), Self.span()][...])
+        var writer = OTLPSpanWriter(buffer: ByteBuffer())
+        Self.writeSpan(into: &writer)
+        Self.writeSpan(into: &writer)
+        #expect(writer.count == 2)
+        let body = OTLPSpanEncoder(serviceName: "svc").encode(spans: writer.buffer)
         let request = try ProtobufReader.fields(Array(body.readableBytesView))
         #expect(request.map(\.number) == [1], "resource_spans")
         let resourceSpans = try request[0].message()
@@ -38,9 +53,11 @@ import Testing
         let scopeSpans = try resourceSpans[1].message()
         #expect(scopeSpans.map(\.number) == [1, 2, 2], "scope, two spans")
         #expect(try scopeSpans[0].message()[0].string() == "gateway")
+        #expect(scopeSpans[1].bytes == scopeSpans[2].bytes)
 
+        // Fields in the order written: the end time last, as it is known last.
         let span = try scopeSpans[1].message()
-        #expect(span.map(\.number) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 11, 15])
+        #expect(span.map(\.number) == [1, 2, 3, 4, 5, 6, 7, 9, 9, 9, 9, 11, 15, 8])
         #expect(span[0].bytes == [0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36])
         #expect(span[1].bytes == [0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7])
         #expect(try span[2].string() == "congo=t61rcWkgMzE")
@@ -48,43 +65,64 @@ import Testing
         #expect(try span[4].string() == "GET /users/{id}")
         #expect(span[5].wireType == 0 && span[5].value == 3, "SPAN_KIND_CLIENT")
         #expect(span[6].wireType == 1 && span[6].value == 1_700_000_000_000_000_000)
-        #expect(span[7].wireType == 1 && span[7].value == 1_700_000_001_000_000_000)
+        #expect(span[13].wireType == 1 && span[13].value == 1_700_000_001_000_000_000)
 
-        let method = try span[8].message()
+        let method = try span[7].message()
         #expect(try method[0].string() == "http.request.method")
         #expect(try method[1].message()[0].number == 1 && method[1].message()[0].string() == "GET")
-        let status = try span[9].message()[1].message()[0]
+        let status = try span[8].message()[1].message()[0]
         #expect(status.number == 3 && status.value == 503, "int_value")
-        let cancelled = try span[10].message()[1].message()[0]
+        let cancelled = try span[9].message()[1].message()[0]
         #expect(cancelled.number == 2 && cancelled.value == 1, "bool_value")
-        let negative = try span[11].message()[1].message()[0]
+        let negative = try span[10].message()[1].message()[0]
         #expect(negative.number == 3 && negative.value == UInt64.max, "int_value, two's complement")
 
-        let event = try span[12].message()
+        let event = try span[11].message()
         #expect(event.map(\.number) == [1, 2, 3])
         #expect(event[0].wireType == 1 && event[0].value == 1_700_000_000_500_000_000)
         #expect(try event[1].string() == "gateway.retry.backoff")
         let duration = try event[2].message()[1].message()[0]
         #expect(duration.number == 4 && duration.wireType == 1 && Double(bitPattern: duration.value) == 2.5, "double_value")
 
-        let spanStatus = try span[13].message()
+        let spanStatus = try span[12].message()
         #expect(spanStatus.map(\.number) == [2, 3])
         #expect(try spanStatus[0].string() == "503")
         #expect(spanStatus[1].value == 2, "STATUS_CODE_ERROR")
     }
 
     @Test func aRootSpanHasNoParentNorTraceStateAndAnUnsetStatusIsLeftOut() throws {
-        var root = Self.span()
-        root.parentID = nil
-        root.traceState = ""
-        root.status = nil
-        root.events = []
-        root.kind = .server
-        root.attributes = [:]
-        let body = OTLPSpanEncoder(serviceName: "svc").encode([root][...])
-        let span = try ProtobufReader.fields(Array(body.readableBytesView))[0].message()[1].message()[1].message()
+        var writer = OTLPSpanWriter(buffer: ByteBuffer())
+        writer.begin(.server, name: "GET /", trace: Self.trace, span: SpanID(value: 1), parent: nil, traceState: "", start: 5)
+        writer.end(time: 6)
+        let span = try Self.spans(of: writer)[0]
         #expect(span.map(\.number) == [1, 2, 5, 6, 7, 8])
         #expect(span[3].value == 2, "SPAN_KIND_SERVER")
+    }
+
+    /// A span's length takes 1, 2, 3 or 4 bytes: the span moves back over the
+    /// room its length does not use, or forward past it, and reads back whole;
+    /// what the buffer held before is kept.
+    @Test func spansOfEveryLengthAreFramed() throws {
+        var before = ByteBuffer()
+        before.writeBytes([0xAB, 0xCD])
+        var writer = OTLPSpanWriter(buffer: before)
+        for length in [0, 200, 20_000, 3_000_000] {
+            writer.begin(.server, name: "n", trace: Self.trace, span: SpanID(value: 9), parent: nil, traceState: "", start: 1)
+            if length > 0 { writer.attribute("k", .string(String(repeating: "v", count: length))) }
+            writer.end(time: 2)
+        }
+        #expect(writer.count == 4)
+        #expect(writer.buffer.getBytes(at: 0, length: 2) == [0xAB, 0xCD])
+        var rest = writer.buffer
+        rest.moveReaderIndex(forwardBy: 2)
+        let spans = try ProtobufReader.fields(Array(rest.readableBytesView))
+        #expect(spans.map(\.number) == [2, 2, 2, 2])
+        for (span, length) in zip(spans, [0, 200, 20_000, 3_000_000]) {
+            let fields = try span.message()
+            #expect(fields.map(\.number) == (length > 0 ? [1, 2, 5, 6, 7, 9, 8] : [1, 2, 5, 6, 7, 8]))
+            #expect(fields.last?.value == 2, "the end time, written last")
+            if length > 0 { #expect(try fields[5].message()[1].message()[0].bytes.count == length) }
+        }
     }
 
     /// The pointer writer writes what a plain reference encoder (below) does, byte for byte, and exactly the sizes computed.

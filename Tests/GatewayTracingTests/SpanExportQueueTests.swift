@@ -1,25 +1,29 @@
+import NIOCore
 import Testing
 
 @testable import GatewayTracing
 
 /// The export queue's bound and batches, and the once-a-minute failure log.
 @Suite struct SpanExportQueueTests {
-    static func spans(_ count: Int) -> [FinishedSpan] {
-        let span = FinishedSpan(
-            name: "GET /", kind: .server, traceID: TraceID(high: 1, low: 2), spanID: SpanID(value: 3), parentID: nil,
-            traceState: "", start: 1, end: 2, attributes: [:], events: [], status: nil
-        )
-        return Array(repeating: span, count: count)
+    /// `count` spans' bytes: each byte says which enqueue it came with.
+    static func spans(_ count: Int, tag: UInt8) -> ByteBuffer {
+        ByteBuffer(bytes: Array(repeating: tag, count: count))
     }
 
-    @Test func spansBeyondTheBoundAreRefusedAndCounted() {
+    @Test func anExchangesSpansAreQueuedTogetherOrRefusedTogether() {
         let queue = SpanExportQueue(capacity: 5, batchSize: 4)
-        #expect(queue.enqueue(Self.spans(3)) == (dropped: 0, batchReady: false))
-        #expect(queue.enqueue(Self.spans(3)) == (dropped: 1, batchReady: true), "two fit; the batch size is reached")
-        #expect(queue.enqueue(Self.spans(2)) == (dropped: 2, batchReady: false))
-        #expect(queue.takeAll().count == 5)
+        #expect(queue.enqueue(Self.spans(3, tag: 1), spans: 3) == (dropped: 0, batchReady: false))
+        #expect(queue.enqueue(Self.spans(3, tag: 2), spans: 3) == (dropped: 3, batchReady: false), "three do not fit: none is queued")
+        #expect(queue.enqueue(Self.spans(1, tag: 3), spans: 1) == (dropped: 0, batchReady: true), "the batch size is reached")
+        #expect(queue.enqueue(Self.spans(1, tag: 4), spans: 1) == (dropped: 0, batchReady: false), "a new batch: the first is full")
+        #expect(queue.enqueue(Self.spans(1, tag: 5), spans: 1) == (dropped: 1, batchReady: false), "the bound")
+        #expect(queue.count == 5)
+        let batches = queue.takeAll()
+        #expect(batches.map(\.spans) == [4, 1])
+        #expect(batches.map { Array($0.bytes.readableBytesView) } == [[1, 1, 1, 3], [4]])
         #expect(queue.count == 0)
-        #expect(queue.enqueue(Self.spans(1)) == (dropped: 0, batchReady: false))
+        #expect(queue.takeAll().isEmpty)
+        #expect(queue.enqueue(Self.spans(1, tag: 6), spans: 1) == (dropped: 0, batchReady: false))
     }
 
     @Test func exportFailuresAreLoggedOnceAMinuteWithTheSpansDroppedBetween() {

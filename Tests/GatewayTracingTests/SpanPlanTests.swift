@@ -166,7 +166,11 @@ import Testing
     }
 
     @Test func anExtensionMethodIsOther() {
-        let attributes = SpanPlan.methodAttributes(HTTPMethod(rawValue: "PROPFIND"))
+        var spans = PlannedSpans()
+        spans.beginServer()
+        SpanPlan.addMethod(HTTPMethod(rawValue: "PROPFIND"), to: &spans)
+        spans.end(at: Self.t0)
+        let attributes = spans.server?.attributes ?? [:]
         #expect(attributes.get("http.request.method") == .string("_OTHER"))
         #expect(attributes.get("http.request.method_original") == .string("PROPFIND"))
         #expect(SpanPlan.name(method: HTTPMethod(rawValue: "PROPFIND"), route: "/dav") == "HTTP /dav")

@@ -3,9 +3,10 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// The export pipeline: finished spans queue (``SpanExportQueue``) and are
-/// sent from one background event loop, every `tracing.schedule_delay` or as
-/// soon as `maxBatch` wait, in requests of at most `maxBatch` spans
+/// The export pipeline: finished spans, encoded as their exchange ends
+/// (``OTLPSpanWriter``), queue (``SpanExportQueue``) and are sent from one
+/// background event loop, every `tracing.schedule_delay` or as soon as
+/// `maxBatch` wait, in requests of at most `maxBatch` spans
 /// (``OTLPSpanEncoder``, ``OTLPHTTPExporter``), one at a time. Spans that do
 /// not fit the queue are counted as `queue_full`; spans the collector did not
 /// take (an error, a timeout, a status other than 2xx) as `export_failed`,
@@ -52,9 +53,9 @@ final class SpanExporter: Sendable {
         timer.withLockedValue { $0 = task }
     }
 
-    /// Queues an exchange's spans; on the exchange's event loop.
-    func enqueue(_ spans: [FinishedSpan]) {
-        let (refused, batchReady) = queue.enqueue(spans)
+    /// Queues an exchange's `spans` spans, encoded in `encoded`; on the exchange's event loop.
+    func enqueue(_ encoded: ByteBuffer, spans: Int) {
+        let (refused, batchReady) = queue.enqueue(encoded, spans: spans)
         if refused > 0 { dropped("queue_full", refused) }
         if batchReady { eventLoop.execute { [self] in _ = flush() } }
     }
@@ -63,9 +64,9 @@ final class SpanExporter: Sendable {
     /// waits after it, once `maxBatch` wait). On `eventLoop`.
     func flush() -> EventLoopFuture<Void> {
         if let current = running.value { return current }
-        let spans = queue.takeAll()
-        guard !spans.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
-        let done = send(spans, from: spans.startIndex)
+        let batches = queue.takeAll()
+        guard !batches.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
+        let done = send(batches, from: batches.startIndex)
         running.value = done
         done.whenComplete { [self] _ in
             running.value = nil
@@ -85,7 +86,7 @@ final class SpanExporter: Sendable {
         deadline.cancel()
         try? await eventLoop.submit { [self] in
             exporter.disconnect()
-            let left = queue.takeAll().count
+            let left = queue.takeAll().reduce(0) { $0 + $1.spans }
             if left > 0 { dropped("export_failed", left) }
         }.get()
     }
@@ -95,16 +96,15 @@ final class SpanExporter: Sendable {
         flush().flatMap { [self] in queue.count > 0 || running.value != nil ? drain() : eventLoop.makeSucceededVoidFuture() }
     }
 
-    /// `spans` from `start` on, `maxBatch` per request. After a failure the
+    /// `batches` from `index` on, one request each. After a failure the
     /// rest are not tried (a collector that is down would time out again).
-    private func send(_ spans: [FinishedSpan], from start: Int) -> EventLoopFuture<Void> {
-        guard start < spans.endIndex else { return eventLoop.makeSucceededVoidFuture() }
-        let end = min(start + Self.maxBatch, spans.endIndex)
-        let body = encoder.encode(spans[start..<end])
+    private func send(_ batches: [SpanExportQueue.Batch], from index: Int) -> EventLoopFuture<Void> {
+        guard index < batches.endIndex else { return eventLoop.makeSucceededVoidFuture() }
+        let body = encoder.encode(spans: batches[index].bytes)
         return exporter.send(body).flatMap { [self] in
-            send(spans, from: end)
+            send(batches, from: index + 1)
         }.flatMapError { [self] error in
-            failed(spans.endIndex - start, error: error)
+            failed(batches[index...].reduce(0) { $0 + $1.spans }, error: error)
             return eventLoop.makeSucceededVoidFuture()
         }
     }

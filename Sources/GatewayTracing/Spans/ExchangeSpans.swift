@@ -1,16 +1,17 @@
 import GatewayCore
 import GatewayObservability
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// One traced exchange: the ids of the gateway's SERVER span, given as the
 /// exchange begins (``TracingObserver``), and of a CLIENT span per upstream
 /// attempt, given as the attempt is prepared (``TracePropagationStep``) so
 /// that its id is the upstream's parent. No span exists on the way: when the
-/// exchange finishes, its ``SpanPlan`` (from the record) gives their
-/// attributes and events, and the spans are made once, as values, and
-/// queued for export (``SpanExporter``), a sampled-out exchange's not at all.
+/// exchange finishes, ``SpanPlan`` (from the record) says their attributes
+/// and events, and they are encoded as it says them (``OTLPSpanWriter``)
+/// and queued for export (``SpanExporter``), a sampled-out exchange's not at
+/// all.
 ///
 /// It is the exchange's ``ExchangeTraceContext`` on the record (its ids go to
 /// log lines, trace records and HAR entries) and its observation. Called on
@@ -30,7 +31,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     }
 
     /// A CLIENT span's id, with the record's attempt it became and when it was prepared.
-    private typealias Client = (span: SpanID, attempt: Int, start: ContinuousClock.Instant)
+    typealias Client = (span: SpanID, attempt: Int, start: ContinuousClock.Instant)
 
     private struct State {
         /// The exchange's record until it finishes; then let go, as the record
@@ -61,7 +62,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     private let exporter: SpanExporter
     private let subject: Subject?
     private let started: ContinuousClock.Instant
-    private let state: NIOLockedValueBox<State>
+    private let state: Mutex<State>
 
     /// `subject`: nil when `ids` is not sampled.
     init(exporter: SpanExporter, ids: IDs, subject: Subject?, context: RequestContext) {
@@ -69,7 +70,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         self.ids = ids
         self.subject = subject
         self.started = context.startedAt
-        self.state = NIOLockedValueBox(State(record: context.record))
+        self.state = Mutex(State(record: context.record))
     }
 
     /// Gives the attempt about to be sent its CLIENT span id and points the
@@ -83,7 +84,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         // The transport records the attempt right after the last step: the index it gets.
         let attempt = record.attemptCount
         let start = ContinuousClock.now
-        state.withLockedValue { $0.clients.append((span, attempt, start)) }
+        state.withLock { $0.clients.append((span, attempt, start)) }
     }
 
     /// `wait`, its length kept for an event of the SERVER span.
@@ -92,7 +93,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         let start = ContinuousClock.now
         return wait.whenEnded { [self] in
             let end = ContinuousClock.now
-            state.withLockedValue { $0.waits.append(RecordedWait(kind: kind, start: start, end: end)) }
+            state.withLock { $0.waits.append(RecordedWait(kind: kind, start: start, end: end)) }
         }
     }
 
@@ -100,48 +101,31 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     var isSampled: Bool { ids.sampled }
 
     /// The waits timed so far.
-    var waits: [RecordedWait] { state.withLockedValue { $0.waits } }
+    var waits: [RecordedWait] { state.withLock { $0.waits } }
 
     // MARK: ExchangeObservation
 
     func requestBodyPart(_ buffer: ByteBuffer) {}
 
     func finish(_ outcome: ExchangeOutcome) {
-        let taken = state.withLockedValue { (s: inout State) -> (record: ExchangeRecord, clients: [Client], waits: [RecordedWait])? in
+        let taken = state.withLock { (s: inout State) -> (record: ExchangeRecord, clients: [Client], waits: [RecordedWait])? in
             guard !s.finished, let record = s.record else { return nil }
             s.finished = true
             s.record = nil
             return (record, s.clients, s.waits)
         }
         guard let taken, let subject else { return }
-        let clock = WallClock()
-        let plan = SpanPlan(
-            SpanPlan.Inputs(
-                request: subject.request, route: subject.route, requestID: subject.requestID, clientAddress: subject.clientAddress,
-                attempts: taken.record.attempts, retries: taken.record.retries, waits: taken.waits,
-                clientAttempts: taken.clients.map { $0.attempt }, outcome: outcome, end: clock.now
-            ),
-            redactor: subject.redactor
+        let inputs = SpanPlan.Inputs(
+            request: subject.request, route: subject.route, requestID: subject.requestID, clientAddress: subject.clientAddress,
+            attempts: taken.record.attempts, retries: taken.record.retries, waits: taken.waits,
+            clientAttempts: taken.clients.map { $0.attempt }, outcome: outcome, end: .now
         )
-        var spans: [FinishedSpan] = []
-        spans.reserveCapacity(1 + plan.clients.count)
-        spans.append(span(.server, id: ids.span, parent: ids.parent, start: started, as: plan.server, name: subject.name, clock: clock))
-        for (client, planned) in zip(taken.clients, plan.clients) {
-            spans.append(span(.client, id: client.span, parent: ids.span, start: client.start, as: planned, name: subject.name, clock: clock))
-        }
-        exporter.enqueue(spans)
-    }
-
-    /// A span of this exchange as `planned` says.
-    private func span(
-        _ kind: FinishedSpan.Kind, id: SpanID, parent: SpanID?, start: ContinuousClock.Instant, as planned: SpanPlan.Planned, name: String,
-        clock: WallClock
-    ) -> FinishedSpan {
-        FinishedSpan(
-            name: name, kind: kind, traceID: ids.trace, spanID: id, parentID: parent, traceState: ids.traceState ?? "",
-            start: clock.timestamp(start), end: clock.timestamp(planned.end), attributes: planned.attributes,
-            events: planned.events.map { FinishedSpan.Event(name: $0.name, time: clock.timestamp($0.at), attributes: $0.attributes) },
-            status: planned.status
+        var sink = ExportSink(
+            writer: OTLPSpanWriter(buffer: SpanScratch.take()), ids: ids, name: subject.name, started: started, clients: taken.clients,
+            clock: WallClock(now: inputs.end)
         )
+        SpanPlan.describe(inputs, redactor: subject.redactor, into: &sink)
+        exporter.enqueue(sink.writer.buffer, spans: sink.writer.count)
+        SpanScratch.keep(sink.writer.buffer)
     }
 }

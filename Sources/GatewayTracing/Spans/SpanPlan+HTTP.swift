@@ -23,48 +23,41 @@ extension SpanPlan {
     }
 
     /// `http.request.method`, and `http.request.method_original` for `_OTHER`.
-    static func methodAttributes(_ method: HTTPMethod) -> SpanAttributes {
-        var attributes = SpanAttributes(capacity: 2)
-        addMethod(method, to: &attributes)
-        return attributes
-    }
-
-    /// ``methodAttributes(_:)`` appended to `attributes`.
-    static func addMethod(_ method: HTTPMethod, to attributes: inout SpanAttributes) {
+    static func addMethod<Sink: SpanSink>(_ method: HTTPMethod, to sink: inout Sink) {
         if let known = knownMethod(method) {
-            attributes.append("http.request.method", .string(known))
+            sink.attribute("http.request.method", .string(known))
         } else {
-            attributes.append("http.request.method", .string("_OTHER"))
-            attributes.append("http.request.method_original", .string(method.rawValue))
+            sink.attribute("http.request.method", .string("_OTHER"))
+            sink.attribute("http.request.method_original", .string(method.rawValue))
         }
     }
 
     /// The request as the client made it (before an upstream's `origin`
     /// rewrote it): `url.scheme`, `server.address`, `server.port`, `url.path`,
-    /// `url.query` (the redacted target's parts), appended to `attributes`.
+    /// `url.query` (the redacted target's parts), said to `sink`.
     /// Without `clientOrigin` the client asked for the request's own scheme,
     /// host and port (what its `authority` would split back into).
-    static func addClientSide(of request: ProxyRequest, redactedTarget target: String, to attributes: inout SpanAttributes) {
+    static func addClientSide<Sink: SpanSink>(of request: ProxyRequest, redactedTarget target: String, to sink: inout Sink) {
         if let prefix = request.clientOrigin {
             var scheme = request.scheme.rawValue
             if let colon = prefix.firstIndex(of: ":"), prefix[colon...].hasPrefix("://") { scheme = String(prefix[..<colon]) }
-            attributes.append("url.scheme", .string(scheme))
+            sink.attribute("url.scheme", .string(scheme))
             let (host, port) = split(authority: request.clientAuthority)
-            attributes.append("server.address", .string(host))
-            attributes.append("server.port", .int64(Int64(port ?? (scheme == "https" ? 443 : 80))))
+            sink.attribute("server.address", .string(host))
+            sink.attribute("server.port", .int64(Int64(port ?? (scheme == "https" ? 443 : 80))))
         } else {
-            attributes.append("url.scheme", .string(request.scheme.rawValue))
-            attributes.append("server.address", .string(request.host))
-            attributes.append("server.port", .int64(Int64(request.port)))
+            sink.attribute("url.scheme", .string(request.scheme.rawValue))
+            sink.attribute("server.address", .string(request.host))
+            sink.attribute("server.port", .int64(Int64(request.port)))
         }
         let bytes = target.utf8
         // By bytes when ASCII (nearly always); else by characters, as a `?` with a combining mark is not one.
         let mark = bytes.contains { $0 >= 0x80 } ? target.firstIndex(of: "?") : bytes.firstIndex(of: UInt8(ascii: "?"))
         if let mark {
-            attributes.append("url.path", .string(String(target[..<mark])))
-            attributes.append("url.query", .string(String(target[target.index(after: mark)...])))
+            sink.attribute("url.path", .string(String(target[..<mark])))
+            sink.attribute("url.query", .string(String(target[target.index(after: mark)...])))
         } else {
-            attributes.append("url.path", .string(target))
+            sink.attribute("url.path", .string(target))
         }
     }
 

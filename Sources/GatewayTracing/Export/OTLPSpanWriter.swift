@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#else
+import Darwin
+#endif
+import NIOCore
+
+/// Spans encoded for export as they are described (``SpanSink``, through
+/// ``ExchangeSpans``): each appended to `buffer` as a `ScopeSpans.spans`
+/// entry (field 2: its key, its length, its `Span` fields), ready to follow
+/// an export request's preamble (``OTLPSpanEncoder``). Nothing is built
+/// before: each field is sized, then written through a pointer into its room
+/// (``ProtobufPointerWriter``).
+///
+/// A span's length is known only once it ends: room for a three-byte length
+/// is left after its key, and the span moves back over what the length does
+/// not use (a few hundred bytes, once). Fields go in the order they come;
+/// protobuf readers take a message's fields in any order (a repeated
+/// field's entries keep theirs).
+struct OTLPSpanWriter {
+    /// `Span.SpanKind`: the gateway makes these two.
+    enum Kind: Sendable, Equatable {
+        /// The gateway's span of an exchange.
+        case server
+        /// One upstream attempt.
+        case client
+
+        /// `SPAN_KIND_SERVER` 2, `SPAN_KIND_CLIENT` 3.
+        var protobufValue: UInt64 {
+            switch self {
+            case .server: 2
+            case .client: 3
+            }
+        }
+    }
+
+    /// The spans written, each framed; what was in the buffer before is kept.
+    private(set) var buffer: ByteBuffer
+    /// How many spans were ended.
+    private(set) var count = 0
+    /// Where the open span's length goes; nil when no span is open.
+    private var lengthAt: Int?
+
+    /// Bytes left for a span's length: a span of up to 2 MiB needs no more.
+    static let lengthRoom = 3
+
+    init(buffer: ByteBuffer) {
+        self.buffer = buffer
+    }
+
+    /// Opens a span; `start` and every time below in nanoseconds since 1970.
+    /// `traceState` empty: none. `parent` nil: a root span.
+    mutating func begin(_ kind: Kind, name: String, trace: TraceID, span: SpanID, parent: SpanID?, traceState: String, start: UInt64) {
+        precondition(lengthAt == nil, "a span begun inside another")
+        let size = ProtobufSize.tag(2) + Self.lengthRoom
+            + ProtobufSize.lengthDelimited(1, 16) + ProtobufSize.lengthDelimited(2, 8)
+            + (traceState.isEmpty ? 0 : ProtobufSize.string(3, traceState))
+            + (parent == nil ? 0 : ProtobufSize.lengthDelimited(4, 8))
+            + ProtobufSize.string(5, name) + ProtobufSize.varintField(6, kind.protobufValue) + ProtobufSize.fixed64(7)
+        lengthAt = buffer.writerIndex + ProtobufSize.tag(2)
+        write(size) { writer in
+            // ScopeSpans.spans = 2, its length written when it ends.
+            writer.tag(2, .lengthDelimited)
+            for _ in 0..<Self.lengthRoom { writer.byte(0) }
+            writer.idField(1, trace.high, trace.low)
+            writer.idField(2, span.value)
+            if !traceState.isEmpty { writer.stringField(3, traceState) }
+            if let parent { writer.idField(4, parent.value) }
+            writer.stringField(5, name)
+            writer.varintField(6, kind.protobufValue)
+            writer.fixed64Field(7, start)
+        }
+    }
+
+    /// `Span.attributes` = 9: one `KeyValue`.
+    mutating func attribute(_ key: String, _ value: SpanAttribute) {
+        let size = OTLPSpanEncoder.size(key: key, value: value)
+        write(ProtobufSize.lengthDelimited(9, size)) { OTLPSpanEncoder.write(key: key, value: value, size: size, field: 9, into: &$0) }
+    }
+
+    /// `Span.events` = 11: `Span.Event { time_unix_nano = 1, name = 2, attributes = 3 }`.
+    mutating func event(_ name: String, time: UInt64, attributes: SpanAttributes) {
+        let size = ProtobufSize.fixed64(1) + ProtobufSize.string(2, name) + OTLPSpanEncoder.size(of: attributes, field: 3)
+        write(ProtobufSize.lengthDelimited(11, size)) { writer in
+            writer.messageHeader(11, size: size)
+            writer.fixed64Field(1, time)
+            writer.stringField(2, name)
+            OTLPSpanEncoder.write(attributes, field: 3, into: &writer)
+        }
+    }
+
+    /// `Span.status` = 15: `Status { message = 2, code = 3 }`.
+    mutating func status(_ status: SpanStatus) {
+        let message = status.message.flatMap { $0.isEmpty ? nil : $0 }
+        let size = (message.map { ProtobufSize.string(2, $0) } ?? 0) + ProtobufSize.varintField(3, status.code.protobufValue)
+        write(ProtobufSize.lengthDelimited(15, size)) { writer in
+            writer.messageHeader(15, size: size)
+            if let message { writer.stringField(2, message) }
+            writer.varintField(3, status.code.protobufValue)
+        }
+    }
+
+    /// Closes the open span: its end time, then its length.
+    mutating func end(time: UInt64) {
+        guard let lengthAt else { preconditionFailure("a span ended that was not begun") }
+        write(ProtobufSize.fixed64(8)) { $0.fixed64Field(8, time) }
+        let bodyStart = lengthAt + Self.lengthRoom
+        let bodyLength = buffer.writerIndex - bodyStart
+        let lengthSize = ProtobufSize.varint(UInt64(bodyLength))
+        // How far the span's fields move: back when the length is shorter than its room.
+        let shift = lengthSize - Self.lengthRoom
+        if shift > 0 { buffer.writeRepeatingByte(0, count: shift) }
+        let base = buffer.readerIndex
+        buffer.withUnsafeMutableReadableBytes { bytes in
+            let start = bytes.baseAddress! + (lengthAt - base)
+            if shift != 0 { memmove(start + lengthSize, start + Self.lengthRoom, bodyLength) }
+            var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(start: start, count: lengthSize))
+            writer.varint(UInt64(bodyLength))
+        }
+        if shift < 0 { buffer.moveWriterIndex(to: buffer.writerIndex + shift) }
+        self.lengthAt = nil
+        count += 1
+    }
+
+    /// `size` bytes written by `body`, through a pointer, exactly.
+    private mutating func write(_ size: Int, _ body: (inout ProtobufPointerWriter) -> Void) {
+        precondition(lengthAt != nil, "a span's field written outside a span")
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { room in
+            var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(rebasing: room[..<size]))
+            body(&writer)
+            precondition(writer.offset == size, "protobuf: a field's size computed wrong")
+            return size
+        }
+    }
+}
