@@ -11,7 +11,7 @@ import Testing
     static let trace = TraceID(high: 0x4bf9_2f35_77b3_4da6, low: 0xa3ce_929d_0e0e_4736)
 
     /// A CLIENT span with a field of every kind, written after what `writer` holds.
-    static func writeSpan(into writer: inout OTLPSpanWriter) {
+    static func writeSpan(into writer: OTLPSpanWriter) {
         writer.begin(
             .client, name: "GET /users/{id}", trace: trace, span: SpanID(value: 0x00f0_67aa_0ba9_02b7), parent: SpanID(value: 7),
             traceState: "congo=t61rcWkgMzE", start: 1_700_000_000_000_000_000
@@ -37,9 +37,9 @@ import Testing
     }
 
     @Test func anExportRequestHasTheProtocolsFields() throws {
-        var writer = OTLPSpanWriter(buffer: ByteBuffer())
-        Self.writeSpan(into: &writer)
-        Self.writeSpan(into: &writer)
+        let writer = OTLPSpanWriter()
+        Self.writeSpan(into: writer)
+        Self.writeSpan(into: writer)
         #expect(writer.count == 2)
         let body = OTLPSpanEncoder(serviceName: "svc").encode(spans: writer.buffer)
         let request = try ProtobufReader.fields(Array(body.readableBytesView))
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func aRootSpanHasNoParentNorTraceStateAndAnUnsetStatusIsLeftOut() throws {
-        var writer = OTLPSpanWriter(buffer: ByteBuffer())
+        let writer = OTLPSpanWriter()
         writer.begin(.server, name: "GET /", trace: Self.trace, span: SpanID(value: 1), parent: nil, traceState: "", start: 5)
         writer.end(time: 6)
         let span = try Self.spans(of: writer)[0]
@@ -101,21 +101,23 @@ import Testing
 
     /// A span's length takes 1, 2, 3 or 4 bytes: the span moves back over the
     /// room its length does not use, or forward past it, and reads back whole;
-    /// what the buffer held before is kept.
+    /// the writer grows from a small room; after a reset it writes the same.
     @Test func spansOfEveryLengthAreFramed() throws {
-        var before = ByteBuffer()
-        before.writeBytes([0xAB, 0xCD])
-        var writer = OTLPSpanWriter(buffer: before)
+        let writer = OTLPSpanWriter(capacity: 64)
+        Self.writeSpan(into: writer)
+        let first = Array(writer.bytes)
+        writer.reset()
+        #expect(writer.count == 0 && writer.bytes.isEmpty)
+        Self.writeSpan(into: writer)
+        #expect(Array(writer.bytes) == first)
+        writer.reset()
         for length in [0, 200, 20_000, 3_000_000] {
             writer.begin(.server, name: "n", trace: Self.trace, span: SpanID(value: 9), parent: nil, traceState: "", start: 1)
             if length > 0 { writer.attribute("k", .string(String(repeating: "v", count: length))) }
             writer.end(time: 2)
         }
         #expect(writer.count == 4)
-        #expect(writer.buffer.getBytes(at: 0, length: 2) == [0xAB, 0xCD])
-        var rest = writer.buffer
-        rest.moveReaderIndex(forwardBy: 2)
-        let spans = try ProtobufReader.fields(Array(rest.readableBytesView))
+        let spans = try ProtobufReader.fields(Array(writer.bytes))
         #expect(spans.map(\.number) == [2, 2, 2, 2])
         for (span, length) in zip(spans, [0, 200, 20_000, 3_000_000]) {
             let fields = try span.message()

@@ -6,20 +6,23 @@ import Musl
 import Darwin
 #endif
 import NIOCore
+import NIOPosix
 
 /// Spans encoded for export as they are described (``SpanSink``, through
-/// ``ExchangeSpans``): each appended to `buffer` as a `ScopeSpans.spans`
+/// ``ExchangeSpans``): each appended to `bytes` as a `ScopeSpans.spans`
 /// entry (field 2: its key, its length, its `Span` fields), ready to follow
 /// an export request's preamble (``OTLPSpanEncoder``). Nothing is built
 /// before: each field is sized, then written through a pointer into its room
-/// (``ProtobufPointerWriter``).
+/// (``ProtobufPointerWriter``), in memory of the writer's own that only grows.
+/// Each event loop thread keeps one (``current``), emptied for each exchange
+/// (``reset()``): the export queue copies what it wrote.
 ///
 /// A span's length is known only once it ends: room for a three-byte length
 /// is left after its key, and the span moves back over what the length does
 /// not use (a few hundred bytes, once). Fields go in the order they come;
 /// protobuf readers take a message's fields in any order (a repeated
 /// field's entries keep theirs).
-struct OTLPSpanWriter {
+final class OTLPSpanWriter: @unchecked Sendable {
     /// `Span.SpanKind`: the gateway makes these two.
     enum Kind: Sendable, Equatable {
         /// The gateway's span of an exchange.
@@ -36,8 +39,11 @@ struct OTLPSpanWriter {
         }
     }
 
-    /// The spans written, each framed; what was in the buffer before is kept.
-    private(set) var buffer: ByteBuffer
+    /// The written bytes, then room.
+    private var storage: UnsafeMutableRawPointer
+    private var capacity: Int
+    /// Bytes written.
+    private var size = 0
     /// How many spans were ended.
     private(set) var count = 0
     /// Where the open span's length goes; nil when no span is open.
@@ -46,20 +52,52 @@ struct OTLPSpanWriter {
     /// Bytes left for a span's length: a span of up to 2 MiB needs no more.
     static let lengthRoom = 3
 
-    init(buffer: ByteBuffer) {
-        self.buffer = buffer
+    /// `capacity`: the room made at first (an exchange's spans take a few hundred bytes).
+    init(capacity: Int = 2048) {
+        self.capacity = max(64, capacity)
+        self.storage = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 8)
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    /// The spans written, each framed. Valid until the next write or ``reset()``.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: size) }
+
+    /// The spans written, copied.
+    var buffer: ByteBuffer { ByteBuffer(bytes: bytes) }
+
+    /// Forgets every span written; the room is kept.
+    func reset() {
+        precondition(lengthAt == nil, "a span left open")
+        size = 0
+        count = 0
+    }
+
+    private static let threads = ThreadSpecificVariable<OTLPSpanWriter>()
+
+    /// This thread's writer, empty.
+    static func current() -> OTLPSpanWriter {
+        if let writer = threads.currentValue {
+            writer.reset()
+            return writer
+        }
+        let writer = OTLPSpanWriter()
+        threads.currentValue = writer
+        return writer
     }
 
     /// Opens a span; `start` and every time below in nanoseconds since 1970.
     /// `traceState` empty: none. `parent` nil: a root span.
-    mutating func begin(_ kind: Kind, name: String, trace: TraceID, span: SpanID, parent: SpanID?, traceState: String, start: UInt64) {
+    func begin(_ kind: Kind, name: String, trace: TraceID, span: SpanID, parent: SpanID?, traceState: String, start: UInt64) {
         precondition(lengthAt == nil, "a span begun inside another")
         let size = ProtobufSize.tag(2) + Self.lengthRoom
             + ProtobufSize.lengthDelimited(1, 16) + ProtobufSize.lengthDelimited(2, 8)
             + (traceState.isEmpty ? 0 : ProtobufSize.string(3, traceState))
             + (parent == nil ? 0 : ProtobufSize.lengthDelimited(4, 8))
             + ProtobufSize.string(5, name) + ProtobufSize.varintField(6, kind.protobufValue) + ProtobufSize.fixed64(7)
-        lengthAt = buffer.writerIndex + ProtobufSize.tag(2)
+        lengthAt = self.size + ProtobufSize.tag(2)
         write(size) { writer in
             // ScopeSpans.spans = 2, its length written when it ends.
             writer.tag(2, .lengthDelimited)
@@ -75,13 +113,31 @@ struct OTLPSpanWriter {
     }
 
     /// `Span.attributes` = 9: one `KeyValue`.
-    mutating func attribute(_ key: String, _ value: SpanAttribute) {
+    func attribute(_ key: String, _ value: SpanAttribute) {
         let size = OTLPSpanEncoder.size(key: key, value: value)
         write(ProtobufSize.lengthDelimited(9, size)) { OTLPSpanEncoder.write(key: key, value: value, size: size, field: 9, into: &$0) }
     }
 
+    /// A string attribute `scheme://authority/target`, written in its pieces (no string is made).
+    func urlAttribute(_ key: String, scheme: String, authority: String, target: String) {
+        let length = scheme.utf8.count + 3 + authority.utf8.count + target.utf8.count
+        // AnyValue { string_value = 1 }
+        let value = ProtobufSize.lengthDelimited(1, length)
+        let size = ProtobufSize.string(1, key) + ProtobufSize.lengthDelimited(2, value)
+        write(ProtobufSize.lengthDelimited(9, size)) { writer in
+            writer.messageHeader(9, size: size)
+            writer.stringField(1, key)
+            writer.messageHeader(2, size: value)
+            writer.messageHeader(1, size: length)
+            writer.utf8(scheme)
+            writer.utf8("://")
+            writer.utf8(authority)
+            writer.utf8(target)
+        }
+    }
+
     /// `Span.events` = 11: `Span.Event { time_unix_nano = 1, name = 2, attributes = 3 }`.
-    mutating func event(_ name: String, time: UInt64, attributes: SpanAttributes) {
+    func event(_ name: String, time: UInt64, attributes: SpanAttributes) {
         let size = ProtobufSize.fixed64(1) + ProtobufSize.string(2, name) + OTLPSpanEncoder.size(of: attributes, field: 3)
         write(ProtobufSize.lengthDelimited(11, size)) { writer in
             writer.messageHeader(11, size: size)
@@ -92,7 +148,7 @@ struct OTLPSpanWriter {
     }
 
     /// `Span.status` = 15: `Status { message = 2, code = 3 }`.
-    mutating func status(_ status: SpanStatus) {
+    func status(_ status: SpanStatus) {
         let message = status.message.flatMap { $0.isEmpty ? nil : $0 }
         let size = (message.map { ProtobufSize.string(2, $0) } ?? 0) + ProtobufSize.varintField(3, status.code.protobufValue)
         write(ProtobufSize.lengthDelimited(15, size)) { writer in
@@ -103,35 +159,43 @@ struct OTLPSpanWriter {
     }
 
     /// Closes the open span: its end time, then its length.
-    mutating func end(time: UInt64) {
+    func end(time: UInt64) {
         guard let lengthAt else { preconditionFailure("a span ended that was not begun") }
         write(ProtobufSize.fixed64(8)) { $0.fixed64Field(8, time) }
         let bodyStart = lengthAt + Self.lengthRoom
-        let bodyLength = buffer.writerIndex - bodyStart
+        let bodyLength = size - bodyStart
         let lengthSize = ProtobufSize.varint(UInt64(bodyLength))
         // How far the span's fields move: back when the length is shorter than its room.
         let shift = lengthSize - Self.lengthRoom
-        if shift > 0 { buffer.writeRepeatingByte(0, count: shift) }
-        let base = buffer.readerIndex
-        buffer.withUnsafeMutableReadableBytes { bytes in
-            let start = bytes.baseAddress! + (lengthAt - base)
-            if shift != 0 { memmove(start + lengthSize, start + Self.lengthRoom, bodyLength) }
-            var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(start: start, count: lengthSize))
-            writer.varint(UInt64(bodyLength))
-        }
-        if shift < 0 { buffer.moveWriterIndex(to: buffer.writerIndex + shift) }
+        if shift > 0 { reserve(shift) }
+        let start = storage + lengthAt
+        if shift != 0 { memmove(start + lengthSize, start + Self.lengthRoom, bodyLength) }
+        var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(start: start, count: lengthSize))
+        writer.varint(UInt64(bodyLength))
+        size += shift
         self.lengthAt = nil
         count += 1
     }
 
-    /// `size` bytes written by `body`, through a pointer, exactly.
-    private mutating func write(_ size: Int, _ body: (inout ProtobufPointerWriter) -> Void) {
+    /// `count` bytes written by `body`, through a pointer, exactly.
+    private func write(_ count: Int, _ body: (inout ProtobufPointerWriter) -> Void) {
         precondition(lengthAt != nil, "a span's field written outside a span")
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { room in
-            var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(rebasing: room[..<size]))
-            body(&writer)
-            precondition(writer.offset == size, "protobuf: a field's size computed wrong")
-            return size
-        }
+        reserve(count)
+        var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(start: storage + size, count: count))
+        body(&writer)
+        precondition(writer.offset == count, "protobuf: a field's size computed wrong")
+        size += count
+    }
+
+    /// Room for `count` more bytes.
+    private func reserve(_ count: Int) {
+        guard count > capacity - size else { return }
+        var grown = capacity * 2
+        while count > grown - size { grown *= 2 }
+        let moved = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
+        moved.copyMemory(from: storage, byteCount: size)
+        storage.deallocate()
+        storage = moved
+        capacity = grown
     }
 }

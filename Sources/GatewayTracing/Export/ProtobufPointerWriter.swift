@@ -74,8 +74,13 @@ struct ProtobufPointerWriter {
     /// A `string` field: its UTF-8 bytes copied at once.
     mutating func stringField(_ field: UInt64, _ value: String) {
         tag(field, .lengthDelimited)
+        varint(UInt64(value.utf8.count))
+        utf8(value)
+    }
+
+    /// The UTF-8 bytes of `value`, copied at once (a piece of a field written in pieces).
+    mutating func utf8(_ value: String) {
         let count = value.utf8.count
-        varint(UInt64(count))
         ensure(count)
         guard count > 0 else { return }
         let target = UnsafeMutableRawBufferPointer(rebasing: room[offset..<offset + count])

@@ -38,16 +38,16 @@ final class SpanExportQueue: Sendable {
     /// Queues `spans` spans, encoded in `encoded` (an exchange's, together),
     /// or none of them when they do not fit. Returns how many were not
     /// queued, and whether this brought the queue to `batchSize`.
-    func enqueue(_ encoded: ByteBuffer, spans: Int) -> (dropped: Int, batchReady: Bool) {
+    func enqueue(_ encoded: UnsafeRawBufferPointer, spans: Int) -> (dropped: Int, batchReady: Bool) {
         guard spans > 0 else { return (0, false) }
         return state.withLockedValue { (s: inout State) -> (dropped: Int, batchReady: Bool) in
             guard spans <= capacity - s.count else { return (spans, false) }
             if let last = s.batches.indices.last, s.batches[last].spans + spans <= batchSize {
                 s.batches[last].spans += spans
-                s.batches[last].bytes.writeImmutableBuffer(encoded)
+                s.batches[last].bytes.writeBytes(encoded)
             } else {
-                var bytes = ByteBufferAllocator().buffer(capacity: max(Self.batchCapacity, encoded.readableBytes))
-                bytes.writeImmutableBuffer(encoded)
+                var bytes = ByteBufferAllocator().buffer(capacity: max(Self.batchCapacity, encoded.count))
+                bytes.writeBytes(encoded)
                 s.batches.append(Batch(spans: spans, bytes: bytes))
             }
             let before = s.count

@@ -54,7 +54,7 @@ final class SpanExporter: Sendable {
     }
 
     /// Queues an exchange's `spans` spans, encoded in `encoded`; on the exchange's event loop.
-    func enqueue(_ encoded: ByteBuffer, spans: Int) {
+    func enqueue(_ encoded: UnsafeRawBufferPointer, spans: Int) {
         let (refused, batchReady) = queue.enqueue(encoded, spans: spans)
         if refused > 0 { dropped("queue_full", refused) }
         if batchReady { eventLoop.execute { [self] in _ = flush() } }

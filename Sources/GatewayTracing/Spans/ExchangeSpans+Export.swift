@@ -1,17 +1,14 @@
-import NIOCore
-import NIOPosix
-
 extension ExchangeSpans {
     /// The exchange's spans encoded as ``SpanPlan`` says them: each span's
     /// ids and start from the exchange, its instants as wall-clock times.
     struct ExportSink: SpanSink {
-        var writer: OTLPSpanWriter
+        let writer: OTLPSpanWriter
         let ids: IDs
         /// Both spans' name (`GET /users/{id}`).
         let name: String
         /// The SERVER span's start.
         let started: ContinuousClock.Instant
-        let clients: [Client]
+        let clients: SmallList<Client>
         let clock: WallClock
 
         mutating func beginServer() {
@@ -33,6 +30,10 @@ extension ExchangeSpans {
             writer.attribute(key, value)
         }
 
+        mutating func urlAttribute(_ key: String, scheme: String, authority: String, target: String) {
+            writer.urlAttribute(key, scheme: scheme, authority: authority, target: target)
+        }
+
         mutating func event(_ event: SpanPlan.Event) {
             writer.event(event.name, time: clock.timestamp(event.at), attributes: event.attributes)
         }
@@ -44,39 +45,5 @@ extension ExchangeSpans {
         mutating func end(at instant: ContinuousClock.Instant) {
             writer.end(time: clock.timestamp(instant))
         }
-    }
-}
-
-/// The buffer an event loop's exchanges encode their spans into before the
-/// export queue copies them: one per thread, kept from one exchange to the
-/// next, so that an exchange's end allocates none.
-final class SpanScratch: @unchecked Sendable {
-    /// Only ever used by the thread that holds it.
-    private var buffer: ByteBuffer?
-
-    private static let threads = ThreadSpecificVariable<SpanScratch>()
-    /// A new thread's buffer: an exchange's spans take a few hundred bytes.
-    private static let capacity = 2048
-
-    /// This thread's buffer, empty; ``keep(_:)`` gives it back.
-    static func take() -> ByteBuffer {
-        let scratch = current()
-        guard var buffer = scratch.buffer else { return ByteBufferAllocator().buffer(capacity: capacity) }
-        scratch.buffer = nil
-        // Unique again: the exchange that used it last let go of it.
-        buffer.clear()
-        return buffer
-    }
-
-    /// `buffer` kept for this thread's next exchange.
-    static func keep(_ buffer: ByteBuffer) {
-        current().buffer = buffer
-    }
-
-    private static func current() -> SpanScratch {
-        if let scratch = threads.currentValue { return scratch }
-        let scratch = SpanScratch()
-        threads.currentValue = scratch
-        return scratch
     }
 }

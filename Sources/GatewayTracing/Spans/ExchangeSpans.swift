@@ -37,7 +37,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         /// The exchange's record until it finishes; then let go, as the record
         /// holds this object (its trace context) and would never be freed.
         var record: ExchangeRecord?
-        var clients: [Client] = []
+        var clients = SmallList<Client>()
         var waits: [RecordedWait] = []
         var finished = false
     }
@@ -108,7 +108,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     func requestBodyPart(_ buffer: ByteBuffer) {}
 
     func finish(_ outcome: ExchangeOutcome) {
-        let taken = state.withLock { (s: inout State) -> (record: ExchangeRecord, clients: [Client], waits: [RecordedWait])? in
+        let taken = state.withLock { (s: inout State) -> (record: ExchangeRecord, clients: SmallList<Client>, waits: [RecordedWait])? in
             guard !s.finished, let record = s.record else { return nil }
             s.finished = true
             s.record = nil
@@ -118,14 +118,13 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         let inputs = SpanPlan.Inputs(
             request: subject.request, route: subject.route, requestID: subject.requestID, clientAddress: subject.clientAddress,
             attempts: taken.record.attempts, retries: taken.record.retries, waits: taken.waits,
-            clientAttempts: taken.clients.map { $0.attempt }, outcome: outcome, end: .now
+            clientAttempts: taken.clients.mapSmall { $0.attempt }, outcome: outcome, end: .now
         )
+        let writer = OTLPSpanWriter.current()
         var sink = ExportSink(
-            writer: OTLPSpanWriter(buffer: SpanScratch.take()), ids: ids, name: subject.name, started: started, clients: taken.clients,
-            clock: WallClock(now: inputs.end)
+            writer: writer, ids: ids, name: subject.name, started: started, clients: taken.clients, clock: WallClock(now: inputs.end)
         )
         SpanPlan.describe(inputs, redactor: subject.redactor, into: &sink)
-        exporter.enqueue(sink.writer.buffer, spans: sink.writer.count)
-        SpanScratch.keep(sink.writer.buffer)
+        exporter.enqueue(writer.bytes, spans: writer.count)
     }
 }

@@ -46,7 +46,7 @@ struct SpanPlan: Sendable {
         var retries: [AttemptRetry]
         var waits: [RecordedWait]
         /// For each CLIENT span started, in order, the record's attempt it became.
-        var clientAttempts: [Int]
+        var clientAttempts: SmallList<Int>
         var outcome: ExchangeOutcome
         /// When the exchange ended.
         var end: ContinuousClock.Instant
@@ -101,8 +101,8 @@ struct SpanPlan: Sendable {
         sink.end(at: inputs.end)
 
         guard !inputs.clientAttempts.isEmpty else { return }
-        // One URL, one method, one address for every attempt: made once, shared.
-        let upstreamURL = SpanAttribute.string(url(scheme: request.scheme.rawValue, authority: request.authority, target: target))
+        // One authority, one address for every attempt: made once, shared.
+        let authority = request.authority
         let host = SpanAttribute.string(request.host)
         let port = SpanAttribute.int64(Int64(request.port))
         for (resend, index) in inputs.clientAttempts.enumerated() {
@@ -110,7 +110,7 @@ struct SpanPlan: Sendable {
             addMethod(request.method, to: &sink)
             sink.attribute("server.address", host)
             sink.attribute("server.port", port)
-            sink.attribute("url.full", upstreamURL)
+            sink.urlAttribute("url.full", scheme: request.scheme.rawValue, authority: authority, target: target)
             sink.attribute("http.route", route)
             if resend > 0 { sink.attribute("http.request.resend_count", .int64(Int64(resend))) }
             guard inputs.attempts.indices.contains(index) else {

@@ -12,6 +12,8 @@ protocol SpanSink {
     mutating func beginClient(_ index: Int)
     /// Adds an attribute to the open span; each key once.
     mutating func attribute(_ key: String, _ value: SpanAttribute)
+    /// Adds a string attribute `scheme://authority/target`, given in pieces.
+    mutating func urlAttribute(_ key: String, scheme: String, authority: String, target: String)
     mutating func event(_ event: SpanPlan.Event)
     mutating func status(_ status: SpanStatus)
     /// Closes the open span, ended at `instant`.
@@ -41,6 +43,10 @@ struct PlannedSpans: SpanSink {
 
     mutating func attribute(_ key: String, _ value: SpanAttribute) {
         open?.span.attributes.append(key, value)
+    }
+
+    mutating func urlAttribute(_ key: String, scheme: String, authority: String, target: String) {
+        attribute(key, .string(SpanPlan.url(scheme: scheme, authority: authority, target: target)))
     }
 
     mutating func event(_ event: SpanPlan.Event) {
