@@ -63,7 +63,8 @@
 # Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
 # (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on;
 # gateway-otel traces at sampling 1.0 to a local OTLP sink (scripts/bench/otlp_sink.py, started
-# with it), reported against the default config (issue 38), with any span it dropped noted.
+# with it), reported against the default config (issue 38), with any span it dropped noted; its
+# runs alternate with the default gateway's and HAProxy's, so that its ratio is of the same rounds.
 set -Eeuo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -265,7 +266,7 @@ build_floor() {
 # ---------------------------------------------------------------- proxies
 # start_proxy NAME: starts the proxy on CPU 1, sets PROXY_PID, PROXY_PORT and PROXY_ADMIN
 # (and SINK_PID for gateway-otel's OTLP sink).
-PROXY_PID="" PROXY_PORT="" PROXY_ADMIN="" SINK_PID=""
+PROXY_PID="" PROXY_PORT="" PROXY_ADMIN="" SINK_PID="" OTEL_GROUPED=0
 start_proxy() {
     local name=$1 admin
     read -r PROXY_PORT admin < <(free_ports 2)
@@ -504,12 +505,12 @@ otel_drops() {
 bench_group() { # bench_group LOADS NAME...: the proxies up at once, their runs alternating
     # (A, B, ..., A, B, ...) per load, so the drift of this machine over minutes falls on all
     # alike. LOADS: "BODY CONNS" separated by ";", as BENCH_LOADS.
-    local loads=() names=() pids=() ports=() load body conns rep i ready=1
+    local loads=() names=() pids=() ports=() admins=() load body conns rep i ready=1
     IFS=';' read -r -a loads <<<"$1"; shift
     names=("$@")
     log "${names[*]}, runs alternating"
     for i in "${!names[@]}"; do
-        start_proxy "${names[i]}"; pids+=("$PROXY_PID"); ports+=("$PROXY_PORT")
+        start_proxy "${names[i]}"; pids+=("$PROXY_PID"); ports+=("$PROXY_PORT"); admins+=("$PROXY_ADMIN")
     done
     for i in "${!names[@]}"; do
         PROXY_PID=${pids[i]} PROXY_PORT=${ports[i]}
@@ -529,7 +530,11 @@ bench_group() { # bench_group LOADS NAME...: the proxies up at once, their runs 
         kill -0 "${pids[i]}" 2>/dev/null ||
             fail "${names[i]} exited during the benchmark; log: $(tail -n 5 "$(proxy_log "${names[i]}")" 2>/dev/null | tr '\n' ' ')"
     done
+    for i in "${!names[@]}"; do
+        [[ ${names[i]} == gateway-otel ]] && PROXY_ADMIN=${admins[i]} otel_drops
+    done
     for i in "${!names[@]}"; do stop_pid "${pids[i]}"; done
+    if [[ -n "$SINK_PID" ]]; then stop_pid "$SINK_PID"; SINK_PID=""; fi
 }
 bench_pair() { bench_group "$LOADS_TEXT" "$1" "$2"; } # bench_pair A B: two proxies, every load
 
@@ -679,7 +684,7 @@ bench_h2_group() {
     if [[ $kind == client ]]; then IFS=';' read -r -a loads <<<"$H2_LOADS_TEXT"; else IFS=';' read -r -a loads <<<"$H2_UPSTREAM_LOADS_TEXT"; fi
     log "${names[*]}, runs alternating"
     for i in "${!names[@]}"; do
-        start_proxy "${names[i]}"; pids+=("$PROXY_PID"); ports+=("$PROXY_PORT"); admins+=("$PROXY_ADMIN")
+        start_proxy "${names[i]}"; pids+=("$PROXY_PID"); ports+=("$PROXY_PORT"); admins+=("$PROXY_ADMIN"); admins+=("$PROXY_ADMIN")
     done
     for i in "${!names[@]}"; do
         PROXY_PID=${pids[i]} PROXY_PORT=${ports[i]}
@@ -764,7 +769,11 @@ main() {
     local name
     for name in "${proxies[@]}"; do
         if [[ $name == gateway+haproxy ]]; then
-            if want gateway && command -v haproxy >/dev/null; then bench_pair gateway haproxy
+            if want gateway && command -v haproxy >/dev/null; then
+                # gateway-otel (issue 38) alternates with them: its ratio is to the default of the same rounds.
+                if [[ -e "$TEMPLATES/gateway-otel.yaml" ]]; then
+                    OTEL_GROUPED=1; bench_group "$LOADS_TEXT" gateway haproxy gateway-otel
+                else bench_pair gateway haproxy; fi
             elif want gateway; then note "haproxy skipped: not installed"; bench_proxy gateway
             elif command -v haproxy >/dev/null; then bench_proxy haproxy
             else note "haproxy skipped: not installed"; fi
@@ -777,6 +786,7 @@ main() {
         fi
         case "$name" in
             direct) ;;
+            gateway-otel) ((OTEL_GROUPED)) && continue; want gateway || want "$name" || continue ;;
             gateway*) want gateway || want "$name" || continue ;;
             *) want "$name" || continue ;;
         esac

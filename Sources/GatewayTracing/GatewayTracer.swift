@@ -16,8 +16,8 @@ public import ServiceLifecycle
 /// shuts down, sends what is queued.
 ///
 /// The request path makes ids (``TraceIDGenerator``, no lock) and, at the
-/// exchange's end, its spans as plain values queued with one lock
-/// (``SpanExporter``): encoding and sending run on the exporter's own event
+/// exchange's end, its spans encoded at once (``OTLPSpanWriter``) and queued
+/// with one lock (``SpanExporter``): sending runs on the exporter's own event
 /// loop, the queue bounded by `tracing.max_queue` (the excess dropped and
 /// counted in `gateway_trace_spans_dropped_total`). A collector that is down
 /// or slow costs requests nothing.

@@ -41,6 +41,19 @@ struct MetricsObserverTests {
         String(decoding: metrics.exposition(), as: UTF8.self)
     }
 
+    /// Spans dropped add up by reason, each reason one series (the counter
+    /// looked up again, not made again, on each drop).
+    @Test func droppedSpansAddUpByReason() {
+        let metrics = GatewayMetrics()
+        metrics.traceSpansDropped(reason: "queue_full", count: 2)
+        metrics.traceSpansDropped(reason: "queue_full", count: 3)
+        metrics.traceSpansDropped(reason: "export_failed", count: 4)
+        metrics.traceSpansDropped(reason: "export_failed", count: 0)
+        let text = scrape(metrics)
+        #expect(text.contains(#"gateway_trace_spans_dropped_total{reason="queue_full"} 5"#), "\(text)")
+        #expect(text.contains(#"gateway_trace_spans_dropped_total{reason="export_failed"} 4"#))
+    }
+
     @Test func anExchangeIsRecordedWhenItFinishes() throws {
         let metrics = GatewayMetrics()
         let observer = MetricsObserver(metrics: metrics, config: config())

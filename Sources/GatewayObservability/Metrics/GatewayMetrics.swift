@@ -27,6 +27,7 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     let interceptionHandshakeFailures: LabeledHandles<Counter>
     let webSockets: LabeledHandles<Gauge>
     let webSocketBytes: LabeledHandles<Counter>
+    let spansDropped: LabeledHandles<Counter>
 
     /// - Parameters:
     ///   - statsWindow: the sliding window of `/stats` (`metrics.stats_window`).
@@ -65,6 +66,7 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
         self.interceptionHandshakeFailures = LabeledHandles { factory.counter(.interceptionHandshakeFailures, $0) }
         self.webSockets = LabeledHandles { factory.gauge(.webSocketsOpen, $0) }
         self.webSocketBytes = LabeledHandles { factory.counter(.webSocketBytes, $0) }
+        self.spansDropped = LabeledHandles { factory.counter(.traceSpansDropped, $0) }
     }
 
     /// The exposition text for `/metrics`: every family, with HELP and TYPE even before its first sample.
