@@ -10,8 +10,9 @@ import GatewayObservability
 /// find it.
 ///
 /// On the event loop: the two trace fields read, two random ids at most, one
-/// sampling decision; the endpoint template and a snapshot of the request only
-/// for a sampled exchange. No span exists until the exchange ends (``ExchangeSpans``).
+/// sampling decision; for a sampled exchange, the endpoint template and what
+/// the request says of the spans, encoded at once (a few hundred bytes). No
+/// span exists until the exchange ends (``ExchangeSpans``).
 struct TracingObserver: ExchangeObserver {
     let tracer: GatewayTracer
     let templates: EndpointTemplates
@@ -34,16 +35,23 @@ struct TracingObserver: ExchangeObserver {
             traceState: incoming?.tracestate,
             sampled: tracer.sampler.isSampled(traceID: traceID, parent: parent)
         )
-        // What the spans say is looked up only for an exchange that gets them.
+        // What the spans say is looked up only for an exchange that gets them:
+        // the request's part encoded now, while the request is at hand.
         var subject: ExchangeSpans.Subject?
         if ids.sampled {
             let route = templates.endpoint(of: request).path
-            var snapshot = request
-            snapshot.body = .empty
-            subject = ExchangeSpans.Subject(
-                name: SpanPlan.name(method: request.method, route: route), route: route, request: snapshot,
-                requestID: context.id, clientAddress: context.clientAddress, redactor: redactor
+            let target = redactor.redactedTarget(request.target)
+            var writer = OTLPSpanWriter.current()
+            writer.beginFields()
+            SpanPlan.describeServerRequest(
+                request, redactedTarget: target, route: route, requestID: context.id, clientAddress: context.clientAddress, into: &writer
             )
+            let clientFieldsStart = writer.bytes.count
+            SpanPlan.describeClientRequest(request, redactedTarget: target, route: route, into: &writer)
+            subject = ExchangeSpans.Subject(
+                name: SpanPlan.name(method: request.method, route: route), fields: Array(writer.bytes), clientFieldsStart: clientFieldsStart
+            )
+            writer.reset()
         }
         let spans = ExchangeSpans(exporter: tracer.exporter, ids: ids, subject: subject, context: context)
         context.record.trace = spans

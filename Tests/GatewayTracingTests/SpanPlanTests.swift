@@ -53,6 +53,65 @@ import Testing
         )
     }
 
+    /// The export path (the request's fields encoded as the exchange begins,
+    /// the rest as it ends) writes every span with the attributes the plan
+    /// says, in its order, and the events and status it says.
+    @Test func theExportedSpansSayWhatThePlanSays() throws {
+        let inputs = Self.retried()
+        let plan = SpanPlan(inputs, redactor: Self.redactor)
+        var writer = OTLPSpanWriter(capacity: 64)
+        writer.beginFields()
+        let target = Self.redactor.redactedTarget(inputs.request.target)
+        SpanPlan.describeServerRequest(
+            inputs.request, redactedTarget: target, route: inputs.route, requestID: inputs.requestID, clientAddress: inputs.clientAddress,
+            into: &writer
+        )
+        let split = writer.bytes.count
+        SpanPlan.describeClientRequest(inputs.request, redactedTarget: target, route: inputs.route, into: &writer)
+        let subject = ExchangeSpans.Subject(name: "GET /users/{id}", fields: Array(writer.bytes), clientFieldsStart: split)
+        writer.reset()
+        var clients = SmallList<ExchangeSpans.Client>()
+        clients.append((SpanID(value: 10), 0, Self.at(2)))
+        clients.append((SpanID(value: 11), 1, Self.at(24)))
+        let ids = ExchangeSpans.IDs(trace: TraceID(high: 1, low: 2), span: SpanID(value: 3), parent: nil, traceState: nil, sampled: true)
+        var sink = ExchangeSpans.ExportSink(
+            writer: writer, ids: ids, subject: subject, started: Self.t0, clients: clients, clock: WallClock(wall: 5_000_000_000, now: Self.at(32))
+        )
+        SpanPlan.describe(inputs.ending, into: &sink)
+        #expect(writer.count == 3)
+
+        let spans = try ProtobufReader.fields(Array(writer.bytes)).map { try $0.message() }
+        let planned = [plan.server] + plan.clients
+        #expect(spans.count == planned.count)
+        for (span, expected) in zip(spans, planned) {
+            #expect(try Self.attributes(span.filter { $0.number == 9 }) == expected.attributes)
+            #expect(try span.filter { $0.number == 11 }.map { try $0.message()[1].string() } == expected.events.map(\.name))
+            #expect(try span.filter { $0.number == 15 }.map { try $0.message()[0].string() } == [expected.status?.message].compactMap { $0 })
+        }
+        // Times: the wall clock read at the exchange's end (32 ms), the rest placed from it.
+        #expect(spans[0].first { $0.number == 7 }?.value == 5_000_000_000 - 32_000_000)
+        #expect(spans[0].first { $0.number == 8 }?.value == 5_000_000_000)
+        #expect(spans[1].first { $0.number == 8 }?.value == 5_000_000_000 - 19_000_000, "the first attempt ended at 13 ms")
+    }
+
+    /// `KeyValue` fields read back as attributes.
+    static func attributes(_ fields: [ProtobufReader.Field]) throws -> SpanAttributes {
+        var attributes = SpanAttributes()
+        for field in fields {
+            let pair = try field.message()
+            let value = try pair[1].message()[0]
+            let attribute: SpanAttribute
+            switch value.number {
+            case 1: attribute = .string(try value.string())
+            case 2: attribute = .bool(value.value != 0)
+            case 3: attribute = .int64(Int64(bitPattern: value.value))
+            default: attribute = .double(Double(bitPattern: value.value))
+            }
+            attributes.append(try pair[0].string(), attribute)
+        }
+        return attributes
+    }
+
     @Test func theServerSpanNamesTheRequestAsTheClientMadeIt() {
         let plan = SpanPlan(Self.retried(), redactor: Self.redactor)
         let server = plan.server.attributes

@@ -22,7 +22,7 @@ import NIOPosix
 /// not use (a few hundred bytes, once). Fields go in the order they come;
 /// protobuf readers take a message's fields in any order (a repeated
 /// field's entries keep theirs).
-final class OTLPSpanWriter: @unchecked Sendable {
+final class OTLPSpanWriter: SpanAttributeSink, @unchecked Sendable {
     /// `Span.SpanKind`: the gateway makes these two.
     enum Kind: Sendable, Equatable {
         /// The gateway's span of an exchange.
@@ -48,6 +48,8 @@ final class OTLPSpanWriter: @unchecked Sendable {
     private(set) var count = 0
     /// Where the open span's length goes; nil when no span is open.
     private var lengthAt: Int?
+    /// Writing fields outside a span (``beginFields()``), to be put in one later (``fields(_:)``).
+    private var loose = false
 
     /// Bytes left for a span's length: a span of up to 2 MiB needs no more.
     static let lengthRoom = 3
@@ -73,6 +75,19 @@ final class OTLPSpanWriter: @unchecked Sendable {
         precondition(lengthAt == nil, "a span left open")
         size = 0
         count = 0
+        loose = false
+    }
+
+    /// Until ``reset()``, attributes are written with no span around them:
+    /// `bytes` are then fields that ``fields(_:)`` puts in a span later.
+    func beginFields() {
+        precondition(lengthAt == nil, "fields begun inside a span")
+        loose = true
+    }
+
+    /// `encoded`, fields written after ``beginFields()``, added to the open span.
+    func fields(_ encoded: UnsafeRawBufferPointer) {
+        write(encoded.count) { $0.bytes(encoded) }
     }
 
     private static let threads = ThreadSpecificVariable<OTLPSpanWriter>()
@@ -91,7 +106,7 @@ final class OTLPSpanWriter: @unchecked Sendable {
     /// Opens a span; `start` and every time below in nanoseconds since 1970.
     /// `traceState` empty: none. `parent` nil: a root span.
     func begin(_ kind: Kind, name: String, trace: TraceID, span: SpanID, parent: SpanID?, traceState: String, start: UInt64) {
-        precondition(lengthAt == nil, "a span begun inside another")
+        precondition(lengthAt == nil && !loose, "a span begun inside another, or among loose fields")
         let size = ProtobufSize.tag(2) + Self.lengthRoom
             + ProtobufSize.lengthDelimited(1, 16) + ProtobufSize.lengthDelimited(2, 8)
             + (traceState.isEmpty ? 0 : ProtobufSize.string(3, traceState))
@@ -179,7 +194,7 @@ final class OTLPSpanWriter: @unchecked Sendable {
 
     /// `count` bytes written by `body`, through a pointer, exactly.
     private func write(_ count: Int, _ body: (inout ProtobufPointerWriter) -> Void) {
-        precondition(lengthAt != nil, "a span's field written outside a span")
+        precondition(lengthAt != nil || loose, "a span's field written outside a span")
         reserve(count)
         var writer = ProtobufPointerWriter(UnsafeMutableRawBufferPointer(start: storage + size, count: count))
         body(&writer)

@@ -98,6 +98,14 @@ struct ProtobufPointerWriter {
         offset += count
     }
 
+    /// `source` as it is: fields encoded before.
+    mutating func bytes(_ source: UnsafeRawBufferPointer) {
+        ensure(source.count)
+        guard source.count > 0 else { return }
+        UnsafeMutableRawBufferPointer(rebasing: room[offset..<offset + source.count]).copyMemory(from: source)
+        offset += source.count
+    }
+
     /// A nested message's key and length; its fields follow.
     mutating func messageHeader(_ field: UInt64, size: Int) {
         tag(field, .lengthDelimited)

@@ -1,11 +1,11 @@
 extension ExchangeSpans {
     /// The exchange's spans encoded as ``SpanPlan`` says them: each span's
-    /// ids and start from the exchange, its instants as wall-clock times.
+    /// ids and start from the exchange, then the fields the request said of
+    /// it (``Subject``), its instants as wall-clock times.
     struct ExportSink: SpanSink {
         let writer: OTLPSpanWriter
         let ids: IDs
-        /// Both spans' name (`GET /users/{id}`).
-        let name: String
+        let subject: Subject
         /// The SERVER span's start.
         let started: ContinuousClock.Instant
         let clients: SmallList<Client>
@@ -13,17 +13,19 @@ extension ExchangeSpans {
 
         mutating func beginServer() {
             writer.begin(
-                .server, name: name, trace: ids.trace, span: ids.span, parent: ids.parent, traceState: ids.traceState ?? "",
+                .server, name: subject.name, trace: ids.trace, span: ids.span, parent: ids.parent, traceState: ids.traceState ?? "",
                 start: clock.timestamp(started)
             )
+            subject.fields.withUnsafeBytes { writer.fields(UnsafeRawBufferPointer(rebasing: $0[..<subject.clientFieldsStart])) }
         }
 
         mutating func beginClient(_ index: Int) {
             let client = clients[index]
             writer.begin(
-                .client, name: name, trace: ids.trace, span: client.span, parent: ids.span, traceState: ids.traceState ?? "",
+                .client, name: subject.name, trace: ids.trace, span: client.span, parent: ids.span, traceState: ids.traceState ?? "",
                 start: clock.timestamp(client.start)
             )
+            subject.fields.withUnsafeBytes { writer.fields(UnsafeRawBufferPointer(rebasing: $0[subject.clientFieldsStart...])) }
         }
 
         mutating func attribute(_ key: String, _ value: SpanAttribute) {

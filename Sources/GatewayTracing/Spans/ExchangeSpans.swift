@@ -8,10 +8,11 @@ import Synchronization
 /// exchange begins (``TracingObserver``), and of a CLIENT span per upstream
 /// attempt, given as the attempt is prepared (``TracePropagationStep``) so
 /// that its id is the upstream's parent. No span exists on the way: when the
-/// exchange finishes, ``SpanPlan`` (from the record) says their attributes
-/// and events, and they are encoded as it says them (``OTLPSpanWriter``)
-/// and queued for export (``SpanExporter``), a sampled-out exchange's not at
-/// all.
+/// exchange finishes, ``SpanPlan`` (from the record) says the rest of their
+/// attributes and events, and they are encoded as it says them
+/// (``OTLPSpanWriter``), after what the request said of them (encoded as the
+/// exchange began, ``Subject``), and queued for export (``SpanExporter``), a
+/// sampled-out exchange's not at all.
 ///
 /// It is the exchange's ``ExchangeTraceContext`` on the record (its ids go to
 /// log lines, trace records and HAR entries) and its observation. Called on
@@ -49,14 +50,13 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     /// What a sampled exchange's spans are made from, besides its record;
     /// nil for an exchange the sampler left out (it only passes its context on).
     struct Subject: Sendable {
-        /// The span name (`GET /users/{id}`) and the endpoint template.
+        /// The span name (`GET /users/{id}`).
         var name: String
-        var route: String
-        /// The request as routed, its body left out.
-        var request: ProxyRequest
-        var requestID: String
-        var clientAddress: String
-        var redactor: TraceRedactor
+        /// What the request says of the spans, encoded as it began
+        /// (``SpanPlan/describeServerRequest(_:redactedTarget:route:requestID:clientAddress:into:)``,
+        /// then from `clientFieldsStart` on ``SpanPlan/describeClientRequest(_:redactedTarget:route:into:)``).
+        var fields: [UInt8]
+        var clientFieldsStart: Int
     }
 
     private let exporter: SpanExporter
@@ -115,16 +115,15 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
             return (record, s.clients, s.waits)
         }
         guard let taken, let subject else { return }
-        let inputs = SpanPlan.Inputs(
-            request: subject.request, route: subject.route, requestID: subject.requestID, clientAddress: subject.clientAddress,
+        let ending = SpanPlan.Ending(
             attempts: taken.record.attempts, retries: taken.record.retries, waits: taken.waits,
             clientAttempts: taken.clients.mapSmall { $0.attempt }, outcome: outcome, end: .now
         )
         let writer = OTLPSpanWriter.current()
         var sink = ExportSink(
-            writer: writer, ids: ids, name: subject.name, started: started, clients: taken.clients, clock: WallClock(now: inputs.end)
+            writer: writer, ids: ids, subject: subject, started: started, clients: taken.clients, clock: WallClock(now: ending.end)
         )
-        SpanPlan.describe(inputs, redactor: subject.redactor, into: &sink)
+        SpanPlan.describe(ending, into: &sink)
         exporter.enqueue(writer.bytes, spans: writer.count)
     }
 }

@@ -23,7 +23,7 @@ extension SpanPlan {
     }
 
     /// `http.request.method`, and `http.request.method_original` for `_OTHER`.
-    static func addMethod<Sink: SpanSink>(_ method: HTTPMethod, to sink: inout Sink) {
+    static func addMethod<Sink: SpanAttributeSink>(_ method: HTTPMethod, to sink: inout Sink) {
         if let known = knownMethod(method) {
             sink.attribute("http.request.method", .string(known))
         } else {
@@ -37,7 +37,7 @@ extension SpanPlan {
     /// `url.query` (the redacted target's parts), said to `sink`.
     /// Without `clientOrigin` the client asked for the request's own scheme,
     /// host and port (what its `authority` would split back into).
-    static func addClientSide<Sink: SpanSink>(of request: ProxyRequest, redactedTarget target: String, to sink: inout Sink) {
+    static func addClientSide<Sink: SpanAttributeSink>(of request: ProxyRequest, redactedTarget target: String, to sink: inout Sink) {
         if let prefix = request.clientOrigin {
             var scheme = request.scheme.rawValue
             if let colon = prefix.firstIndex(of: ":"), prefix[colon...].hasPrefix("://") { scheme = String(prefix[..<colon]) }

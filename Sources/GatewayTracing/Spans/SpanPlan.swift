@@ -6,10 +6,14 @@ import GatewayObservability
 /// routed, the exchange record (attempts with their phases, the retry
 /// planner's decisions), the waits the steps took and the outcome.
 ///
-/// ``describe(_:redactor:into:)`` says it to a ``SpanSink`` as it goes:
-/// ``ExchangeSpans`` encodes the spans for export so, once the exchange is
-/// over, with nothing built in between. A plan (``init(_:redactor:)``) keeps
-/// what it says as values, for the tests.
+/// It is said to sinks as it goes, in two parts: what the request says
+/// (``describeServerRequest(_:redactedTarget:route:requestID:clientAddress:into:)``,
+/// ``describeClientRequest(_:redactedTarget:route:into:)``) as the exchange
+/// begins, and the rest (``describe(_:into:)``) once it is over.
+/// ``ExchangeSpans`` encodes both for export as they are said, with nothing
+/// built in between: the request's part while the request is at hand, not
+/// read back from memory long gone cold by the exchange's end. A plan
+/// (``init(_:redactor:)``) keeps what they say as values, for the tests.
 ///
 /// Attributes follow OpenTelemetry's HTTP semantic conventions (the stable
 /// `http.*`, `url.*`, `server.*` names) plus the gateway's own under
@@ -50,37 +54,78 @@ struct SpanPlan: Sendable {
         var outcome: ExchangeOutcome
         /// When the exchange ended.
         var end: ContinuousClock.Instant
+
+        /// What the exchange's end says (``describe(_:into:)``).
+        var ending: Ending {
+            Ending(attempts: attempts, retries: retries, waits: waits, clientAttempts: clientAttempts, outcome: outcome, end: end)
+        }
+    }
+
+    /// What is known once the exchange is over.
+    struct Ending: Sendable {
+        var attempts: AttemptList
+        var retries: [AttemptRetry]
+        var waits: [RecordedWait]
+        /// For each CLIENT span started, in order, the record's attempt it became.
+        var clientAttempts: SmallList<Int>
+        var outcome: ExchangeOutcome
+        /// When the exchange ended.
+        var end: ContinuousClock.Instant
     }
 
     var server: Planned
     /// In the order the CLIENT spans were started.
     var clients: [Planned]
 
-    /// What ``describe(_:redactor:into:)`` says, kept.
+    /// What the describe functions say, kept.
     init(_ inputs: Inputs, redactor: TraceRedactor) {
-        var spans = PlannedSpans()
-        Self.describe(inputs, redactor: redactor, into: &spans)
+        let target = redactor.redactedTarget(inputs.request.target)
+        var serverFields = SpanAttributes()
+        Self.describeServerRequest(
+            inputs.request, redactedTarget: target, route: inputs.route, requestID: inputs.requestID, clientAddress: inputs.clientAddress,
+            into: &serverFields
+        )
+        var clientFields = SpanAttributes()
+        Self.describeClientRequest(inputs.request, redactedTarget: target, route: inputs.route, into: &clientFields)
+        var spans = PlannedSpans(serverFields: serverFields, clientFields: clientFields)
+        Self.describe(inputs.ending, into: &spans)
         server = spans.server ?? Planned()
         clients = spans.clients
     }
 
-    /// The exchange's spans, said to `sink`: the SERVER span, then a CLIENT
-    /// span for each of `inputs.clientAttempts`, in order.
-    static func describe<Sink: SpanSink>(_ inputs: Inputs, redactor: TraceRedactor, into sink: inout Sink) {
-        let request = inputs.request
-        let target = redactor.redactedTarget(request.target)
-        let route = SpanAttribute.string(inputs.route)
-
-        sink.beginServer()
+    /// The SERVER span's attributes that the request alone says, said to
+    /// `sink` as the exchange begins, while the request is at hand (the
+    /// sink of ``describe(_:into:)`` opens the span with them).
+    /// `target`: the request's, redacted.
+    static func describeServerRequest<Sink: SpanAttributeSink>(
+        _ request: ProxyRequest, redactedTarget target: String, route: String, requestID: String, clientAddress: String, into sink: inout Sink
+    ) {
         addMethod(request.method, to: &sink)
         addClientSide(of: request, redactedTarget: target, to: &sink)
-        sink.attribute("http.route", route)
+        sink.attribute("http.route", .string(route))
         sink.attribute("network.protocol.version", .string(protocolVersion(request.version)))
-        if let address = host(ofEndpoint: inputs.clientAddress) { sink.attribute("client.address", .string(address)) }
-        sink.attribute("gateway.request_id", .string(inputs.requestID))
+        if let address = host(ofEndpoint: clientAddress) { sink.attribute("client.address", .string(address)) }
+        sink.attribute("gateway.request_id", .string(requestID))
         if let upstream = request.upstreamName { sink.attribute("gateway.upstream", .string(upstream)) }
-        sink.attribute("gateway.attempts", .int64(Int64(inputs.attempts.count)))
-        let outcome = inputs.outcome
+    }
+
+    /// Every CLIENT span's attributes that the request alone says (one URL,
+    /// one method, one address for every attempt), as ``describeServerRequest(_:redactedTarget:route:requestID:clientAddress:into:)``.
+    static func describeClientRequest<Sink: SpanAttributeSink>(_ request: ProxyRequest, redactedTarget target: String, route: String, into sink: inout Sink) {
+        addMethod(request.method, to: &sink)
+        sink.attribute("server.address", .string(request.host))
+        sink.attribute("server.port", .int64(Int64(request.port)))
+        sink.urlAttribute("url.full", scheme: request.scheme.rawValue, authority: request.authority, target: target)
+        sink.attribute("http.route", .string(route))
+    }
+
+    /// The rest of the exchange's spans, once it is over, said to `sink`:
+    /// the SERVER span, then a CLIENT span for each of `ending.clientAttempts`,
+    /// in order, each opened with what the request said of it.
+    static func describe<Sink: SpanSink>(_ ending: Ending, into sink: inout Sink) {
+        sink.beginServer()
+        sink.attribute("gateway.attempts", .int64(Int64(ending.attempts.count)))
+        let outcome = ending.outcome
         if let status = outcome.status { sink.attribute("http.response.status_code", .int64(Int64(status))) }
         // A server span's 4xx is the client's doing, not an error of the exchange.
         let serverError = outcome.error?.rawValue ?? outcome.status.flatMap { $0 >= 500 ? String($0) : nil }
@@ -90,39 +135,29 @@ struct SpanPlan: Sendable {
         } else if outcome.cancelled {
             sink.attribute("gateway.cancelled", .bool(true))
         }
-        for wait in inputs.waits {
+        for wait in ending.waits {
             sink.event(Event(name: wait.kind.eventName, at: wait.start, attributes: duration(wait.end - wait.start)))
         }
-        for retry in inputs.retries {
+        for retry in ending.retries {
             var attributes = duration(retry.backoff, room: 2)
             attributes.append("gateway.retry.reason", .string(retry.reason))
             sink.event(Event(name: "gateway.retry.backoff", at: retry.at, attributes: attributes))
         }
-        sink.end(at: inputs.end)
+        sink.end(at: ending.end)
 
-        guard !inputs.clientAttempts.isEmpty else { return }
-        // One authority, one address for every attempt: made once, shared.
-        let authority = request.authority
-        let host = SpanAttribute.string(request.host)
-        let port = SpanAttribute.int64(Int64(request.port))
-        for (resend, index) in inputs.clientAttempts.enumerated() {
+        for (resend, index) in ending.clientAttempts.enumerated() {
             sink.beginClient(resend)
-            addMethod(request.method, to: &sink)
-            sink.attribute("server.address", host)
-            sink.attribute("server.port", port)
-            sink.urlAttribute("url.full", scheme: request.scheme.rawValue, authority: authority, target: target)
-            sink.attribute("http.route", route)
             if resend > 0 { sink.attribute("http.request.resend_count", .int64(Int64(resend))) }
-            guard inputs.attempts.indices.contains(index) else {
+            guard ending.attempts.indices.contains(index) else {
                 // Prepared, never sent (the exchange ended first).
                 sink.attribute("error.type", .string("not_sent"))
                 sink.status(SpanStatus(code: .error, message: "not_sent"))
-                sink.end(at: inputs.end)
+                sink.end(at: ending.end)
                 continue
             }
-            let attempt = inputs.attempts[index]
-            describe(attempt, retry: inputs.retries.first { $0.attempt == index }, into: &sink)
-            sink.end(at: attempt.end ?? inputs.end)
+            let attempt = ending.attempts[index]
+            describe(attempt, retry: ending.retries.first { $0.attempt == index }, into: &sink)
+            sink.end(at: attempt.end ?? ending.end)
         }
     }
 
