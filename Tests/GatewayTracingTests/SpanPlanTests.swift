@@ -31,7 +31,7 @@ import Testing
     }
 
     /// A retried exchange: a 503 on a new connection (connect, TLS), a backoff, then a 200 on the same connection.
-    static func retried() -> SpanPlan.Inputs {
+    static func retried() -> PlannedExchange.Inputs {
         var first = AttemptTimings(started: at(2))
         first.connectStart = at(3)
         first.connectEnd = at(5)
@@ -44,7 +44,7 @@ import Testing
         second.responseHead = at(30)
         second.status = 200
         second.end = at(31)
-        return SpanPlan.Inputs(
+        return PlannedExchange.Inputs(
             request: request(), route: "/users/{id}", requestID: "1x-7", clientAddress: "127.0.0.1:50123",
             attempts: AttemptList([first, second]),
             retries: [AttemptRetry(attempt: 0, reason: "status_503", at: at(13), backoff: .milliseconds(10))],
@@ -58,7 +58,7 @@ import Testing
     /// says, in its order, and the events and status it says.
     @Test func theExportedSpansSayWhatThePlanSays() throws {
         let inputs = Self.retried()
-        let plan = SpanPlan(inputs, redactor: Self.redactor)
+        let plan = PlannedExchange(inputs, redactor: Self.redactor)
         var writer = OTLPSpanWriter(capacity: 64)
         writer.beginFields()
         let target = Self.redactor.redactedTarget(inputs.request.target)
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func theServerSpanNamesTheRequestAsTheClientMadeIt() {
-        let plan = SpanPlan(Self.retried(), redactor: Self.redactor)
+        let plan = PlannedExchange(Self.retried(), redactor: Self.redactor)
         let server = plan.server.attributes
         #expect(server.get("http.request.method") == .string("GET"))
         #expect(server.get("url.scheme") == .string("http"))
@@ -135,7 +135,7 @@ import Testing
     }
 
     @Test func theWaitsAndTheBackoffAreEventsOfTheServerSpan() {
-        let plan = SpanPlan(Self.retried(), redactor: Self.redactor)
+        let plan = PlannedExchange(Self.retried(), redactor: Self.redactor)
         let events = plan.server.events
         #expect(events.map(\.name) == ["gateway.rate_limit.wait", "gateway.retry.backoff"])
         #expect(events[0].at == Self.at(0))
@@ -146,7 +146,7 @@ import Testing
     }
 
     @Test func eachAttemptIsAClientSpanWithItsPhases() throws {
-        let plan = SpanPlan(Self.retried(), redactor: Self.redactor)
+        let plan = PlannedExchange(Self.retried(), redactor: Self.redactor)
         try #require(plan.clients.count == 2)
         let first = plan.clients[0], second = plan.clients[1]
         #expect(first.attributes.get("http.request.method") == .string("GET"))
@@ -173,7 +173,7 @@ import Testing
     }
 
     @Test func noSecretIsAnAttribute() {
-        let plan = SpanPlan(Self.retried(), redactor: Self.redactor)
+        let plan = PlannedExchange(Self.retried(), redactor: Self.redactor)
         var texts: [String] = []
         for span in [plan.server] + plan.clients {
             span.attributes.forEach { _, value in texts.append("\(value)") }
@@ -194,7 +194,7 @@ import Testing
         inputs.waits = []
         inputs.clientAttempts = [0]
         inputs.outcome = ExchangeOutcome(status: 502, responseBytes: 0, error: .connectFailed)
-        let plan = SpanPlan(inputs, redactor: Self.redactor)
+        let plan = PlannedExchange(inputs, redactor: Self.redactor)
         #expect(plan.server.attributes.get("error.type") == .string("connect_failed"))
         #expect(plan.server.status?.code == .error)
         #expect(plan.server.attributes.get("http.response.status_code") == .int64(502))
@@ -205,7 +205,7 @@ import Testing
     @Test func aClientErrorIsNotTheServerSpansError() {
         var inputs = Self.retried()
         inputs.outcome = ExchangeOutcome(status: 404, responseBytes: 0, error: nil)
-        let plan = SpanPlan(inputs, redactor: Self.redactor)
+        let plan = PlannedExchange(inputs, redactor: Self.redactor)
         #expect(plan.server.attributes.get("error.type") == nil)
         #expect(plan.server.status == nil)
     }
@@ -215,7 +215,7 @@ import Testing
         var request = ProxyRequest(method: .POST, scheme: .https, host: "origin.internal", port: 8443, target: "/v1/charges", headers: RequestFields())
         request.clientOrigin = "https://api.example.com"
         inputs.request = request
-        let plan = SpanPlan(inputs, redactor: Self.redactor)
+        let plan = PlannedExchange(inputs, redactor: Self.redactor)
         #expect(plan.server.attributes.get("url.scheme") == .string("https"))
         #expect(plan.server.attributes.get("server.address") == .string("api.example.com"))
         #expect(plan.server.attributes.get("server.port") == .int64(443))

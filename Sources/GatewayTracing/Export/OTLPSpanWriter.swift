@@ -5,7 +5,6 @@ import Musl
 #else
 import Darwin
 #endif
-import NIOCore
 import NIOPosix
 
 /// Spans encoded for export as they are described (``SpanSink``, through
@@ -66,9 +65,6 @@ final class OTLPSpanWriter: SpanAttributeSink, @unchecked Sendable {
 
     /// The spans written, each framed. Valid until the next write or ``reset()``.
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: size) }
-
-    /// The spans written, copied.
-    var buffer: ByteBuffer { ByteBuffer(bytes: bytes) }
 
     /// Forgets every span written; the room is kept.
     func reset() {

@@ -61,17 +61,6 @@ extension SpanPlan {
         }
     }
 
-    /// `scheme://authority/target`, made in one allocation.
-    static func url(scheme: String, authority: String, target: String) -> String {
-        var url = ""
-        url.reserveCapacity(scheme.utf8.count + 3 + authority.utf8.count + target.utf8.count)
-        url += scheme
-        url += "://"
-        url += authority
-        url += target
-        return url
-    }
-
     /// `host[:port]` (IPv6 in brackets) as its host and port.
     static func split(authority: String) -> (host: String, port: Int?) {
         if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {

@@ -12,53 +12,20 @@ import GatewayObservability
 /// begins, and the rest (``describe(_:into:)``) once it is over.
 /// ``ExchangeSpans`` encodes both for export as they are said, with nothing
 /// built in between: the request's part while the request is at hand, not
-/// read back from memory long gone cold by the exchange's end. A plan
-/// (``init(_:redactor:)``) keeps what they say as values, for the tests.
+/// read back from memory long gone cold by the exchange's end. The tests
+/// keep what they say as values.
 ///
 /// Attributes follow OpenTelemetry's HTTP semantic conventions (the stable
 /// `http.*`, `url.*`, `server.*` names) plus the gateway's own under
 /// `gateway.`. URLs are redacted by the debug traces' rules (always on:
 /// ``TraceRedactor/alwaysRedacting(config:)``); no header, cookie or
 /// credential is ever an attribute.
-struct SpanPlan: Sendable {
+enum SpanPlan {
     /// A point in a span's time line, and what happened there.
     struct Event: Sendable, Equatable {
         var name: String
         var at: ContinuousClock.Instant
         var attributes: SpanAttributes
-    }
-
-    /// One span as it ends.
-    struct Planned: Sendable {
-        var attributes = SpanAttributes()
-        var events: [Event] = []
-        var status: SpanStatus?
-        /// Nil until the span is ended.
-        var end: ContinuousClock.Instant?
-    }
-
-    /// What the plan is made from.
-    struct Inputs: Sendable {
-        /// The request as routed (before credentials).
-        var request: ProxyRequest
-        /// Its endpoint template (`/users/{id}`).
-        var route: String
-        var requestID: String
-        /// The client's `ip:port`.
-        var clientAddress: String
-        var attempts: AttemptList
-        var retries: [AttemptRetry]
-        var waits: [RecordedWait]
-        /// For each CLIENT span started, in order, the record's attempt it became.
-        var clientAttempts: SmallList<Int>
-        var outcome: ExchangeOutcome
-        /// When the exchange ended.
-        var end: ContinuousClock.Instant
-
-        /// What the exchange's end says (``describe(_:into:)``).
-        var ending: Ending {
-            Ending(attempts: attempts, retries: retries, waits: waits, clientAttempts: clientAttempts, outcome: outcome, end: end)
-        }
     }
 
     /// What is known once the exchange is over.
@@ -71,26 +38,6 @@ struct SpanPlan: Sendable {
         var outcome: ExchangeOutcome
         /// When the exchange ended.
         var end: ContinuousClock.Instant
-    }
-
-    var server: Planned
-    /// In the order the CLIENT spans were started.
-    var clients: [Planned]
-
-    /// What the describe functions say, kept.
-    init(_ inputs: Inputs, redactor: TraceRedactor) {
-        let target = redactor.redactedTarget(inputs.request.target)
-        var serverFields = SpanAttributes()
-        Self.describeServerRequest(
-            inputs.request, redactedTarget: target, route: inputs.route, requestID: inputs.requestID, clientAddress: inputs.clientAddress,
-            into: &serverFields
-        )
-        var clientFields = SpanAttributes()
-        Self.describeClientRequest(inputs.request, redactedTarget: target, route: inputs.route, into: &clientFields)
-        var spans = PlannedSpans(serverFields: serverFields, clientFields: clientFields)
-        Self.describe(inputs.ending, into: &spans)
-        server = spans.server ?? Planned()
-        clients = spans.clients
     }
 
     /// The SERVER span's attributes that the request alone says, said to
