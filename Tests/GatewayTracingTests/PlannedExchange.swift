@@ -26,17 +26,18 @@ struct PlannedExchange {
         var requestID: String
         /// The client's `ip:port`.
         var clientAddress: String
-        var attempts: AttemptList
-        var retries: [AttemptRetry]
-        var waits: [RecordedWait]
-        /// For each CLIENT span started, in order, the record's attempt it became.
-        var clientAttempts: SmallList<Int>
-        var outcome: ExchangeOutcome
-        /// When the exchange ended.
-        var end: ContinuousClock.Instant
+        /// What the exchange's end says.
+        var ending: SpanPlan.Ending
 
-        var ending: SpanPlan.Ending {
-            SpanPlan.Ending(attempts: attempts, retries: retries, waits: waits, clientAttempts: clientAttempts, outcome: outcome, end: end)
+        init(
+            request: ProxyRequest, route: String, requestID: String, clientAddress: String, attempts: AttemptList, retries: [AttemptRetry],
+            waits: [RecordedWait], clientAttempts: SmallList<Int>, outcome: ExchangeOutcome, end: ContinuousClock.Instant
+        ) {
+            self.request = request
+            self.route = route
+            self.requestID = requestID
+            self.clientAddress = clientAddress
+            ending = SpanPlan.Ending(attempts: attempts, retries: retries, waits: waits, clientAttempts: clientAttempts, outcome: outcome, end: end)
         }
     }
 

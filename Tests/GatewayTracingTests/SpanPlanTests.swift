@@ -189,11 +189,11 @@ import Testing
         var failed = AttemptTimings(started: Self.at(1))
         failed.end = Self.at(3)
         failed.errorCode = .connectFailed
-        inputs.attempts = AttemptList([failed])
-        inputs.retries = []
-        inputs.waits = []
-        inputs.clientAttempts = [0]
-        inputs.outcome = ExchangeOutcome(status: 502, responseBytes: 0, error: .connectFailed)
+        inputs.ending.attempts = AttemptList([failed])
+        inputs.ending.retries = []
+        inputs.ending.waits = []
+        inputs.ending.clientAttempts = [0]
+        inputs.ending.outcome = ExchangeOutcome(status: 502, responseBytes: 0, error: .connectFailed)
         let plan = PlannedExchange(inputs, redactor: Self.redactor)
         #expect(plan.server.attributes.get("error.type") == .string("connect_failed"))
         #expect(plan.server.status?.code == .error)
@@ -204,7 +204,7 @@ import Testing
 
     @Test func aClientErrorIsNotTheServerSpansError() {
         var inputs = Self.retried()
-        inputs.outcome = ExchangeOutcome(status: 404, responseBytes: 0, error: nil)
+        inputs.ending.outcome = ExchangeOutcome(status: 404, responseBytes: 0, error: nil)
         let plan = PlannedExchange(inputs, redactor: Self.redactor)
         #expect(plan.server.attributes.get("error.type") == nil)
         #expect(plan.server.status == nil)
