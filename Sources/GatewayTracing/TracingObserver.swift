@@ -49,7 +49,7 @@ struct TracingObserver: ExchangeObserver {
             let clientFieldsStart = writer.bytes.count
             SpanPlan.describeClientRequest(request, redactedTarget: target, route: route, into: &writer)
             subject = ExchangeSpans.Subject(
-                name: SpanPlan.name(method: request.method, route: route), fields: Array(writer.bytes), clientFieldsStart: clientFieldsStart
+                name: SpanPlan.name(method: request.method, route: route), fields: writer.copyBytes(), clientFieldsStart: clientFieldsStart
             )
             writer.reset()
         }

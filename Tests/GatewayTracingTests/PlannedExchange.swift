@@ -102,8 +102,9 @@ struct PlannedSpans: SpanSink {
     }
 
     mutating func end(at instant: ContinuousClock.Instant) {
-        guard var (span, isServer) = open else { return }
+        guard let (opened, isServer) = open else { return }
         open = nil
+        var span = opened
         span.end = instant
         if isServer { server = span } else { clients.append(span) }
     }

@@ -8,14 +8,18 @@ public struct AttemptRetry: Sendable, Equatable {
     /// Why, as the `reason` label of `gateway_retries_total`: `connect_failed`, `status_503`, ...
     public var reason: String
     /// When the retry was decided: the backoff starts then.
-    public var at: ContinuousClock.Instant
+    public var at: ContinuousClock.Instant {
+        get { storedAt.instant }
+        set { storedAt = StoredInstant(newValue) }
+    }
+    private var storedAt: StoredInstant
     /// The wait before the next attempt.
     public var backoff: Duration
 
     public init(attempt: Int, reason: String, at: ContinuousClock.Instant, backoff: Duration) {
         self.attempt = attempt
         self.reason = reason
-        self.at = at
+        self.storedAt = StoredInstant(at)
         self.backoff = backoff
     }
 }

@@ -6,7 +6,10 @@ public struct RequestContext: Sendable {
     public let id: String
     /// The client's address as `ip:port`.
     public let clientAddress: String
-    public let startedAt: ContinuousClock.Instant
+    /// When the exchange began.
+    public var startedAt: ContinuousClock.Instant { started.instant }
+    /// ``startedAt`` as kept: by value (``StoredInstant``).
+    public let started: StoredInstant
     /// The logger as given (the gateway's), without the request's id.
     public var baseLogger: Logger {
         // Another logger may log elsewhere: the exchange line goes to it as an event.
@@ -39,7 +42,7 @@ public struct RequestContext: Sendable {
         assert(exchangeLines?.belongs(to: logger) ?? true, "an exchange line sink of another logger")
         self.id = id
         self.clientAddress = clientAddress
-        self.startedAt = startedAt
+        self.started = StoredInstant(startedAt)
         self.baseLogger = logger
         self.exchangeLines = exchangeLines
         self.record = record

@@ -20,7 +20,7 @@ extension ClientConnectionHandler {
         )
         var info = ExchangeInfo(
             method: head.method, version: head.version, uri: head.uri, expectsContinue: head.expectsContinue,
-            started: started, context: context, observations: []
+            context: context, observations: []
         )
         current = info
         requestFields = head.headers  // read only if the upstream sends trailers

@@ -9,7 +9,8 @@ struct ExchangeInfo {
     let version: HTTPVersion
     let uri: String
     let expectsContinue: Bool
-    let started: ContinuousClock.Instant
+    /// When the exchange began: its context's.
+    var started: ContinuousClock.Instant { context.startedAt }
     let context: RequestContext
     var observations: [any ExchangeObservation]
 

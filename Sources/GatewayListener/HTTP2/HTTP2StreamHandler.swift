@@ -139,7 +139,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         do throws(HTTP2Translation.Refusal) {
             translated = try HTTP2Translation.request(fields)
         } catch {
-            let info = ExchangeInfo(method: .GET, version: .http2, uri: "/", expectsContinue: false, started: started, context: context, observations: [])
+            let info = ExchangeInfo(method: .GET, version: .http2, uri: "/", expectsContinue: false, context: context, observations: [])
             self.info = info
             let message = error == .connectNotSupported
                 ? "CONNECT inside an intercepted connection is not supported"
@@ -150,7 +150,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         acceptsTrailers = translated.acceptsTrailers
         var info = ExchangeInfo(
             method: head.method, version: head.version, uri: head.uri, expectsContinue: head.expectsContinue,
-            started: started, context: context, observations: []
+            context: context, observations: []
         )
         self.info = info
         guard let target = ClientTarget.parse(head.uri, isConnect: false) else {

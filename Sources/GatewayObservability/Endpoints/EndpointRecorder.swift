@@ -29,10 +29,10 @@ public struct CompletedExchange: Sendable {
     /// (http/1.1, h2) × last attempt upstream (http/1.1, h2, none).
     var protocolSlot: Int {
         let client = clientHTTPVersion == UpstreamHTTPVersion.http2Name ? 1 : 0
-        let upstream: Int = switch attempts.last?.httpVersion {
-        case UpstreamHTTPVersion.http2Name?: 1
+        let upstream: Int = switch attempts.last?.wireVersion {
+        case .http1?: 0
+        case .http2?: 1
         case nil: 2
-        default: 0
         }
         return client * 3 + upstream
     }

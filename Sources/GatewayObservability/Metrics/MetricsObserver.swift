@@ -37,11 +37,11 @@ struct PendingExchange: Sendable {
     let metrics: GatewayMetrics
     let recorder: EndpointRecorder
     let record: ExchangeRecord
-    let startedAt: ContinuousClock.Instant
+    let started: StoredInstant
     var statusClass: StatusClass
 
     func finish(errorCode: GatewayError.Code? = nil) {
-        let duration = ContinuousClock.now - startedAt
+        let duration = StoredInstant.now - started
         let exchange = CompletedExchange(
             duration: duration,
             statusClass: errorCode == nil ? statusClass : .error,

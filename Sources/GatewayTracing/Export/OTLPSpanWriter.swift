@@ -66,6 +66,15 @@ final class OTLPSpanWriter: SpanAttributeSink, @unchecked Sendable {
     /// The spans written, each framed. Valid until the next write or ``reset()``.
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: size) }
 
+    /// `bytes` as an array, copied at once (`Array(bytes)` goes byte by byte
+    /// through the collection).
+    func copyBytes() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            if size > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: storage, byteCount: size) }
+            count = size
+        }
+    }
+
     /// Forgets every span written; the room is kept.
     func reset() {
         precondition(lengthAt == nil, "a span left open")

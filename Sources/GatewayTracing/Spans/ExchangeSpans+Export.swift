@@ -1,3 +1,5 @@
+import GatewayCore
+
 extension ExchangeSpans {
     /// The exchange's spans encoded as ``SpanPlan`` says them: each span's
     /// ids and start from the exchange, then the fields the request said of
@@ -7,7 +9,7 @@ extension ExchangeSpans {
         let ids: IDs
         let subject: Subject
         /// The SERVER span's start.
-        let started: ContinuousClock.Instant
+        let started: StoredInstant
         let clients: SmallList<Client>
         let clock: WallClock
 
@@ -23,7 +25,7 @@ extension ExchangeSpans {
             let client = clients[index]
             writer.begin(
                 .client, name: subject.name, trace: ids.trace, span: client.span, parent: ids.span, traceState: ids.traceState ?? "",
-                start: clock.timestamp(client.start)
+                start: clock.timestamp(client.started)
             )
             subject.fields.withUnsafeBytes { writer.fields(UnsafeRawBufferPointer(rebasing: $0[subject.clientFieldsStart...])) }
         }

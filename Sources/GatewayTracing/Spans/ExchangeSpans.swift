@@ -31,8 +31,22 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         var sampled: Bool
     }
 
-    /// A CLIENT span's id, with the record's attempt it became and when it was prepared.
-    typealias Client = (span: SpanID, attempt: Int, start: ContinuousClock.Instant)
+    /// A CLIENT span's id, with the record's attempt it became and when it was
+    /// prepared. A struct, not a tuple: a list of tuples is copied through
+    /// the runtime's generic tuple witnesses.
+    struct Client: Sendable {
+        var span: SpanID
+        var attempt: Int
+        /// When it was prepared (kept by value: ``StoredInstant``).
+        var started: StoredInstant
+    }
+
+    /// What ``finish(_:)`` takes of the state, once.
+    private struct Taken {
+        var record: ExchangeRecord
+        var clients: SmallList<Client>
+        var waits: [RecordedWait]
+    }
 
     private struct State {
         /// The exchange's record until it finishes; then let go, as the record
@@ -61,7 +75,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
 
     private let exporter: SpanExporter
     private let subject: Subject?
-    private let started: ContinuousClock.Instant
+    private let started: StoredInstant
     private let state: Mutex<State>
 
     /// `subject`: nil when `ids` is not sampled.
@@ -69,7 +83,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         self.exporter = exporter
         self.ids = ids
         self.subject = subject
-        self.started = context.startedAt
+        self.started = context.started
         self.state = Mutex(State(record: context.record))
     }
 
@@ -83,8 +97,8 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         guard ids.sampled else { return }
         // The transport records the attempt right after the last step: the index it gets.
         let attempt = record.attemptCount
-        let start = ContinuousClock.now
-        state.withLock { $0.clients.append((span, attempt, start)) }
+        let start = StoredInstant.now
+        state.withLock { $0.clients.append(Client(span: span, attempt: attempt, started: start)) }
     }
 
     /// `wait`, its length kept for an event of the SERVER span.
@@ -108,11 +122,11 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     func requestBodyPart(_ buffer: ByteBuffer) {}
 
     func finish(_ outcome: ExchangeOutcome) {
-        let taken = state.withLock { (s: inout State) -> (record: ExchangeRecord, clients: SmallList<Client>, waits: [RecordedWait])? in
+        let taken = state.withLock { (s: inout State) -> Taken? in
             guard !s.finished, let record = s.record else { return nil }
             s.finished = true
             s.record = nil
-            return (record, s.clients, s.waits)
+            return Taken(record: record, clients: s.clients, waits: s.waits)
         }
         guard let taken, let subject else { return }
         let ending = SpanPlan.Ending(

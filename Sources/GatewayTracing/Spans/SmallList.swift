@@ -17,6 +17,24 @@ struct SmallList<Element>: RandomAccessCollection, ExpressibleByArrayLiteral {
     var startIndex: Int { 0 }
     var endIndex: Int { head == nil ? 0 : 1 + tail.count }
 
+    /// The head, then the tail's elements: no index checked per element.
+    struct Iterator: IteratorProtocol {
+        fileprivate var head: Element?
+        fileprivate var tail: IndexingIterator<[Element]>
+
+        mutating func next() -> Element? {
+            if let element = head {
+                head = nil
+                return element
+            }
+            return tail.next()
+        }
+    }
+
+    func makeIterator() -> Iterator {
+        Iterator(head: head, tail: tail.makeIterator())
+    }
+
     subscript(position: Int) -> Element {
         precondition(indices.contains(position), "SmallList index out of range")
         return position == 0 ? head! : tail[position - 1]
@@ -25,7 +43,9 @@ struct SmallList<Element>: RandomAccessCollection, ExpressibleByArrayLiteral {
     /// Each element transformed, as a small list (`map` makes an array).
     func mapSmall<T>(_ transform: (Element) throws -> T) rethrows -> SmallList<T> {
         var result = SmallList<T>()
-        for element in self { result.append(try transform(element)) }
+        guard let head else { return result }
+        result.head = try transform(head)
+        if !tail.isEmpty { result.tail = try tail.map(transform) }
         return result
     }
 }

@@ -1,3 +1,5 @@
+import GatewayCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -12,15 +14,20 @@ import Darwin
 struct WallClock: Sendable {
     /// Nanoseconds since 1970 at `now`.
     let wall: UInt64
-    let now: ContinuousClock.Instant
+    let now: StoredInstant
 
     init(wall: UInt64 = WallClock.nanosecondsSinceEpoch(), now: ContinuousClock.Instant = .now) {
         self.wall = wall
-        self.now = now
+        self.now = StoredInstant(now)
     }
 
     /// `instant` in nanoseconds since 1970.
     func timestamp(_ instant: ContinuousClock.Instant) -> UInt64 {
+        timestamp(StoredInstant(instant))
+    }
+
+    /// `instant` in nanoseconds since 1970.
+    func timestamp(_ instant: StoredInstant) -> UInt64 {
         let (seconds, attoseconds) = (now - instant).components
         let before = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         return UInt64(clamping: Int64(clamping: wall) - before)

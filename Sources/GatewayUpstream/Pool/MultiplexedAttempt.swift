@@ -74,7 +74,7 @@ final class MultiplexedAttempt {
             state = .http1(attempt)
             attempt.take(lease)
         case .success(.stream(let connection, let reused)):
-            UpstreamPool.record(connection.timings, reused: reused, httpVersion: UpstreamHTTPVersion.http2Name, into: recorder)
+            UpstreamPool.record(connection.timings, reused: reused, wireVersion: .http2, into: recorder)
             open(on: connection)
         }
     }

@@ -120,18 +120,18 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
 
     /// Connect and TLS phases for a new connection; none, and `reusedConnection`, for a reused one.
     static func record(_ lease: Lease, into recorder: AttemptRecorder) {
-        record(lease.connection.timings, reused: lease.reused, httpVersion: UpstreamHTTPVersion.http1Name, into: recorder)
+        record(lease.connection.timings, reused: lease.reused, wireVersion: .http1, into: recorder)
     }
 
     /// The phases of a connection (none when `reused`) and the protocol it speaks.
-    static func record(_ timings: ConnectionTimings, reused: Bool, httpVersion: String, into recorder: AttemptRecorder) {
+    static func record(_ timings: ConnectionTimings, reused: Bool, wireVersion: WireHTTPVersion, into recorder: AttemptRecorder) {
         recorder.update { attempt in
             attempt.reusedConnection = reused
             attempt.connectStart = reused ? nil : timings.connectStart
             attempt.connectEnd = reused ? nil : timings.connectEnd
             attempt.tlsStart = reused ? nil : timings.tlsStart
             attempt.tlsEnd = reused ? nil : timings.tlsEnd
-            attempt.httpVersion = httpVersion
+            attempt.wireVersion = wireVersion
         }
     }
 

@@ -28,7 +28,7 @@ struct ExchangeInfoObservationTests {
         let context = RequestContext(id: "t1", clientAddress: "127.0.0.1:1", logger: Logger(label: "test"))
         return ExchangeInfo(
             method: .GET, version: .http1_1, uri: "http://example.com/", expectsContinue: false,
-            started: .now, context: context, observations: observations
+            context: context, observations: observations
         )
     }
 
