@@ -127,6 +127,32 @@ import Testing
         }
     }
 
+    /// `url.full` written in its pieces and a client address written from a
+    /// piece of its string read back as the strings joined: IPv6 hosts in
+    /// brackets, a scheme's default port left out, ports of every length.
+    @Test(arguments: [
+        (URLPieces(scheme: "http", host: "api.test", port: nil, target: "/users/42?page=2"), "http://api.test/users/42?page=2"),
+        (URLPieces(scheme: "https", host: "origin.internal", port: 8443, target: "/v1"), "https://origin.internal:8443/v1"),
+        (URLPieces(scheme: "http", host: "::1", port: 8, target: "/"), "http://[::1]:8/"),
+        (URLPieces(scheme: "https", host: "2001:db8::1", port: nil, target: "*"), "https://[2001:db8::1]*"),
+        (URLPieces(scheme: "http", host: "h", port: 65535, target: ""), "http://h:65535"),
+        (URLPieces(scheme: "http", host: "h", port: 0, target: "/ü"), "http://h:0/ü"),
+    ])
+    func piecesAreWrittenAsTheStringTheyMake(url: URLPieces, expected: String) throws {
+        #expect(url.text == expected)
+        #expect(url.utf8Count == expected.utf8.count)
+        let writer = OTLPSpanWriter(capacity: 64)
+        writer.begin(.client, name: "n", trace: Self.trace, span: SpanID(value: 9), parent: nil, traceState: "", start: 1)
+        writer.urlAttribute("url.full", url)
+        let address = "10.0.0.7:51234"
+        writer.attribute("client.address", address[..<address.firstIndex(of: ":")!])
+        writer.end(time: 2)
+        let span = try ProtobufReader.fields(Array(writer.bytes))[0].message()
+        let attributes = try span.filter { $0.number == 9 }.map { try $0.message() }
+        #expect(try attributes.map { try $0[0].string() } == ["url.full", "client.address"])
+        #expect(try attributes.map { try $0[1].message()[0].string() } == [expected, "10.0.0.7"])
+    }
+
     /// The pointer writer writes what a plain reference encoder (below) does, byte for byte, and exactly the sizes computed.
     @Test func thePointerWriterWritesWhatTheBufferWrites() {
         var expected = ByteBuffer()

@@ -89,8 +89,12 @@ struct PlannedSpans: SpanSink {
         open?.span.attributes.append(key, value)
     }
 
-    mutating func urlAttribute(_ key: String, scheme: String, authority: String, target: String) {
-        attribute(key, .string(scheme + "://" + authority + target))
+    mutating func urlAttribute(_ key: String, _ url: URLPieces) {
+        attribute(key, .string(url.text))
+    }
+
+    mutating func attribute(_ key: String, _ value: Substring) {
+        attribute(key, .string(String(value)))
     }
 
     mutating func event(_ event: SpanPlan.Event) {
@@ -115,8 +119,12 @@ extension SpanAttributes: SpanAttributeSink {
         append(key, value)
     }
 
-    mutating func urlAttribute(_ key: String, scheme: String, authority: String, target: String) {
-        append(key, .string(scheme + "://" + authority + target))
+    mutating func urlAttribute(_ key: String, _ url: URLPieces) {
+        append(key, .string(url.text))
+    }
+
+    mutating func attribute(_ key: String, _ value: Substring) {
+        append(key, .string(String(value)))
     }
 }
 

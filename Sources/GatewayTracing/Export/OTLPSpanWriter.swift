@@ -138,9 +138,23 @@ final class OTLPSpanWriter: SpanAttributeSink, @unchecked Sendable {
         write(ProtobufSize.lengthDelimited(9, size)) { OTLPSpanEncoder.write(key: key, value: value, size: size, field: 9, into: &$0) }
     }
 
-    /// A string attribute `scheme://authority/target`, written in its pieces (no string is made).
-    func urlAttribute(_ key: String, scheme: String, authority: String, target: String) {
-        let length = scheme.utf8.count + 3 + authority.utf8.count + target.utf8.count
+    /// A string attribute given as a piece of a string, its bytes copied from where they are.
+    func attribute(_ key: String, _ value: Substring) {
+        let length = value.utf8.count
+        let size = ProtobufSize.string(1, key) + ProtobufSize.lengthDelimited(2, ProtobufSize.lengthDelimited(1, length))
+        write(ProtobufSize.lengthDelimited(9, size)) { writer in
+            writer.messageHeader(9, size: size)
+            writer.stringField(1, key)
+            // AnyValue { string_value = 1 }
+            writer.messageHeader(2, size: ProtobufSize.lengthDelimited(1, length))
+            writer.messageHeader(1, size: length)
+            writer.utf8(value)
+        }
+    }
+
+    /// A string attribute `scheme://host[:port]target`, written in its pieces (no string is made).
+    func urlAttribute(_ key: String, _ url: URLPieces) {
+        let length = url.utf8Count
         // AnyValue { string_value = 1 }
         let value = ProtobufSize.lengthDelimited(1, length)
         let size = ProtobufSize.string(1, key) + ProtobufSize.lengthDelimited(2, value)
@@ -149,10 +163,17 @@ final class OTLPSpanWriter: SpanAttributeSink, @unchecked Sendable {
             writer.stringField(1, key)
             writer.messageHeader(2, size: value)
             writer.messageHeader(1, size: length)
-            writer.utf8(scheme)
+            writer.utf8(url.scheme)
             writer.utf8("://")
-            writer.utf8(authority)
-            writer.utf8(target)
+            let brackets = url.bracketsHost
+            if brackets { writer.byte(UInt8(ascii: "[")) }
+            writer.utf8(url.host)
+            if brackets { writer.byte(UInt8(ascii: "]")) }
+            if let port = url.port {
+                writer.byte(UInt8(ascii: ":"))
+                writer.decimal(port, digits: URLPieces.digits(port))
+            }
+            writer.utf8(url.target)
         }
     }
 

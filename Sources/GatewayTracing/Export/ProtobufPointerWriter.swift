@@ -80,17 +80,37 @@ struct ProtobufPointerWriter {
 
     /// The UTF-8 bytes of `value`, copied at once (a piece of a field written in pieces).
     mutating func utf8(_ value: String) {
-        let count = value.utf8.count
+        bytes(of: value.utf8)
+    }
+
+    /// The UTF-8 bytes of `value`, copied at once.
+    mutating func utf8(_ value: Substring) {
+        bytes(of: value.utf8)
+    }
+
+    /// `value` (not negative) in decimal, as `digits` ASCII digits.
+    mutating func decimal(_ value: Int, digits: Int) {
+        ensure(digits)
+        var rest = value
+        for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+            room.storeBytes(of: UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10), toByteOffset: index, as: UInt8.self)
+            rest /= 10
+        }
+        offset += digits
+    }
+
+    /// A string's UTF-8 view copied at once where it is contiguous (else byte by byte: a bridged string).
+    private mutating func bytes<View: Collection<UInt8>>(of view: View) {
+        let count = view.count
         ensure(count)
         guard count > 0 else { return }
         let target = UnsafeMutableRawBufferPointer(rebasing: room[offset..<offset + count])
-        let copied = value.utf8.withContiguousStorageIfAvailable { source in
+        let copied: Void? = view.withContiguousStorageIfAvailable { source in
             target.copyMemory(from: UnsafeRawBufferPointer(source))
         }
         if copied == nil {
-            // A string without contiguous UTF-8 (bridged): byte by byte.
             var index = 0
-            for byte in value.utf8 {
+            for byte in view {
                 target[index] = byte
                 index += 1
             }

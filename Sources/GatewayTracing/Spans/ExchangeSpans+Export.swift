@@ -34,8 +34,12 @@ extension ExchangeSpans {
             writer.attribute(key, value)
         }
 
-        mutating func urlAttribute(_ key: String, scheme: String, authority: String, target: String) {
-            writer.urlAttribute(key, scheme: scheme, authority: authority, target: target)
+        mutating func urlAttribute(_ key: String, _ url: URLPieces) {
+            writer.urlAttribute(key, url)
+        }
+
+        mutating func attribute(_ key: String, _ value: Substring) {
+            writer.attribute(key, value)
         }
 
         mutating func event(_ event: SpanPlan.Event) {

@@ -74,11 +74,11 @@ extension SpanPlan {
 
     /// The address of `ip:port` (the port always written, an IPv6 address
     /// without brackets), or nil for `unknown`.
-    static func host(ofEndpoint endpoint: String) -> String? {
+    static func host(ofEndpoint endpoint: String) -> Substring? {
         // By byte: a search by `Character` pays for grapheme breaking.
         let bytes = endpoint.utf8
         guard let colon = bytes.lastIndex(of: UInt8(ascii: ":")), colon != bytes.startIndex else { return nil }
-        return String(endpoint[..<colon])
+        return endpoint[..<colon]
     }
 
     /// `network.protocol.version`: `1.1`, `1.0`, `2`.

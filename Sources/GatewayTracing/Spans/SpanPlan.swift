@@ -51,7 +51,7 @@ enum SpanPlan {
         addClientSide(of: request, redactedTarget: target, to: &sink)
         sink.attribute("http.route", .string(route))
         sink.attribute("network.protocol.version", .string(protocolVersion(request.version)))
-        if let address = host(ofEndpoint: clientAddress) { sink.attribute("client.address", .string(address)) }
+        if let address = host(ofEndpoint: clientAddress) { sink.attribute("client.address", address) }
         sink.attribute("gateway.request_id", .string(requestID))
         if let upstream = request.upstreamName { sink.attribute("gateway.upstream", .string(upstream)) }
     }
@@ -62,7 +62,8 @@ enum SpanPlan {
         addMethod(request.method, to: &sink)
         sink.attribute("server.address", .string(request.host))
         sink.attribute("server.port", .int64(Int64(request.port)))
-        sink.urlAttribute("url.full", scheme: request.scheme.rawValue, authority: request.authority, target: target)
+        let port = request.port == request.scheme.defaultPort ? nil : request.port
+        sink.urlAttribute("url.full", URLPieces(scheme: request.scheme.rawValue, host: request.host, port: port, target: target))
         sink.attribute("http.route", .string(route))
     }
 

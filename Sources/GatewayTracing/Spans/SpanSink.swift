@@ -2,8 +2,10 @@
 protocol SpanAttributeSink {
     /// Adds an attribute; each key once.
     mutating func attribute(_ key: String, _ value: SpanAttribute)
-    /// Adds a string attribute `scheme://authority/target`, given in pieces.
-    mutating func urlAttribute(_ key: String, scheme: String, authority: String, target: String)
+    /// Adds a string attribute: a URL, given in pieces.
+    mutating func urlAttribute(_ key: String, _ url: URLPieces)
+    /// Adds a string attribute given as a piece of a string (no string made of it).
+    mutating func attribute(_ key: String, _ value: Substring)
 }
 
 /// Where ``SpanPlan/describe(_:into:)`` puts the spans of one finished
