@@ -33,10 +33,15 @@ struct TraceCarrier: Sendable, Equatable {
     /// the context does not carry would belong to another trace).
     func write(to headers: inout RequestFields) {
         guard let traceparent else { return }
-        // Removed only when there (most requests carry neither field): a removal scans and may copy.
-        if headers.contains(name: "traceparent") { headers.remove(name: "traceparent") }
+        // Both looked for in one pass over the fields (a removal that finds none changes nothing).
+        headers.removeAll { name in
+            switch name.count {
+            case 11: RequestFields.equalsIgnoringCase(name, "traceparent")
+            case 10: RequestFields.equalsIgnoringCase(name, "tracestate")
+            default: false
+            }
+        }
         headers.add(name: "traceparent", value: traceparent)
-        if headers.contains(name: "tracestate") { headers.remove(name: "tracestate") }
         if let tracestate { headers.add(name: "tracestate", value: tracestate) }
     }
 }
