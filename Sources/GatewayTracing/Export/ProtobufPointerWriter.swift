@@ -20,18 +20,29 @@ struct ProtobufPointerWriter {
 
     mutating func byte(_ value: UInt8) {
         ensure(1)
+        put(value)
+    }
+
+    /// One byte where room was ensured.
+    private mutating func put(_ value: UInt8) {
         room.storeBytes(of: value, toByteOffset: offset, as: UInt8.self)
         offset += 1
     }
 
-    /// `value` as a base-128 varint, least significant group first.
+    /// `value` as a base-128 varint, least significant group first; its room
+    /// checked once (most are one byte: keys, short lengths).
     mutating func varint(_ value: UInt64) {
+        if value < 0x80 {
+            byte(UInt8(truncatingIfNeeded: value))
+            return
+        }
+        ensure(ProtobufSize.varint(value))
         var value = value
         while value >= 0x80 {
-            byte(UInt8(truncatingIfNeeded: value) | 0x80)
+            put(UInt8(truncatingIfNeeded: value) | 0x80)
             value >>= 7
         }
-        byte(UInt8(truncatingIfNeeded: value))
+        put(UInt8(truncatingIfNeeded: value))
     }
 
     mutating func tag(_ field: UInt64, _ wireType: WireType) {
