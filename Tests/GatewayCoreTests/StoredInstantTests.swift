@@ -32,7 +32,7 @@ import Testing
         timings.tlsStart = t + .milliseconds(3)
         timings.tlsEnd = t + .milliseconds(7)
         timings.requestSent = t + .milliseconds(8)
-        timings.instants.responseHead = StoredInstant(t + .milliseconds(20))
+        timings.$responseHead = StoredInstant(t + .milliseconds(20))
         timings.end = t + .milliseconds(25)
         #expect(timings.started == t)
         #expect(timings.responseHead == t + .milliseconds(20))
@@ -42,6 +42,6 @@ import Testing
         #expect(timings.total == .milliseconds(25))
         timings.tlsStart = nil
         #expect(timings.tls == nil)
-        #expect(timings.instants.tlsStart == nil)
+        #expect(timings.$tlsStart == nil)
     }
 }

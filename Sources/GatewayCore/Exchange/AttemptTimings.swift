@@ -7,55 +7,21 @@
 /// it, it is a copy of its bytes, with nothing to retain or release and no
 /// runtime witness to call.
 public struct AttemptTimings: Sendable, Equatable {
-    /// The phase instants as kept: by value (``StoredInstant``). What is
-    /// recorded on the hot path is written and tested here; the properties
-    /// below read and write them as the clock's instants.
-    public var instants: Instants
-
-    /// ``AttemptTimings``' instants, by value.
-    public struct Instants: Sendable, Equatable {
-        public var started: StoredInstant
-        public var connectStart: StoredInstant?
-        public var connectEnd: StoredInstant?
-        public var tlsStart: StoredInstant?
-        public var tlsEnd: StoredInstant?
-        public var requestSent: StoredInstant?
-        public var responseHead: StoredInstant?
-        public var end: StoredInstant?
-    }
-
+    // Every instant is kept by value (``StoredInstant``, see there why) and
+    // read and written as the clock's; `$name` is the kept value, which the
+    // hot path writes and tests.
     public var started: ContinuousClock.Instant {
-        get { instants.started.instant }
-        set { instants.started = StoredInstant(newValue) }
+        get { storedStarted.instant }
+        set { storedStarted = StoredInstant(newValue) }
     }
-    public var connectStart: ContinuousClock.Instant? {
-        get { instants.connectStart.instant }
-        set { instants.connectStart.instant = newValue }
-    }
-    public var connectEnd: ContinuousClock.Instant? {
-        get { instants.connectEnd.instant }
-        set { instants.connectEnd.instant = newValue }
-    }
-    public var tlsStart: ContinuousClock.Instant? {
-        get { instants.tlsStart.instant }
-        set { instants.tlsStart.instant = newValue }
-    }
-    public var tlsEnd: ContinuousClock.Instant? {
-        get { instants.tlsEnd.instant }
-        set { instants.tlsEnd.instant = newValue }
-    }
-    public var requestSent: ContinuousClock.Instant? {
-        get { instants.requestSent.instant }
-        set { instants.requestSent.instant = newValue }
-    }
-    public var responseHead: ContinuousClock.Instant? {
-        get { instants.responseHead.instant }
-        set { instants.responseHead.instant = newValue }
-    }
-    public var end: ContinuousClock.Instant? {
-        get { instants.end.instant }
-        set { instants.end.instant = newValue }
-    }
+    @KeptInstant public var connectStart: ContinuousClock.Instant?
+    @KeptInstant public var connectEnd: ContinuousClock.Instant?
+    @KeptInstant public var tlsStart: ContinuousClock.Instant?
+    @KeptInstant public var tlsEnd: ContinuousClock.Instant?
+    @KeptInstant public var requestSent: ContinuousClock.Instant?
+    @KeptInstant public var responseHead: ContinuousClock.Instant?
+    @KeptInstant public var end: ContinuousClock.Instant?
+    private var storedStarted: StoredInstant
     public var reusedConnection: Bool
     /// The status the upstream answered, or nil if the attempt failed before a response head.
     public var status: Int?
@@ -69,18 +35,18 @@ public struct AttemptTimings: Sendable, Equatable {
     public var httpVersion: String? { wireVersion?.name }
 
     public init(started: ContinuousClock.Instant, reusedConnection: Bool = false) {
-        self.instants = Instants(started: StoredInstant(started))
+        self.storedStarted = StoredInstant(started)
         self.reusedConnection = reusedConnection
     }
 
     /// Connect (including DNS) duration, nil on a reused connection.
-    public var connect: Duration? { span(instants.connectStart, instants.connectEnd) }
+    public var connect: Duration? { span($connectStart, $connectEnd) }
     /// TLS handshake duration, nil on plain http or a reused connection.
-    public var tls: Duration? { span(instants.tlsStart, instants.tlsEnd) }
+    public var tls: Duration? { span($tlsStart, $tlsEnd) }
     /// Time to first byte of the response, from the start of the attempt.
-    public var timeToFirstByte: Duration? { span(instants.started, instants.responseHead) }
+    public var timeToFirstByte: Duration? { span(storedStarted, $responseHead) }
     /// Whole attempt, from its start to the end of the response body.
-    public var total: Duration? { span(instants.started, instants.end) }
+    public var total: Duration? { span(storedStarted, $end) }
 
     private func span(_ a: StoredInstant?, _ b: StoredInstant?) -> Duration? {
         guard let a, let b else { return nil }

@@ -75,7 +75,6 @@ extension RequestFields {
 
     /// Whether `raw`'s bytes in `range` spell `name`, ignoring ASCII case.
     @inlinable
-    @usableFromInline
     static func equalsIgnoringCase(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>, _ name: String) -> Bool {
         equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: raw[range]), name)
     }
