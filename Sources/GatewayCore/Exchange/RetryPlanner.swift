@@ -40,8 +40,9 @@ public struct RetryRun: Sendable {
     /// Attempts made so far (1 during the first).
     public var attempts: Int
     public let maxAttempts: Int
-    /// When the whole request gives up (`retry.deadline`).
-    public let deadline: ContinuousClock.Instant?
+    /// When the whole request gives up (`retry.deadline`); kept by value
+    /// (``KeptInstant``): the run is copied as the exchange goes.
+    @KeptInstant public private(set) var deadline: ContinuousClock.Instant?
     /// The limit on one attempt until its response head (`retry.per_try_timeout`).
     public let perTryTimeout: Duration?
     /// The largest request body a retry sends again (`retry.buffer_limit`): the

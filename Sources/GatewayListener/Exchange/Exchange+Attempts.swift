@@ -222,7 +222,7 @@ extension Exchange {
     /// `request_timeout` failure.
     private func armAttemptTimer(_ run: RetryRun) {
         // Most configs set neither limit: then the clock is not read (a read costs here).
-        guard run.perTryTimeout != nil || run.deadline != nil else { return }
+        guard run.perTryTimeout != nil || run.$deadline != nil else { return }
         let now = ContinuousClock.now
         // Which limit comes first; its message is only made if it fires.
         var limit: (at: ContinuousClock.Instant, perTry: Duration?)?
@@ -233,7 +233,7 @@ extension Exchange {
             limit = (deadline, nil)
         }
         guard let limit else { return }
-        attemptLimit = limit
+        attemptLimit = (StoredInstant(limit.at), limit.perTry)
         // A callback with this exchange as its handler: no closure, promise or
         // future per attempt, as `scheduleTask` makes.
         attemptTimer = try? eventLoop.assumeIsolated().scheduleCallback(in: TimeAmount(limit.at - now), handler: self)

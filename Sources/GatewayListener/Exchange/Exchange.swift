@@ -41,7 +41,7 @@ final class Exchange: UpstreamExchangeDelegate {
     /// The attempt's `per_try_timeout` or the request's deadline, whichever
     /// comes first (``handleScheduledCallback(eventLoop:)`` when it passes).
     var attemptTimer: NIOScheduledCallback?
-    var attemptLimit: (at: ContinuousClock.Instant, perTry: Duration?)?
+    var attemptLimit: (at: StoredInstant, perTry: Duration?)?
     var cancellation: UpstreamExchangeCancellation?
     var writer: (any UpstreamRequestWriter)?
     /// The request body's way upstream (a pure state machine).

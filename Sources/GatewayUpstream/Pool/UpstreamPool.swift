@@ -127,10 +127,18 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
     static func record(_ timings: ConnectionTimings, reused: Bool, wireVersion: WireHTTPVersion, into recorder: AttemptRecorder) {
         recorder.update { attempt in
             attempt.reusedConnection = reused
-            attempt.connectStart = reused ? nil : timings.connectStart
-            attempt.connectEnd = reused ? nil : timings.connectEnd
-            attempt.tlsStart = reused ? nil : timings.tlsStart
-            attempt.tlsEnd = reused ? nil : timings.tlsEnd
+            if reused {
+                // Kept values set directly: nothing of the clock's read or converted.
+                attempt.$connectStart = nil
+                attempt.$connectEnd = nil
+                attempt.$tlsStart = nil
+                attempt.$tlsEnd = nil
+            } else {
+                attempt.connectStart = timings.connectStart
+                attempt.connectEnd = timings.connectEnd
+                attempt.tlsStart = timings.tlsStart
+                attempt.tlsEnd = timings.tlsEnd
+            }
             attempt.wireVersion = wireVersion
         }
     }
