@@ -105,11 +105,11 @@ struct PlannedSpans: SpanSink {
         open?.span.status = status
     }
 
-    mutating func end(at instant: ContinuousClock.Instant) {
+    mutating func end(at instant: StoredInstant) {
         guard let (opened, isServer) = open else { return }
         open = nil
         var span = opened
-        span.end = instant
+        span.end = instant.instant
         if isServer { server = span } else { clients.append(span) }
     }
 }

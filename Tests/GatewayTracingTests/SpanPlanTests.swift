@@ -228,7 +228,7 @@ import Testing
         var spans = PlannedSpans()
         spans.beginServer()
         SpanPlan.addMethod(HTTPMethod(rawValue: "PROPFIND"), to: &spans)
-        spans.end(at: Self.t0)
+        spans.end(at: StoredInstant(Self.t0))
         let attributes = spans.server?.attributes ?? [:]
         #expect(attributes.get("http.request.method") == .string("_OTHER"))
         #expect(attributes.get("http.request.method_original") == .string("PROPFIND"))

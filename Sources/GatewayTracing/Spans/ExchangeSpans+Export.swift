@@ -50,7 +50,7 @@ extension ExchangeSpans {
             writer.status(status)
         }
 
-        mutating func end(at instant: ContinuousClock.Instant) {
+        mutating func end(at instant: StoredInstant) {
             writer.end(time: clock.timestamp(instant))
         }
     }

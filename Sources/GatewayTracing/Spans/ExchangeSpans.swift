@@ -131,7 +131,7 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         guard let taken, let subject else { return }
         let ending = SpanPlan.Ending(
             attempts: taken.record.attempts, retries: taken.record.retries, waits: taken.waits,
-            clientAttempts: taken.clients.mapSmall { $0.attempt }, outcome: outcome, end: .now
+            clientAttempts: taken.clients.mapSmall { $0.attempt }, outcome: outcome, end: StoredInstant.now
         )
         let writer = OTLPSpanWriter.current()
         var sink = ExportSink(

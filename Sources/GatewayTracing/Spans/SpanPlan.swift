@@ -36,8 +36,27 @@ enum SpanPlan {
         /// For each CLIENT span started, in order, the record's attempt it became.
         var clientAttempts: SmallList<Int>
         var outcome: ExchangeOutcome
-        /// When the exchange ended.
-        var end: ContinuousClock.Instant
+        /// When the exchange ended (kept by value: ``StoredInstant``).
+        var end: StoredInstant
+
+        init(
+            attempts: AttemptList, retries: [AttemptRetry], waits: [RecordedWait], clientAttempts: SmallList<Int>, outcome: ExchangeOutcome,
+            end: ContinuousClock.Instant
+        ) {
+            self.init(attempts: attempts, retries: retries, waits: waits, clientAttempts: clientAttempts, outcome: outcome, end: StoredInstant(end))
+        }
+
+        init(
+            attempts: AttemptList, retries: [AttemptRetry], waits: [RecordedWait], clientAttempts: SmallList<Int>, outcome: ExchangeOutcome,
+            end: StoredInstant
+        ) {
+            self.attempts = attempts
+            self.retries = retries
+            self.waits = waits
+            self.clientAttempts = clientAttempts
+            self.outcome = outcome
+            self.end = end
+        }
     }
 
     /// The SERVER span's attributes that the request alone says, said to
@@ -105,7 +124,7 @@ enum SpanPlan {
             }
             let attempt = ending.attempts[index]
             describe(attempt, retry: ending.retries.first { $0.attempt == index }, into: &sink)
-            sink.end(at: attempt.end ?? ending.end)
+            sink.end(at: attempt.$end ?? ending.end)
         }
     }
 

@@ -1,3 +1,5 @@
+import GatewayCore
+
 /// Where a span's attributes are said (``SpanPlan``'s request part).
 protocol SpanAttributeSink {
     /// Adds an attribute; each key once.
@@ -24,5 +26,5 @@ protocol SpanSink: SpanAttributeSink {
     mutating func event(_ event: SpanPlan.Event)
     mutating func status(_ status: SpanStatus)
     /// Closes the open span, ended at `instant`.
-    mutating func end(at instant: ContinuousClock.Instant)
+    mutating func end(at instant: StoredInstant)
 }

@@ -17,8 +17,12 @@ struct WallClock: Sendable {
     let now: StoredInstant
 
     init(wall: UInt64 = WallClock.nanosecondsSinceEpoch(), now: ContinuousClock.Instant = .now) {
+        self.init(wall: wall, now: StoredInstant(now))
+    }
+
+    init(wall: UInt64 = WallClock.nanosecondsSinceEpoch(), now: StoredInstant) {
         self.wall = wall
-        self.now = StoredInstant(now)
+        self.now = now
     }
 
     /// `instant` in nanoseconds since 1970.
