@@ -41,10 +41,17 @@ extension TraceRedactor {
         guard enabled else { return target }
         var query = bytes[bytes.index(after: q)...]
         if let hash = query.firstIndex(of: UInt8(ascii: "#")) { query = query[..<hash] }
-        for pair in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false) {
-            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
-            let name = String(Substring(pair[..<equals]))
-            if queryNames.contains(Self.decodedQueryName(name)) { return nil }
+        // Pair by pair in place (`split` makes an array of them).
+        var start = query.startIndex
+        while true {
+            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+            let pair = query[start..<end]
+            if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {
+                let name = String(Substring(pair[..<equals]))
+                if queryNames.contains(Self.decodedQueryName(name)) { return nil }
+            }
+            guard end != query.endIndex else { break }
+            start = query.index(after: end)
         }
         var copy = target
         return copy.withUTF8 { containsSecret(UnsafeRawBufferPointer($0)) } ? nil : target

@@ -54,8 +54,9 @@ extension SpanPlan {
         // By bytes when ASCII (nearly always); else by characters, as a `?` with a combining mark is not one.
         let mark = bytes.contains { $0 >= 0x80 } ? target.firstIndex(of: "?") : bytes.firstIndex(of: UInt8(ascii: "?"))
         if let mark {
-            sink.attribute("url.path", .string(String(target[..<mark])))
-            sink.attribute("url.query", .string(String(target[target.index(after: mark)...])))
+            // Written from the target's pieces: a query of over 15 bytes made a string of its own.
+            sink.attribute("url.path", target[..<mark])
+            sink.attribute("url.query", target[target.index(after: mark)...])
         } else {
             sink.attribute("url.path", .string(target))
         }

@@ -28,7 +28,7 @@ struct TelemetryTargetTests {
     @Test(arguments: [
         "/", "/users/42", "/p?", "/p?a=1&b=2", "/p?a=1#frag", "/p?flag&x=", "/p?&&", "/p?é=v&q=%20", "/p#f?token=x",
         "/ghp_leaky/x", "/p?a=ghp_leaky", "/p?token=1", "/p?Token=1&a=2", "/p?access%5Ftoken=1", "/p?SIG=abc#f",
-        "/p?a=1#ghp_leaky", "/p?token", "/p?x=1=2&sig=",
+        "/p?a=1#ghp_leaky", "/p?token", "/p?x=1=2&sig=", "/p?a=1&&sig=2", "/p?a&sig=1", "/p?sig=1&a=2", "/p?&sig=1#f",
     ])
     func theShortcutAgreesWithTheGeneralPath(_ target: String) {
         let redactor = Self.redactor
