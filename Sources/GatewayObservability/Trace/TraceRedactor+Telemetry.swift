@@ -36,24 +36,39 @@ extension TraceRedactor {
     /// the whole target (so in none of its parts), every part is kept as it
     /// was and the target comes out unchanged.
     func unchangedTarget(_ target: String) -> String? {
-        let bytes = target.utf8
-        guard let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return scrub(target) }
-        guard enabled else { return target }
-        var query = bytes[bytes.index(after: q)...]
-        if let hash = query.firstIndex(of: UInt8(ascii: "#")) { query = query[..<hash] }
-        // Pair by pair in place (`split` makes an array of them).
-        var start = query.startIndex
-        while true {
-            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
-            let pair = query[start..<end]
-            if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {
-                let name = String(Substring(pair[..<equals]))
-                if queryNames.contains(Self.decodedQueryName(name)) { return nil }
+        var bytes = target
+        // By bytes through a pointer: the string's own indices go through its generic collection code.
+        let verdict = bytes.withUTF8 { utf8 -> TargetVerdict in
+            let raw = UnsafeRawBufferPointer(utf8)
+            guard let q = raw.firstIndex(of: UInt8(ascii: "?")) else { return .noQuery }
+            guard enabled else { return .unchanged }
+            let query = raw[(q + 1)...]
+            let end = query.firstIndex(of: UInt8(ascii: "#")) ?? raw.endIndex
+            var start = q + 1
+            while true {
+                let pairEnd = raw[start..<end].firstIndex(of: UInt8(ascii: "&")) ?? end
+                if let equals = raw[start..<pairEnd].firstIndex(of: UInt8(ascii: "=")) {
+                    let name = String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<equals]), as: UTF8.self)
+                    if queryNames.contains(Self.decodedQueryName(name)) { return .changed }
+                }
+                guard pairEnd != end else { break }
+                start = pairEnd + 1
             }
-            guard end != query.endIndex else { break }
-            start = query.index(after: end)
+            return containsSecret(raw) ? .changed : .unchanged
         }
-        var copy = target
-        return copy.withUTF8 { containsSecret(UnsafeRawBufferPointer($0)) } ? nil : target
+        switch verdict {
+        case .noQuery: return scrub(target)
+        case .unchanged: return target
+        case .changed: return nil
+        }
+    }
+
+    /// What ``unchangedTarget(_:)`` finds of a target.
+    private enum TargetVerdict {
+        /// No query: scrubbing is what changes it, if anything.
+        case noQuery
+        case unchanged
+        /// A redacted parameter or a secret: the general path makes it.
+        case changed
     }
 }
