@@ -25,7 +25,9 @@ struct TracingObserver: ExchangeObserver {
     }
 
     func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
-        let incoming = TraceCarrier.incomingContext(request.headers)
+        // One pass over the names; the fields read only when one is there.
+        let holdsTraceContext = TraceCarrier.mayBeIn(request.headers)
+        let incoming = holdsTraceContext ? TraceCarrier.incomingContext(request.headers) : nil
         let parent = incoming?.parent
         let traceID = parent.flatMap { TraceID(hex: $0.traceID) } ?? TraceIDGenerator.traceID()
         let ids = ExchangeSpans.IDs(
@@ -53,7 +55,9 @@ struct TracingObserver: ExchangeObserver {
             )
             writer.reset()
         }
-        let spans = ExchangeSpans(exporter: tracer.exporter, ids: ids, subject: subject, context: context)
+        let spans = ExchangeSpans(
+            exporter: tracer.exporter, ids: ids, subject: subject, context: context, requestHoldsTraceContext: holdsTraceContext
+        )
         context.record.trace = spans
         return spans
     }

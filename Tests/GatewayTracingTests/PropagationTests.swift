@@ -61,6 +61,25 @@ import Testing
         #expect(request.headers["tracestate"].isEmpty, "a tracestate without its traceparent belongs to no trace")
     }
 
+    /// Attempts edit one request (the exchange's): a request that came with
+    /// no trace field gets one `traceparent` per attempt, each replacing the
+    /// last, though its fields are not searched before the first.
+    @Test func eachAttemptOfOneRequestReplacesTheLastOnesParent() throws {
+        let observer = TracingObserver(tracer: try TracingTestSupport.tracer(), config: GatewayConfig())
+        let context = TracingTestSupport.context()
+        var request = TracingTestSupport.request([("accept", "*/*")])
+        #expect(!TraceCarrier.mayBeIn(request.headers))
+        let spans = try #require(observer.begin(request, context: context) as? ExchangeSpans)
+        _ = prepare(TracePropagationStep(), &request, context)
+        let first = try #require(TraceParent(headers: request.headers))
+        _ = prepare(TracePropagationStep(), &request, context)
+        #expect(request.headers["traceparent"].count == 1)
+        let second = try #require(TraceParent(headers: request.headers))
+        #expect(second.traceID == spans.traceID && second.parentID != first.parentID)
+        #expect(request.headers["accept"] == ["*/*"] && request.headers.count == 2)
+        #expect(TraceCarrier.mayBeIn(RequestFields([("TraceState", "a=1")])), "either field, in any case")
+    }
+
     @Test func theLogLinesOfATracedExchangeCarryItsIDs() throws {
         let observer = TracingObserver(tracer: try TracingTestSupport.tracer(), config: GatewayConfig())
         let context = TracingTestSupport.context()

@@ -21,6 +21,21 @@ struct TraceCarrier: Sendable, Equatable {
         return TraceCarrier(traceparent: context.parent.headerValue, tracestate: context.tracestate)
     }
 
+    /// Whether `headers` have a `traceparent` or `tracestate` field: one pass
+    /// over their names (most requests have neither; then nothing more is read).
+    static func mayBeIn(_ headers: RequestFields) -> Bool {
+        headers.containsName(where: isTraceField)
+    }
+
+    /// `traceparent` or `tracestate`, in any case.
+    static func isTraceField(_ name: UnsafeRawBufferPointer) -> Bool {
+        switch name.count {
+        case 11: RequestFields.equalsIgnoringCase(name, "traceparent")
+        case 10: RequestFields.equalsIgnoringCase(name, "tracestate")
+        default: false
+        }
+    }
+
     /// ``incoming(_:)`` as read: the parent parsed (not written out to be read again).
     static func incomingContext(_ headers: RequestFields) -> (parent: TraceParent, tracestate: String?)? {
         guard let parent = TraceParent(headers: headers) else { return nil }
@@ -32,15 +47,16 @@ struct TraceCarrier: Sendable, Equatable {
     /// replaced, `tracestate` replaced or removed (one from the client that
     /// the context does not carry would belong to another trace).
     func write(to headers: inout RequestFields) {
+        write(to: &headers, replacing: true)
+    }
+
+    /// ``write(to:)``; `replacing` false: `headers` are known to hold neither
+    /// field (``mayBeIn(_:)`` said no, and none was written since), so none
+    /// is looked for.
+    func write(to headers: inout RequestFields, replacing: Bool) {
         guard let traceparent else { return }
         // Both looked for in one pass over the fields (a removal that finds none changes nothing).
-        headers.removeAll { name in
-            switch name.count {
-            case 11: RequestFields.equalsIgnoringCase(name, "traceparent")
-            case 10: RequestFields.equalsIgnoringCase(name, "tracestate")
-            default: false
-            }
-        }
+        if replacing { headers.removeAll(where: Self.isTraceField) }
         headers.add(name: "traceparent", value: traceparent)
         if let tracestate { headers.add(name: "tracestate", value: tracestate) }
     }

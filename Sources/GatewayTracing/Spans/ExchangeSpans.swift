@@ -55,6 +55,9 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
         var clients = SmallList<Client>()
         var waits: [RecordedWait] = []
         var finished = false
+        /// The request's fields may hold a `traceparent` or `tracestate`: the
+        /// client's, or one an earlier attempt wrote (attempts edit one request).
+        var fieldsMayHoldTraceContext: Bool
     }
 
     /// Made when read (a log line, a trace record), not per exchange: `ids` never changes.
@@ -78,13 +81,14 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     private let started: StoredInstant
     private let state: Mutex<State>
 
-    /// `subject`: nil when `ids` is not sampled.
-    init(exporter: SpanExporter, ids: IDs, subject: Subject?, context: RequestContext) {
+    /// `subject`: nil when `ids` is not sampled. `requestHoldsTraceContext`:
+    /// the request has a `traceparent` or `tracestate` field (``TraceCarrier/mayBeIn(_:)``).
+    init(exporter: SpanExporter, ids: IDs, subject: Subject?, context: RequestContext, requestHoldsTraceContext: Bool) {
         self.exporter = exporter
         self.ids = ids
         self.subject = subject
         self.started = context.started
-        self.state = Mutex(State(record: context.record))
+        self.state = Mutex(State(record: context.record, fieldsMayHoldTraceContext: requestHoldsTraceContext))
     }
 
     /// Gives the attempt about to be sent its CLIENT span id and points the
@@ -92,7 +96,12 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     func startAttempt(headers: inout RequestFields, record: ExchangeRecord) {
         let span = TraceIDGenerator.spanID()
         let flags: UInt8 = ids.sampled ? 0x01 : 0x00
-        TraceCarrier(traceparent: HexID.traceparent(trace: ids.trace, span: span, flags: flags), tracestate: ids.traceState).write(to: &headers)
+        let replacing = state.withLock { s in
+            defer { s.fieldsMayHoldTraceContext = true }
+            return s.fieldsMayHoldTraceContext
+        }
+        TraceCarrier(traceparent: HexID.traceparent(trace: ids.trace, span: span, flags: flags), tracestate: ids.traceState)
+            .write(to: &headers, replacing: replacing)
         // No span will be made: nothing to remember.
         guard ids.sampled else { return }
         // The transport records the attempt right after the last step: the index it gets.
