@@ -37,7 +37,9 @@ struct PlannedExchange {
             self.route = route
             self.requestID = requestID
             self.clientAddress = clientAddress
-            ending = SpanPlan.Ending(attempts: attempts, retries: retries, waits: waits, clientAttempts: clientAttempts, outcome: outcome, end: end)
+            ending = SpanPlan.Ending(
+                attempts: attempts, retries: retries, waits: waits, clientAttempts: clientAttempts, outcome: outcome, end: StoredInstant(end)
+            )
         }
     }
 

@@ -75,7 +75,7 @@ import Testing
         clients.append(ExchangeSpans.Client(span: SpanID(value: 11), attempt: 1, started: StoredInstant(Self.at(24))))
         let ids = ExchangeSpans.IDs(trace: TraceID(high: 1, low: 2), span: SpanID(value: 3), parent: nil, traceState: nil, sampled: true)
         var sink = ExchangeSpans.ExportSink(
-            writer: writer, ids: ids, subject: subject, started: StoredInstant(Self.t0), clients: clients, clock: WallClock(wall: 5_000_000_000, now: Self.at(32))
+            writer: writer, ids: ids, subject: subject, started: StoredInstant(Self.t0), clients: clients, clock: WallClock(wall: 5_000_000_000, now: StoredInstant(Self.at(32)))
         )
         SpanPlan.describe(inputs.ending, into: &sink)
         #expect(writer.count == 3)

@@ -38,25 +38,6 @@ enum SpanPlan {
         var outcome: ExchangeOutcome
         /// When the exchange ended (kept by value: ``StoredInstant``).
         var end: StoredInstant
-
-        init(
-            attempts: AttemptList, retries: [AttemptRetry], waits: [RecordedWait], clientAttempts: SmallList<Int>, outcome: ExchangeOutcome,
-            end: ContinuousClock.Instant
-        ) {
-            self.init(attempts: attempts, retries: retries, waits: waits, clientAttempts: clientAttempts, outcome: outcome, end: StoredInstant(end))
-        }
-
-        init(
-            attempts: AttemptList, retries: [AttemptRetry], waits: [RecordedWait], clientAttempts: SmallList<Int>, outcome: ExchangeOutcome,
-            end: StoredInstant
-        ) {
-            self.attempts = attempts
-            self.retries = retries
-            self.waits = waits
-            self.clientAttempts = clientAttempts
-            self.outcome = outcome
-            self.end = end
-        }
     }
 
     /// The SERVER span's attributes that the request alone says, said to

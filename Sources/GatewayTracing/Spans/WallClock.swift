@@ -16,10 +16,6 @@ struct WallClock: Sendable {
     let wall: UInt64
     let now: StoredInstant
 
-    init(wall: UInt64 = WallClock.nanosecondsSinceEpoch(), now: ContinuousClock.Instant = .now) {
-        self.init(wall: wall, now: StoredInstant(now))
-    }
-
     init(wall: UInt64 = WallClock.nanosecondsSinceEpoch(), now: StoredInstant) {
         self.wall = wall
         self.now = now
