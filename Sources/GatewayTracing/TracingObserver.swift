@@ -9,7 +9,8 @@ import GatewayObservability
 /// log lines, the debug trace, the attempt steps and the other observers
 /// find it.
 ///
-/// On the event loop: the two trace fields read, two random ids at most, one
+/// On the event loop: one pass over the field names (the two trace fields
+/// read only when there), two random ids at most, one
 /// sampling decision; for a sampled exchange, the endpoint template and what
 /// the request says of the spans, encoded at once (a few hundred bytes). No
 /// span exists until the exchange ends (``ExchangeSpans``).

@@ -96,18 +96,16 @@ final class ExchangeSpans: ExchangeTraceContext, ExchangeObservation {
     func startAttempt(headers: inout RequestFields, record: ExchangeRecord) {
         let span = TraceIDGenerator.spanID()
         let flags: UInt8 = ids.sampled ? 0x01 : 0x00
+        // A sampled attempt's span is remembered (an unsampled one makes none), in the same lock.
+        // The transport records the attempt right after the last step: the index it gets.
+        let client = ids.sampled ? Client(span: span, attempt: record.attemptCount, started: .now) : nil
         let replacing = state.withLock { s in
+            if let client { s.clients.append(client) }
             defer { s.fieldsMayHoldTraceContext = true }
             return s.fieldsMayHoldTraceContext
         }
         TraceCarrier(traceparent: HexID.traceparent(trace: ids.trace, span: span, flags: flags), tracestate: ids.traceState)
             .write(to: &headers, replacing: replacing)
-        // No span will be made: nothing to remember.
-        guard ids.sampled else { return }
-        // The transport records the attempt right after the last step: the index it gets.
-        let attempt = record.attemptCount
-        let start = StoredInstant.now
-        state.withLock { $0.clients.append(Client(span: span, attempt: attempt, started: start)) }
     }
 
     /// `wait`, its length kept for an event of the SERVER span.
