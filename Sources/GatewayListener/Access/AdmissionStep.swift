@@ -65,20 +65,20 @@ package struct AccessStep: AdmissionStep {
         case .authority(let host, let port):
             // A CONNECT inside an intercepted tunnel is refused as unsupported later.
             guard !request.insideInterception else { return .proceed }
-            let upstream = "\(host):\(port)"
             guard access.connectPorts.contains(port) else {
                 let allowed = access.connectPorts.map(String.init).joined(separator: ", ")
-                return .refuse(GatewayError(.portNotAllowed, "CONNECT to port \(port) is not allowed (allowed: \(allowed))", upstream: upstream))
+                return .refuse(GatewayError(.portNotAllowed, "CONNECT to port \(port) is not allowed (allowed: \(allowed))", upstream: "\(host):\(port)"))
             }
-            return allowed(host, upstream: upstream)
+            return allowed(host, port: port)
         case .absolute(_, let host, let port, _):
-            return allowed(host, upstream: "\(host):\(port)")
+            return allowed(host, port: port)
         }
     }
 
-    private func allowed(_ host: String, upstream: String) -> Admission {
+    /// The `host:port` named in a refusal is made only for one.
+    private func allowed(_ host: String, port: Int) -> Admission {
         guard rules.isAllowed(host: host) else {
-            return .refuse(GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: upstream))
+            return .refuse(GatewayError(.hostNotAllowed, "the gateway's access rules do not allow \(host)", upstream: "\(host):\(port)"))
         }
         return .proceed
     }

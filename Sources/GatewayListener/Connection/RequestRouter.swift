@@ -11,7 +11,8 @@ struct RequestRouter {
     /// Read in place (a `GatewayConfig` copy per request costs a retain and a release per field).
     let active: ActiveConfig
     static let viaPseudonym = "gateway"
-    /// The `Via` value the gateway adds to the responses it forwards (always HTTP/1.1 upstream).
+    /// The `Via` value the gateway adds to the responses it forwards (always
+    /// HTTP/1.1 upstream), and to an HTTP/1.1 client's requests.
     static let responseVia = "1.1 \(viaPseudonym)"
 
     func route(
@@ -50,7 +51,12 @@ struct RequestRouter {
         request.clientOrigin = clientOrigin
         if let index { request.upstreamHTTPVersion = active.config.upstreams[index].httpVersion }
         request.headers = Self.endToEndHeaders(of: head.headers, authority: request.authority)
-        HopByHopHeaders.addVia(to: &request.headers, version: head.version, pseudonym: Self.viaPseudonym)
+        if head.version == .http1_1 {
+            // The common case's value is made once, not interpolated per request.
+            request.headers.add(name: "Via", value: Self.responseVia)
+        } else {
+            HopByHopHeaders.addVia(to: &request.headers, version: head.version, pseudonym: Self.viaPseudonym)
+        }
         return request
     }
 

@@ -56,7 +56,7 @@ package struct ResponseFraming {
         }
         var head = ByteBuffer.reusing(&spare, capacity: capacity, allocator: allocator)
         head.writeStaticString(requestVersion.minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
-        head.writeString(String(code))
+        head.writeDecimal(Int(code))
         head.writeInteger(UInt8(ascii: " "))
         head.writeString(status.reasonPhrase)
         head.writeStaticString("\r\n")
@@ -72,16 +72,25 @@ package struct ResponseFraming {
             }
         case .lines(let lines, let dropped):
             // The upstream's lines as they came (the framer checked them and
-            // marked the hop-by-hop ones): no string per field.
+            // marked the hop-by-hop ones): no string per field, and each run
+            // of lines passed on unchanged copied in one write.
+            var run = 0..<0
             ResponseFields.forEachLine(of: lines, dropped: dropped) { raw, line in
                 let isContentLength = HTTP1HeadLines.equalsIgnoringCase(raw, from: line.start, to: line.colon, "content-length")
-                if length.passesOn(isContentLength: isContentLength, head: &head) {
-                    head.writeBytes(UnsafeRawBufferPointer(rebasing: raw[line.start..<(line.end + 2)]))
+                if !isContentLength, line.start == run.upperBound, !run.isEmpty {
+                    run = run.lowerBound..<(line.end + 2)
+                    return
                 }
+                if !run.isEmpty { head.writeBytes(UnsafeRawBufferPointer(rebasing: raw[run])) }
+                run = 0..<0
+                if length.passesOn(isContentLength: isContentLength, head: &head) { run = line.start..<(line.end + 2) }
+            }
+            if !run.isEmpty {
+                lines.withUnsafeReadableBytes { raw in head.writeBytes(UnsafeRawBufferPointer(rebasing: raw[run])) }
             }
         }
         if let via { Self.writeField(&head, name: "Via", value: via) }
-        if let own = length.own, !length.dropped { Self.writeField(&head, name: "Content-Length", value: String(own)) }
+        if let own = length.own, !length.dropped { Self.writeContentLength(&head, own) }
         if chunked { head.writeStaticString("Transfer-Encoding: chunked\r\n") }
         if let upgrade {
             // A 101 to a handshake: the protocol switched to, for this hop too.
@@ -128,10 +137,16 @@ package struct ResponseFraming {
         mutating func passesOn(isContentLength: Bool, head: inout ByteBuffer) -> Bool {
             guard isContentLength, !dropped else { return !isContentLength }
             guard let own else { return true }
-            ResponseFraming.writeField(&head, name: "Content-Length", value: String(own))
+            ResponseFraming.writeContentLength(&head, own)
             dropped = true
             return false
         }
+    }
+
+    fileprivate static func writeContentLength(_ head: inout ByteBuffer, _ length: Int) {
+        head.writeStaticString("Content-Length: ")
+        head.writeDecimal(length)
+        head.writeStaticString("\r\n")
     }
 
     fileprivate static func writeField(_ head: inout ByteBuffer, name: String, value: String) {

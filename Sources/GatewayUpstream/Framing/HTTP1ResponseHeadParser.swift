@@ -46,7 +46,7 @@ enum HTTP1ResponseHeadParser {
             for name in scan.connection.named { headers.remove(name: name) }
             fields = ResponseFields(headers)
         }
-        let status = HTTPResponseStatus(statusCode: scan.status, reasonPhrase: scan.reason)
+        let status = scan.status
         let connection = scan.connection
         let keepAlive = scan.minor >= 1 ? !connection.close : connection.keepAlive && !connection.close
         if let transferEncoding = scan.transferEncoding {
@@ -66,8 +66,7 @@ enum HTTP1ResponseHeadParser {
     /// What the one scan of a head finds.
     private struct Scan {
         var minor = 1
-        var status = 0
-        var reason = ""
+        var status = HTTPResponseStatus.ok
         /// The field lines' offsets (each with its CRLF; not the head's empty last line).
         var lines = 0..<0
         /// Bit `i`: line `i` is hop-by-hop. Nil for a head of more than
@@ -84,7 +83,7 @@ enum HTTP1ResponseHeadParser {
     private static func scan(_ raw: UnsafeRawBufferPointer) throws(HTTP1FramingError) -> Scan {
         guard let statusEnd = HTTP1HeadLines.lineEnd(in: raw, from: 0) else { throw .malformedStatusLine }
         var scan = Scan()
-        (scan.minor, scan.status, scan.reason) = try statusLine(raw, upTo: statusEnd)
+        (scan.minor, scan.status) = try statusLine(raw, upTo: statusEnd)
         var lineStart = statusEnd + 2
         let fieldLines = HTTP1HeadLines.lineCount(in: raw, from: lineStart) - 1
         // A long head is made `HTTPHeaders` as it is read, in one array sized
@@ -102,15 +101,14 @@ enum HTTP1ResponseHeadParser {
             guard let (colon, valueStart, valueEnd) = HTTP1HeadLines.fieldBounds(raw, from: lineStart, to: end) else { throw .malformedHeaderLine }
             var hopByHop = false
             if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "content-length") {
-                let value = HTTP1HeadLines.text(raw, valueStart..<valueEnd)
-                guard mergeContentLength(value, into: &scan.contentLength) else { throw .invalidContentLength }
+                guard mergeContentLength(raw, valueStart..<valueEnd, into: &scan.contentLength) else { throw .invalidContentLength }
             } else if HopByHopHeaders.isAlwaysHopByHop(raw, from: lineStart, to: colon) {
                 hopByHop = true
                 if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "transfer-encoding") {
                     let value = HTTP1HeadLines.text(raw, valueStart..<valueEnd)
                     scan.transferEncoding = scan.transferEncoding.map { $0 + ", " + value } ?? value
                 } else if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "connection") {
-                    scan.connection.add(HTTP1HeadLines.text(raw, valueStart..<valueEnd))
+                    scan.connection.add(raw, valueStart..<valueEnd)
                 }
             }
             if let dropped = scan.dropped {
@@ -136,22 +134,35 @@ enum HTTP1ResponseHeadParser {
         var keepAlive = false
         var named: [String] = []
 
-        /// Adds one field's comma-separated tokens.
-        mutating func add(_ value: String) {
-            HopByHopHeaders.forEachToken(in: value) { token in
-                if HopByHopHeaders.equalsIgnoringCase("close", token) {
-                    close = true
-                } else if HopByHopHeaders.equalsIgnoringCase("keep-alive", token) {
-                    keepAlive = true
-                } else {
-                    named.append(String(token))
+        /// Adds one field's comma-separated tokens (`raw[range]`), read from
+        /// the head's bytes: a string is made only of a token that names a field.
+        mutating func add(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>) {
+            var start = range.lowerBound
+            while start < range.upperBound {
+                var comma = start
+                while comma < range.upperBound, raw[comma] != UInt8(ascii: ",") { comma += 1 }
+                var first = start
+                var end = comma
+                while first < end, raw[first] == UInt8(ascii: " ") || raw[first] == UInt8(ascii: "\t") { first += 1 }
+                while end > first, raw[end - 1] == UInt8(ascii: " ") || raw[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+                if first < end {
+                    if HTTP1HeadLines.equalsIgnoringCase(raw, from: first, to: end, "close") {
+                        close = true
+                    } else if HTTP1HeadLines.equalsIgnoringCase(raw, from: first, to: end, "keep-alive") {
+                        keepAlive = true
+                    } else {
+                        named.append(HTTP1HeadLines.text(raw, first..<end))
+                    }
                 }
+                start = comma + 1
             }
         }
     }
 
     /// `HTTP/1.x SSS[ reason]`.
-    private static func statusLine(_ raw: UnsafeRawBufferPointer, upTo end: Int) throws(HTTP1FramingError) -> (minor: Int, status: Int, reason: String) {
+    /// The reason phrase is read only for a code NIO has no name for: NIO's
+    /// status keeps its own phrase for the others.
+    private static func statusLine(_ raw: UnsafeRawBufferPointer, upTo end: Int) throws(HTTP1FramingError) -> (minor: Int, status: HTTPResponseStatus) {
         // "HTTP/1." compared in place: no array per response.
         guard end >= 12, raw[0] == UInt8(ascii: "H"), raw[1] == UInt8(ascii: "T"), raw[2] == UInt8(ascii: "T"), raw[3] == UInt8(ascii: "P"),
               raw[4] == UInt8(ascii: "/"), raw[5] == UInt8(ascii: "1"), raw[6] == UInt8(ascii: "."),
@@ -164,7 +175,8 @@ enum HTTP1ResponseHeadParser {
         }
         guard code >= 100, code <= 599, end == 12 || raw[12] == UInt8(ascii: " ") else { throw .malformedStatusLine }
         for i in 12..<end where !HTTPFieldBytes.isFieldValueByte(raw[i]) { throw .malformedStatusLine }
-        let reason = end > 13 ? HTTP1HeadLines.text(raw, 13..<end) : ""
-        return (raw[7] == UInt8(ascii: "1") ? 1 : 0, code, reason)
+        var status = HTTPResponseStatus(statusCode: code)
+        if case .custom = status, end > 13 { status = HTTPResponseStatus(statusCode: code, reasonPhrase: HTTP1HeadLines.text(raw, 13..<end)) }
+        return (raw[7] == UInt8(ascii: "1") ? 1 : 0, status)
     }
 }

@@ -69,4 +69,26 @@ import Testing
         let head = ResponseFraming(status: .ok, fields: fields, declaredLength: 5, requestMethod: .HEAD, requestVersion: .http1_1, keepAlive: true)
         #expect(String(buffer: head.head) == "HTTP/1.1 200 OK\r\nServer:\torigin  \r\ncontent-length:  5 \r\nX-Empty:\r\n\r\n")
     }
+
+    /// Runs of lines passed on go out in one copy each: whichever lines are
+    /// dropped (first, last, several in a row, all), the head is the one the
+    /// same fields as `HTTPHeaders` make.
+    @Test(arguments: [UInt64(0), 0b1, 0b10_0000_0000, 0b11_1111_1111, 0b01_0110_1001, 0b10_1001_0110, 0b00_1110_0111])
+    func everyDropMaskGoesOutAsTheSameFields(_ dropped: UInt64) {
+        let lines = (0..<10).map { $0 == 4 ? "Content-Length: 3" : "X-Line-\($0): value \($0)" }
+        let kept = lines.indices.filter { dropped & (1 << UInt64($0)) == 0 }.map { index -> (String, String) in
+            let parts = lines[index].split(separator: ":", maxSplits: 1)
+            return (String(parts[0]), String(parts[1].dropFirst()))
+        }
+        for declaredLength in [3, nil] as [Int?] {
+            func framing(_ fields: ResponseFields) -> String {
+                String(buffer: ResponseFraming(
+                    status: .ok, fields: fields, declaredLength: declaredLength, requestMethod: .GET,
+                    requestVersion: .http1_1, keepAlive: true, via: "1.1 gateway"
+                ).head)
+            }
+            let fromLines = framing(ResponseFields(lines: ByteBuffer(string: lines.map { $0 + "\r\n" }.joined()), dropped: dropped))
+            #expect(fromLines == framing(ResponseFields(HTTPHeaders(kept))))
+        }
+    }
 }

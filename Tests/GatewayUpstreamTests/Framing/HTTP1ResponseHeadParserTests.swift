@@ -23,6 +23,26 @@ struct HTTP1ResponseHeadParserTests {
         #expect(try Self.parse(["Content-Length: 0"]).declaredLength == 0)
         #expect(try Self.parse([]).declaredLength == nil)
         #expect(try Self.parse(["Transfer-Encoding: chunked"]).declaredLength == nil)
+        // Read from the head's bytes: tabs and spaces around each listed value.
+        #expect(try Self.parse(["Content-Length: \t7\t,7 ,  7"]).declaredLength == 7)
+        #expect(try Self.parse(["Content-Length: 123456789012345678"]).declaredLength == 123_456_789_012_345_678)
+    }
+
+    @Test(arguments: [["Content-Length: 5,"], ["Content-Length: ,5"], ["Content-Length: 5 5"], ["Content-Length: +5"]])
+    func emptyOrSplitListedLengthsAreRefused(_ fields: [String]) {
+        #expect(throws: HTTP1FramingError.invalidContentLength) { try Self.parse(fields) }
+    }
+
+    /// A code NIO names keeps NIO's phrase; another keeps the upstream's.
+    @Test func theReasonPhraseIsReadOnlyForACodeWithoutAName() throws {
+        let known = try HTTP1ResponseHeadParser.parse(ByteBuffer(string: "HTTP/1.1 404 Gone Away\r\n\r\n"))
+        #expect(known.status == .notFound)
+        let custom = try HTTP1ResponseHeadParser.parse(ByteBuffer(string: "HTTP/1.1 299 Quite Fine\r\n\r\n"))
+        #expect(custom.status.code == 299)
+        #expect(custom.status.reasonPhrase == "Quite Fine")
+        let bare = try HTTP1ResponseHeadParser.parse(ByteBuffer(string: "HTTP/1.1 299\r\n\r\n"))
+        #expect(bare.status.code == 299)
+        #expect(bare.status.reasonPhrase == "")
     }
 
     @Test(arguments: [["Content-Length: 5", "Content-Length: 6"], ["Content-Length: 5, 6"], ["Content-Length: -1"], ["Content-Length: 5x"],
@@ -38,6 +58,16 @@ struct HTTP1ResponseHeadParserTests {
         #expect(try !Self.parse([], version: "HTTP/1.0").keepAlive)
         #expect(try Self.parse(["Connection: keep-alive"], version: "HTTP/1.0").keepAlive)
         #expect(try !Self.parse(["Connection: keep-alive", "Connection: close"], version: "HTTP/1.0").keepAlive)
+        // Tokens are read from the bytes: empty ones, tabs, and names that only start like an option.
+        #expect(try !Self.parse(["Connection: ,\tclose\t,"]).keepAlive)
+        #expect(try Self.parse(["Connection: closed, keep-alives"]).keepAlive)
+        #expect(try !Self.parse(["Connection: x-keep-alive"], version: "HTTP/1.0").keepAlive)
+    }
+
+    /// Names a `Connection` field lists (not its options) are dropped with it.
+    @Test func namesInConnectionAreReadFromTheBytes() throws {
+        let parsed = try Self.parse(["Connection: \tX-One ,, x-two", "X-One: 1", "X-Two: 2", "X-Three: 3"])
+        #expect(parsed.fields.headers.map(\.name) == ["X-Three"])
     }
 
     /// Hop-by-hop fields, and those `Connection` names, are not kept; the rest keep their order and case.
