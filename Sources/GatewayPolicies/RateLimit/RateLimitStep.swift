@@ -69,13 +69,25 @@ extension RateLimitPolicy {
 
 extension RateLimitStep {
     /// Whether a field name is `RateLimit`, `RateLimit-*` or `X-RateLimit-*`
-    /// (checked on the name's bytes: most responses have none).
+    /// (checked on the name's bytes: most responses have none, and most names
+    /// are turned away by their first byte).
     static func isRateLimitName(_ name: UnsafeRawBufferPointer) -> Bool {
-        var name = name[...]
-        if name.count >= 2, name[name.startIndex] | 0x20 == UInt8(ascii: "x"), name[name.startIndex + 1] == UInt8(ascii: "-") {
-            name = name.dropFirst(2)
+        guard let first = name.first else { return false }
+        var start = 0
+        switch first | 0x20 {
+        case UInt8(ascii: "r"):
+            break
+        case UInt8(ascii: "x"):
+            guard name.count >= 2, name[1] == UInt8(ascii: "-") else { return false }
+            start = 2
+        default:
+            return false
         }
-        guard name.count >= 9 else { return false }
-        return zip(name, "ratelimit".utf8).allSatisfy { $0 | 0x20 == $1 }
+        guard name.count - start >= 9 else { return false }
+        let expected: StaticString = "ratelimit"
+        return expected.withUTF8Buffer { expected in
+            for i in 0..<9 where name[start + i] | 0x20 != expected[i] { return false }
+            return true
+        }
     }
 }

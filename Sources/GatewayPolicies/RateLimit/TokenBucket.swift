@@ -6,7 +6,9 @@ public struct TokenBucket: Sendable, Equatable {
     public let rate: Double
     public let capacity: Double
     public private(set) var tokens: Double
-    private var updated: ContinuousClock.Instant
+    /// Kept as a ``StoredInstant``: the bucket is copied in and out of its
+    /// limiter's state on every request, as plain words.
+    private var updated: StoredInstant
     /// Leased: tokens come only from ``deposit(_:)`` (a lease of a bucket the
     /// gateway replicas share), not with time; `rate` still estimates waits.
     public private(set) var isLeased = false
@@ -17,7 +19,7 @@ public struct TokenBucket: Sendable, Equatable {
         self.rate = rate
         self.capacity = Double(Swift.max(1, capacity))
         self.tokens = self.capacity
-        self.updated = now
+        self.updated = StoredInstant(now)
     }
 
     /// Switches between leased and local tokens. A leased bucket starts
@@ -26,7 +28,7 @@ public struct TokenBucket: Sendable, Equatable {
     /// lease of unspent tokens. A local one refills from `now`.
     public mutating func setLeased(_ leased: Bool, now: ContinuousClock.Instant) {
         guard leased != isLeased else { return }
-        if leased { tokens = 0 } else { updated = now }
+        if leased { tokens = 0 } else { updated = StoredInstant(now) }
         isLeased = leased
     }
 
@@ -37,7 +39,8 @@ public struct TokenBucket: Sendable, Equatable {
 
     /// Adds the tokens that flowed in since the last update (none when leased).
     public mutating func refill(now: ContinuousClock.Instant) {
-        guard !isLeased, now > updated else { return }
+        let now = StoredInstant(now)
+        guard !isLeased, updated < now else { return }
         tokens = Swift.min(capacity, tokens + (now - updated).seconds * rate)
         updated = now
     }
