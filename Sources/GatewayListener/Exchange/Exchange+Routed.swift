@@ -30,7 +30,9 @@ extension Exchange {
         info.context.record.upstreamName = request.upstreamName
         let route = active.routes.route(forUpstream: request.upstreamName)
         if !route.observers.isEmpty {
-            info.observations = route.observers.map { $0.begin(request, context: info.context) }
+            var observations = ExchangeObservations()
+            for observer in route.observers { observations.append(observer.begin(request, context: info.context)) }
+            info.observations = observations
         }
         let plan = route.retry?.begin(request) ?? .single
         let exchange = Exchange(client: client, info: info, request: request, route: route, transport: active.transport, eventLoop: eventLoop)

@@ -12,7 +12,7 @@ struct ExchangeInfo {
     /// When the exchange began: its context's.
     var started: ContinuousClock.Instant { context.startedAt }
     let context: RequestContext
-    var observations: [any ExchangeObservation]
+    var observations: ExchangeObservations
 
     /// This request's logger (`request=<id>` on each line), built when read: read it where a line is logged.
     var logger: Logger { context.logger }

@@ -28,7 +28,7 @@ struct ExchangeInfoObservationTests {
         let context = RequestContext(id: "t1", clientAddress: "127.0.0.1:1", logger: Logger(label: "test"))
         return ExchangeInfo(
             method: .GET, version: .http1_1, uri: "http://example.com/", expectsContinue: false,
-            context: context, observations: observations
+            context: context, observations: ExchangeObservations(observations)
         )
     }
 
@@ -44,6 +44,20 @@ struct ExchangeInfoObservationTests {
             #expect(observer.heads.first?.headers["Content-Type"] == ["text/plain"])
             #expect(observer.heads.first?.headers["Via"] == ["1.1 gateway"])
         }
+    }
+
+    /// The first observation is kept inline, the rest in an array: every one
+    /// is seen once, in order, whatever their number.
+    @Test(arguments: [0, 1, 2, 5])
+    func observationsRunInTheirOrder(_ count: Int) {
+        let recordings = (0..<count).map { _ in Recording() }
+        let observations = ExchangeObservations(recordings)
+        #expect(observations.count == count)
+        #expect(observations.isEmpty == (count == 0))
+        #expect(observations.map { ObjectIdentifier($0) } == recordings.map { ObjectIdentifier($0) })
+        var appended: ExchangeObservations = []
+        for recording in recordings { appended.append(recording) }
+        #expect(appended.map { ObjectIdentifier($0) } == recordings.map { ObjectIdentifier($0) })
     }
 
     @Test func fieldsKeptAsLinesAreDetachedFromTheReadBuffer() {
