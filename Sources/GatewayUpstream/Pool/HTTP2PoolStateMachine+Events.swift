@@ -207,10 +207,9 @@ extension HTTP2PoolStateMachine {
         return actions + shutdownCompletedIfDone()
     }
 
-    /// Changes `key`'s state, if the key is known.
+    /// Changes `key`'s state in place, if the key is known (as ``PoolStateMachine/updateKey(_:_:)``).
     mutating func updateKey(_ key: Key, _ change: (inout KeyState) -> Void) {
-        guard var keyState = keys.removeValue(forKey: key) else { return }
-        change(&keyState)
-        keys[key] = keyState
+        guard let k = keys.index(forKey: key) else { return }
+        change(&keys.values[k])
     }
 }

@@ -74,14 +74,13 @@ extension PoolStateMachine {
     /// (a warm pool, most releases): the connection turns idle at once, without
     /// an action list. Returns its idle generation (the caller arms its idle
     /// timer as `scheduleIdleTimer` would), or nil: then ``connectionReleased(_:reusable:)``.
+    /// Changed in place, through the dictionaries' indices: one lookup each.
     mutating func parkIdleNow(_ id: ConnectionID) -> Int? {
-        guard !isShuttingDown, var connection = connections[id], connection.state == .inUse else { return nil }
-        let key = connection.key
-        guard var keyState = keys.removeValue(forKey: key) else { return nil }
-        defer { keys[key] = keyState }
-        guard keyState.waiters.isEmpty else { return nil }
-        keyState.inUse -= 1
-        return park(id, &connection, in: &keyState)
+        guard !isShuttingDown, let c = connections.index(forKey: id), connections.values[c].state == .inUse,
+            let k = keys.index(forKey: connections.values[c].key), keys.values[k].waiters.isEmpty
+        else { return nil }
+        keys.values[k].inUse -= 1
+        return Self.park(id, &connections.values[c], in: &keys.values[k])
     }
 
     /// The connection's channel closed (peer closed an idle connection, or an

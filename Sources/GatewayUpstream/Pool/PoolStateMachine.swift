@@ -134,15 +134,16 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
             connections[id] = connection
             return [.cancelWaiterTimeout(waiter), .useConnection(id, waiter: waiter, reused: reused)]
         }
-        let generation = park(id, &connection, in: &keyState)
+        let generation = Self.park(id, &connection, in: &keyState)
+        connections[id] = connection
         return [.scheduleIdleTimer(id, generation: generation)]
     }
 
-    /// Turns connection `id` idle (most recently used last); returns its new idle generation.
-    mutating func park(_ id: ConnectionID, _ connection: inout Connection, in keyState: inout KeyState) -> Int {
+    /// Turns connection `id` idle (most recently used last); returns its new
+    /// idle generation. The caller keeps `connection` (or passes it in place).
+    static func park(_ id: ConnectionID, _ connection: inout Connection, in keyState: inout KeyState) -> Int {
         connection.idleGeneration += 1
         connection.state = .idle(generation: connection.idleGeneration)
-        connections[id] = connection
         keyState.idle.append(id)
         return connection.idleGeneration
     }
@@ -190,11 +191,10 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
     /// The most recently used idle connection, preferring one with `affinity`
     /// (same event loop as the request: no thread hop) over a more recent one.
     mutating func leaseIdle(for key: Key, affinity: Int? = nil) -> ConnectionID? {
-        guard var keyState = keys.removeValue(forKey: key) else { return nil }
-        defer { keys[key] = keyState }
-        guard !keyState.idle.isEmpty else { return nil }
-        let id = keyState.idle.remove(at: preferredIdleIndex(keyState.idle, affinity: affinity))
-        keyState.inUse += 1
+        guard let k = keys.index(forKey: key), !keys.values[k].idle.isEmpty else { return nil }
+        let position = preferredIdleIndex(keys.values[k].idle, affinity: affinity)
+        let id = keys.values[k].idle.remove(at: position)
+        keys.values[k].inUse += 1
         updateConnection(id) { $0.state = .inUse }
         return id
     }
@@ -208,21 +208,20 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
 
     // MARK: Changing state in place
 
-    // A key's state is taken out of `keys` while it changes and put back after:
-    // its lists are then not shared, so not copied. Not `keys[key]?.…` or
-    // `keys.values[i].…`: those `modify` accesses allocated on every call.
+    // A key's or a connection's state changes in place, through the
+    // dictionary's index (one lookup, no copy of its lists): not taken out
+    // and put back (two lookups, a removal and an insertion), nor through
+    // `keys[key]?.…`, whose `modify` access allocated.
 
     /// Changes `key`'s state, if the key is known.
     mutating func updateKey(_ key: Key, _ change: (inout KeyState) -> Void) {
-        guard var keyState = keys.removeValue(forKey: key) else { return }
-        change(&keyState)
-        keys[key] = keyState
+        guard let k = keys.index(forKey: key) else { return }
+        change(&keys.values[k])
     }
 
-    /// Changes connection `id`, if it is known (read and written back whole: no lists in it).
+    /// Changes connection `id`, if it is known.
     mutating func updateConnection(_ id: ConnectionID, _ change: (inout Connection) -> Void) {
-        guard var connection = connections[id] else { return }
-        change(&connection)
-        connections[id] = connection
+        guard let c = connections.index(forKey: id) else { return }
+        change(&connections.values[c])
     }
 }

@@ -74,13 +74,11 @@ extension UpstreamPool {
     func armIdleTimer(_ id: Int, generation: Int, in s: inout State) {
         guard let connection = s.connections[id] else { return }
         let deadline = NIODeadline.now() + TimeAmount(configuration.idleTimeout)
-        // Read and written back whole, not changed through `?.` (a `modify`
-        // access of the dictionary, which allocated three times per call).
-        if var timer = s.idleTimers[id] {
+        if let t = s.idleTimers.index(forKey: id) {
             // Still pending, due no later than `deadline`: it re-arms itself then.
-            timer.generation = generation
-            timer.deadline = deadline
-            s.idleTimers[id] = timer
+            // Changed in place, through the index (one lookup).
+            s.idleTimers.values[t].generation = generation
+            s.idleTimers.values[t].deadline = deadline
         } else {
             let scheduled = scheduleIdleCheck(id, on: connection.eventLoop, at: deadline)
             s.idleTimers[id] = IdleTimer(scheduled: scheduled, generation: generation, deadline: deadline)
@@ -222,11 +220,9 @@ extension UpstreamPool.State {
     }
 
     /// Connection `id` was leased: its pending idle timer finds no idle period
-    /// when it fires. Read and written back whole, not changed through `?.` (a
-    /// dictionary `modify` access, which allocated on every call).
+    /// when it fires. Changed in place, through the index (one lookup).
     mutating func endIdlePeriod(of id: Int) {
-        guard var timer = idleTimers[id] else { return }
-        timer.generation = nil
-        idleTimers[id] = timer
+        guard let t = idleTimers.index(forKey: id) else { return }
+        idleTimers.values[t].generation = nil
     }
 }
