@@ -27,6 +27,21 @@ struct AttemptListTests {
         #expect(AttemptList([]).isEmpty)
     }
 
+    /// Read in place: every attempt in order, and the last one's protocol, for lists of any length.
+    @Test(arguments: [0, 1, 2, 4])
+    func eachAttemptAndTheLastProtocolAreReadInPlace(_ count: Int) {
+        var list = AttemptList()
+        for index in 0..<count {
+            var attempt = Self.attempt(200 + index)
+            attempt.wireVersion = index.isMultiple(of: 2) ? .http1 : .http2
+            list.append(attempt)
+        }
+        var seen: [Int?] = []
+        list.forEachAttempt { seen.append($0.status) }
+        #expect(seen == list.map(\.status))
+        #expect(list.lastWireVersion == list.last?.wireVersion)
+    }
+
     @Test func aRecordIndexesEachAttemptItBegan() {
         let record = ExchangeRecord()
         let first = record.beginAttempt(Self.attempt(503))

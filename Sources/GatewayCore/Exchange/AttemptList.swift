@@ -56,4 +56,17 @@ public struct AttemptList: RandomAccessCollection, ExpressibleByArrayLiteral, Se
         }
         size += 1
     }
+
+    /// Calls `body` with each attempt in order, borrowed where it is kept (an
+    /// `IndexingIterator` copies each attempt out, and the list with it).
+    public func forEachAttempt(_ body: (borrowing AttemptTimings) -> Void) {
+        guard size > 0 else { return }
+        body(head!)
+        for index in tail.indices { body(tail[index]) }
+    }
+
+    /// The last attempt's wire protocol, read in place.
+    public var lastWireVersion: WireHTTPVersion? {
+        size == 0 ? nil : size == 1 ? head?.wireVersion : tail[size - 2].wireVersion
+    }
 }

@@ -29,7 +29,7 @@ public struct CompletedExchange: Sendable {
     /// (http/1.1, h2) × last attempt upstream (http/1.1, h2, none).
     var protocolSlot: Int {
         let client = clientHTTPVersion == UpstreamHTTPVersion.http2Name ? 1 : 0
-        let upstream: Int = switch attempts.last?.wireVersion {
+        let upstream: Int = switch attempts.lastWireVersion {
         case .http1?: 0
         case .http2?: 1
         case nil: 2
@@ -101,7 +101,7 @@ public final class EndpointRecorder: Sendable {
                 if s.errors[code] == nil { s.errors[code] = factory.counter(.requestErrors, labels + [code.rawValue]) }
                 s.errors[code]!.increment()
             }
-            for attempt in exchange.attempts {
+            exchange.attempts.forEachAttempt { attempt in
                 let outcome: StatusClass = attempt.errorCode != nil ? .error : attempt.status.map(StatusClass.init(status:)) ?? .error
                 counter(&s.attempts[outcome.rawValue], .upstreamAttempts, outcome.label).increment()
                 // A reused connection has no connect or TLS phase: nil, not recorded (not zero).

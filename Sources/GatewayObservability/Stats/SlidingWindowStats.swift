@@ -25,6 +25,16 @@ struct SlidingWindowStats: Sendable {
             self.histogram = SlidingWindowStats.makeHistogram()
         }
 
+        /// One exchange, in the slice of `epoch` (reset first if it held an older one).
+        mutating func record(_ micros: UInt64, failed: Bool, retries: Int, epoch: Int) {
+            if self.epoch != epoch { reset(epoch: epoch) }
+            histogram.record(micros)
+            count += 1
+            if failed { failures += 1 }
+            self.retries += retries
+            maxMicros = max(maxMicros, micros)
+        }
+
         mutating func reset(epoch: Int) {
             self.epoch = epoch
             histogram.reset()
@@ -66,16 +76,9 @@ struct SlidingWindowStats: Sendable {
         let epoch = epoch(at: now)
         let index = epoch % sliceCount
         let micros = UInt64(max(0, latency.nanoseconds) / 1000)
-        var slice = slices[index] ?? Slice(epoch: epoch)
-        // Taken out while it changes, so the histogram is not copied on write.
-        slices[index] = nil
-        if slice.epoch != epoch { slice.reset(epoch: epoch) }
-        slice.histogram.record(micros)
-        slice.count += 1
-        if failed { slice.failures += 1 }
-        slice.retries += retries
-        slice.maxMicros = max(slice.maxMicros, micros)
-        slices[index] = slice
+        // Changed in place in the ring (no copy of the slice and its histogram).
+        if slices[index] == nil { slices[index] = Slice(epoch: epoch) }
+        slices[index]!.record(micros, failed: failed, retries: retries, epoch: epoch)
     }
 
     /// The live slices (newer than `now - window`), oldest first.
