@@ -47,8 +47,10 @@ public struct CredentialScope: Sendable, Equatable {
     public func permits(_ request: ProxyRequest) -> Bool {
         switch kind {
         case .origin(let origin):
+            // The router sends an upstream's requests to its origin's host as
+            // written in the config: the same string, most often, so compared first.
             return request.scheme == origin.scheme && request.port == origin.port
-                && AccessConfig.normalize(request.host) == AccessConfig.normalize(origin.host)
+                && (request.host == origin.host || AccessConfig.normalize(request.host) == AccessConfig.normalize(origin.host))
         case .tls(let hosts, let ports):
             guard request.scheme == .https, ports.contains(request.port) else { return false }
             let host = AccessConfig.normalize(request.host)
