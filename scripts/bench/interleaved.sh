@@ -8,7 +8,8 @@
 # Usage: scripts/bench/interleaved.sh [--rounds N] [--seconds S] [--app-head] BIN:CONFIG ...
 #   BIN     a gateway release binary, or `haproxy` (its CONFIG is ignored)
 #   CONFIG  a gateway config template in scripts/bench/templates (gateway.yaml,
-#           gateway-otel.yaml, gateway-policies.yaml, ...)
+#           gateway-otel.yaml, gateway-policies.yaml, ...), at log_level warning;
+#           CONFIG@LEVEL for another level (gateway.yaml@info)
 #   --app-head  the ten-field head of a mobile app (absolute-app.lua), not wrk's bare one
 # Prints a line per run, then each pair's median CPU µs per request and, for
 # every pair after the first, the median of its per-round ratio to the first.
@@ -61,9 +62,10 @@ render "$TEMPLATES/$LUA" "$WORK/load.lua" HOST="127.0.0.1:$ORIGIN_PORT" FILE=1k
 NAMES=() PROXY_PORTS=() PROXY_PIDS=()
 i=0
 for pair in "$@"; do
-    bin=${pair%%:*} config=${pair#*:}
+    bin=${pair%%:*} config=${pair#*:} level=warning
+    if [[ $config == *@* ]]; then level=${config#*@} config=${config%@*}; fi
     port=${PORTS[$((2 + 2 * i))]} admin=${PORTS[$((3 + 2 * i))]}
-    vars=(DIR="$WORK/p$i" PROXY_PORT="$port" ADMIN_PORT="$admin" ORIGIN_PORT="$ORIGIN_PORT" SINK_PORT="$SINK_PORT" LOG_LEVEL=warning)
+    vars=(DIR="$WORK/p$i" PROXY_PORT="$port" ADMIN_PORT="$admin" ORIGIN_PORT="$ORIGIN_PORT" SINK_PORT="$SINK_PORT" LOG_LEVEL="$level")
     mkdir -p "$WORK/p$i"
     if [[ $bin == haproxy ]]; then
         render "$TEMPLATES/haproxy.cfg" "$WORK/p$i/haproxy.cfg" "${vars[@]}"
