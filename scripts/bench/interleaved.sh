@@ -52,6 +52,9 @@ read -r -a PORTS < <(python3 "$HERE/freeports.py" $((2 + 2 * $#)))
 ORIGIN_PORT=${PORTS[0]} SINK_PORT=${PORTS[1]}
 mkdir -p "$WORK/htdocs" "$WORK/origin-tmp" "$WORK/gateway-state"
 head -c 1024 /dev/urandom >"$WORK/htdocs/1k"
+# mktemp -d makes WORK 0700: nginx's worker (another user) could not reach
+# htdocs and answered 403, a different load from the bench's 1 KiB GET.
+chmod a+rx "$WORK"
 chmod -R a+rX "$WORK/htdocs"
 render "$TEMPLATES/origin-nginx.conf" "$WORK/origin.conf" DIR="$WORK" ORIGIN_PORT="$ORIGIN_PORT"
 taskset -c 0 nginx -c "$WORK/origin.conf" >"$WORK/origin.log" 2>&1 &
@@ -89,6 +92,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
         out=$(taskset -c 0 wrk -t1 -c50 -d"${SECONDS_PER_RUN}s" -s "$WORK/load.lua" "http://127.0.0.1:${PROXY_PORTS[$j]}")
         after=$(cpu_ticks "$pid")
         requests=$(awk '/requests in/ {print $1}' <<<"$out")
+        # Every response must be the origin's 200 (as scripts/bench.sh checks each run).
+        if grep -qE "Non-2xx|Socket errors" <<<"$out"; then
+            echo "${NAMES[$j]} round $round: not every response was a 200: $(grep -E "Non-2xx|Socket errors" <<<"$out" | tr -s ' ')" >&2
+            exit 1
+        fi
         ticks_per_second=$(getconf CLK_TCK)
         echo "${NAMES[$j]} round $round: $requests req, $(awk -v t=$((after - before)) -v n="$requests" -v hz="$ticks_per_second" \
             'BEGIN {printf "%.2f", t * 1e6 / hz / n}') us/req"
