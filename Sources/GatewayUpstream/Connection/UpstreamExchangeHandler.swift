@@ -50,6 +50,9 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     let eventLoop: any EventLoop
     /// Called on the event loop when an exchange ends: true if the connection may be reused.
     let onRelease: @Sendable (_ reusable: Bool) -> Void
+    /// No TLS handler sits below this one: bytes the channel no longer
+    /// buffers after a flush reached the socket (``confirmSent(exchangeID:context:)``).
+    let plaintext: Bool
 
     var context: ChannelHandlerContext?
     var machine: UpstreamExchangeStateMachine
@@ -67,10 +70,12 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         upstream: String,
         requestTimeout: TimeAmount,
         eventLoop: any EventLoop,
+        plaintext: Bool = false,
         onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
     ) {
         self.upstream = upstream
         self.eventLoop = eventLoop
+        self.plaintext = plaintext
         self.onRelease = onRelease
         self.machine = UpstreamExchangeStateMachine(requestTimeout: requestTimeout)
     }
@@ -120,16 +125,24 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             // Only the last write of a batch is observed: writes complete in order, and
             // a failed write fails every write queued after it.
             switch body {
+            case .none where plaintext:
+                // A bodyless request (most) on a plain connection: its head is
+                // confirmed sent after the flush, without a promise.
+                context.write(wrapOutboundOut(head.bytes), promise: nil)
+                context.flush()
+                confirmSent(exchangeID: exchangeID, context: context)
             case .none:
                 writeObserved(head.bytes, isEnd: true, exchangeID: exchangeID, context: context)
+                context.flush()
             case .bytes(let buffer):
                 // A buffered body has a length: never chunked.
                 context.write(wrapOutboundOut(head.bytes), promise: nil)
                 writeObserved(buffer, isEnd: true, exchangeID: exchangeID, context: context)
+                context.flush()
             case .streamed:
                 context.write(wrapOutboundOut(head.bytes), promise: nil)
+                context.flush()
             }
-            context.flush()
             scheduleTimerIfArmed()
             delegate.upstreamExchangeStarted(ExchangeWriter(handler: self, exchangeID: exchangeID))
         }
@@ -197,6 +210,23 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
         }
         return promise.futureResult
+    }
+
+    /// The end of a request was written and flushed without a promise: when
+    /// the channel holds none of its bytes any more (and no TLS handler below
+    /// could hold them: ``plaintext``), they reached the socket during the
+    /// flush, as an observed write's promise would have said then (no promise,
+    /// callback or closure per bodyless request: 4% of the CPU per request).
+    /// Otherwise an empty write is observed: it completes once everything
+    /// before it is written.
+    private func confirmSent(exchangeID: Int, context: ChannelHandlerContext) {
+        let buffered = (try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? nil
+        if buffered == 0 {
+            run(machine.writeSucceeded(exchangeID: exchangeID, isEnd: true, now: eventLoop.now))
+        } else {
+            writeObserved(context.channel.allocator.buffer(capacity: 0), isEnd: true, exchangeID: exchangeID, context: context)
+            context.flush()
+        }
     }
 
     private func failedWrite(beforeHead: Bool) -> EventLoopFuture<Void> {

@@ -10,10 +10,13 @@ import Testing
 /// `EmbeddedChannel`, framing the responses itself, the test playing the upstream
 /// with raw bytes: reuse and close, bodies read until close, streamed request
 /// bodies, back-pressure, malformed responses, failures and the request timeout on
-/// the embedded loop's clock. No socket, no sleep.
+/// the embedded loop's clock. The common cases run twice: as a TLS connection's
+/// handler (every request's end observed through a write promise) and as a
+/// plain one's (a bodyless request confirmed sent after its flush). No socket, no sleep.
 struct UpstreamExchangeHandlerTests {
-    @Test func oneKeepAliveExchange() throws {
-        let harness = try UpstreamExchangeHarness()
+    @Test(arguments: [false, true])
+    func oneKeepAliveExchange(plaintext: Bool) throws {
+        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
         let delegate = RecordingDelegate()
         let record = try harness.start(uri: "/a", delegate: delegate)
         #expect(try harness.sent() == "GET /a HTTP/1.1\r\nHost: upstream.test\r\n\r\n")
@@ -47,8 +50,9 @@ struct UpstreamExchangeHandlerTests {
         #expect(delegate.readCompletes == [4, 5])
     }
 
-    @Test func twoExchangesInARowReuseTheConnection() throws {
-        let harness = try UpstreamExchangeHarness()
+    @Test(arguments: [false, true])
+    func twoExchangesInARowReuseTheConnection(plaintext: Bool) throws {
+        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
         for path in ["/1", "/2"] {
             let delegate = RecordingDelegate()
             try harness.start(uri: path, delegate: delegate)
@@ -60,8 +64,9 @@ struct UpstreamExchangeHandlerTests {
         #expect(harness.channel.isActive)
     }
 
-    @Test func aResponseAskingToCloseClosesTheConnection() throws {
-        let harness = try UpstreamExchangeHarness()
+    @Test(arguments: [false, true])
+    func aResponseAskingToCloseClosesTheConnection(plaintext: Bool) throws {
+        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
@@ -75,8 +80,9 @@ struct UpstreamExchangeHandlerTests {
         #expect(harness.releases == [false, false])
     }
 
-    @Test func aHEADResponseHasNoBody() throws {
-        let harness = try UpstreamExchangeHarness()
+    @Test(arguments: [false, true])
+    func aHEADResponseHasNoBody(plaintext: Bool) throws {
+        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
         let delegate = RecordingDelegate()
         try harness.start(.HEAD, delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
@@ -200,8 +206,9 @@ struct UpstreamExchangeHandlerTests {
     /// A WebSocket handshake's 101 hands the connection over: the handler
     /// leaves the pipeline, the bytes after the head go with the tunnel, the
     /// pool hears nothing (the connection was never its), and the channel stays open.
-    @Test func aHandshakesSwitchingProtocolsHandsTheConnectionOver() throws {
-        let harness = try UpstreamExchangeHarness()
+    @Test(arguments: [false, true])
+    func aHandshakesSwitchingProtocolsHandsTheConnectionOver(plaintext: Bool) throws {
+        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
         let delegate = RecordingDelegate()
         let record = try harness.start(upgrade: true, delegate: delegate)
         #expect(try harness.sent().contains("GET / HTTP/1.1\r\n"))
@@ -267,8 +274,9 @@ struct UpstreamExchangeHandlerTests {
         #expect(record.attempts.first?.errorCode == .upstreamProtocolError)
     }
 
-    @Test func bytesAfterACompleteResponseCloseTheConnection() throws {
-        let harness = try UpstreamExchangeHarness()
+    @Test(arguments: [false, true])
+    func bytesAfterACompleteResponseCloseTheConnection(plaintext: Bool) throws {
+        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n")
