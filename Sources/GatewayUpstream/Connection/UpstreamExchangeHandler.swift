@@ -110,7 +110,8 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         let endQueued: Bool
         if case .streamed = body { endQueued = false } else { endQueued = true }
         // Only a handshake's head asks for anything of the connection: hop-by-hop fields are not forwarded.
-        switch machine.startExchange(isHEAD: head.isHEAD, keepAlive: !upgrade, upgrade: upgrade, endQueued: endQueued, now: eventLoop.now) {
+        let now = eventLoop.now
+        switch machine.startExchange(isHEAD: head.isHEAD, keepAlive: !upgrade, upgrade: upgrade, endQueued: endQueued, now: now) {
         case .refuseBusy:
             throw GatewayError(.internalError, "upstream connection leased twice", upstream: upstream)
         case .refuseClosed:
@@ -130,7 +131,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
                 // confirmed sent after the flush, without a promise.
                 context.write(wrapOutboundOut(head.bytes), promise: nil)
                 context.flush()
-                confirmSent(exchangeID: exchangeID, context: context)
+                confirmSent(exchangeID: exchangeID, context: context, now: now)
             case .none:
                 writeObserved(head.bytes, isEnd: true, exchangeID: exchangeID, context: context)
                 context.flush()
@@ -219,10 +220,12 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// callback or closure per bodyless request: 4% of the CPU per request).
     /// Otherwise an empty write is observed: it completes once everything
     /// before it is written.
-    private func confirmSent(exchangeID: Int, context: ChannelHandlerContext) {
+    /// `now`: the exchange's start, read just before (the request timeout's
+    /// clock has no use for a second reading within the same call).
+    private func confirmSent(exchangeID: Int, context: ChannelHandlerContext, now: NIODeadline) {
         let buffered = (try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? nil
         if buffered == 0 {
-            run(machine.writeSucceeded(exchangeID: exchangeID, isEnd: true, now: eventLoop.now))
+            run(machine.writeSucceeded(exchangeID: exchangeID, isEnd: true, now: now))
         } else {
             writeObserved(context.channel.allocator.buffer(capacity: 0), isEnd: true, exchangeID: exchangeID, context: context)
             context.flush()
