@@ -103,4 +103,22 @@ import Testing
         #expect(lineEnd("Host: a.example\r") == nil)  // no LF after the CR yet
         #expect(lineEnd("Host: a.example") == nil)
     }
+
+    /// A name's bytes against a lowercase name: ASCII case ignored, nothing else folded.
+    @Test func namesCompareIgnoringASCIICaseOnly() {
+        func check(_ text: String, _ lowercase: String) -> Bool {
+            Array(text.utf8).withUnsafeBytes { HTTP1HeadLines.equalsIgnoringCase($0, from: 0, to: $0.count, lowercase) }
+        }
+        #expect(check("Content-Length", "content-length"))
+        #expect(check("CONTENT-LENGTH", "content-length"))
+        #expect(!check("Content-Lengt", "content-length"))
+        #expect(!check("Content-Lengths", "content-length"))
+        #expect(!check("Content_Length", "content-length"))
+        #expect(check("", ""))
+        // Only A-Z fold: `[` (0x5B) is not `{` (0x7B), `@` is not a backtick.
+        #expect(!check("[", "{"))
+        #expect(!check("@", "`"))
+        let lines = Array("x-Connection: close".utf8)
+        #expect(lines.withUnsafeBytes { HTTP1HeadLines.equalsIgnoringCase($0, from: 2, to: 12, "connection") })
+    }
 }

@@ -93,14 +93,16 @@ public enum HTTP1HeadLines {
     /// Whether the bytes from `start` to `end` spell `lowercase`, ignoring ASCII case.
     @inlinable
     public static func equalsIgnoringCase(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int, _ lowercase: String) -> Bool {
-        let expected = lowercase.utf8
-        guard end - start == expected.count else { return false }
-        var i = start
-        for byte in expected {
-            let x = raw[i]
-            guard ((x >= 65 && x <= 90) ? x | 0x20 : x) == byte else { return false }
-            i += 1
+        // Compared through the string's contiguous bytes: iterating its
+        // `UTF8View` went through the generic collection code, byte by byte.
+        var lowercase = lowercase
+        return lowercase.withUTF8 { expected in
+            guard end - start == expected.count else { return false }
+            for i in 0..<expected.count {
+                let x = raw[start + i]
+                guard ((x >= 65 && x <= 90) ? x | 0x20 : x) == expected[i] else { return false }
+            }
+            return true
         }
-        return true
     }
 }

@@ -55,6 +55,9 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     let plaintext: Bool
 
     var context: ChannelHandlerContext?
+    /// The channel's synchronous options, while in a pipeline: looked up once
+    /// (each lookup instantiated their type's metadata), read per request.
+    private var channelOptions: (any NIOSynchronousChannelOptions)?
     var machine: UpstreamExchangeStateMachine
     /// Turns the bytes read into response heads, body parts and ends.
     var framer = HTTP1ResponseFramer()
@@ -84,6 +87,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        channelOptions = plaintext ? context.channel.syncOptions : nil
         if !context.channel.isActive { run(machine.channelClosed()) }
     }
 
@@ -91,6 +95,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         // Normally after `channelInactive`: nothing left to do.
         run(machine.channelClosed())
         self.context = nil
+        channelOptions = nil
     }
 
     // MARK: Starting and writing
@@ -223,7 +228,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// `now`: the exchange's start, read just before (the request timeout's
     /// clock has no use for a second reading within the same call).
     private func confirmSent(exchangeID: Int, context: ChannelHandlerContext, now: NIODeadline) {
-        let buffered = (try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? nil
+        let buffered = (try? channelOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? nil
         if buffered == 0 {
             run(machine.writeSucceeded(exchangeID: exchangeID, isEnd: true, now: now))
         } else {
