@@ -60,7 +60,6 @@ struct UpstreamConnector: Sendable {
             upstream: key.upstream,
             requestTimeout: requestTimeout,
             eventLoop: channel.eventLoop,
-            plaintext: key.scheme == .http,
             onRelease: onRelease
         )
         try channel.pipeline.syncOperations.addHandler(handler)

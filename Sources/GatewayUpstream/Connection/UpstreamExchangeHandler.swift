@@ -50,9 +50,6 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     let eventLoop: any EventLoop
     /// Called on the event loop when an exchange ends: true if the connection may be reused.
     let onRelease: @Sendable (_ reusable: Bool) -> Void
-    /// No TLS handler sits below this one: bytes the channel no longer
-    /// buffers after a flush reached the socket (``confirmSent(exchangeID:context:)``).
-    let plaintext: Bool
 
     var context: ChannelHandlerContext?
     /// The channel's synchronous options, while in a pipeline: looked up once
@@ -73,12 +70,10 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         upstream: String,
         requestTimeout: TimeAmount,
         eventLoop: any EventLoop,
-        plaintext: Bool = false,
         onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
     ) {
         self.upstream = upstream
         self.eventLoop = eventLoop
-        self.plaintext = plaintext
         self.onRelease = onRelease
         self.machine = UpstreamExchangeStateMachine(requestTimeout: requestTimeout)
     }
@@ -87,7 +82,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        channelOptions = plaintext ? context.channel.syncOptions : nil
+        channelOptions = context.channel.syncOptions
         if !context.channel.isActive { run(machine.channelClosed()) }
     }
 
@@ -131,15 +126,12 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
             // Only the last write of a batch is observed: writes complete in order, and
             // a failed write fails every write queued after it.
             switch body {
-            case .none where plaintext:
-                // A bodyless request (most) on a plain connection: its head is
-                // confirmed sent after the flush, without a promise.
+            case .none:
+                // A bodyless request (most): its head is confirmed sent after
+                // the flush, without a promise.
                 context.write(wrapOutboundOut(head.bytes), promise: nil)
                 context.flush()
                 confirmSent(exchangeID: exchangeID, context: context, now: now)
-            case .none:
-                writeObserved(head.bytes, isEnd: true, exchangeID: exchangeID, context: context)
-                context.flush()
             case .bytes(let buffer):
                 // A buffered body has a length: never chunked.
                 context.write(wrapOutboundOut(head.bytes), promise: nil)
@@ -219,12 +211,14 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     /// The end of a request was written and flushed without a promise: when
-    /// the channel holds none of its bytes any more (and no TLS handler below
-    /// could hold them: ``plaintext``), they reached the socket during the
-    /// flush, as an observed write's promise would have said then (no promise,
-    /// callback or closure per bodyless request: 4% of the CPU per request).
-    /// Otherwise an empty write is observed: it completes once everything
-    /// before it is written.
+    /// the channel holds none of its bytes any more, they reached the socket
+    /// during the flush, as an observed write's promise would have said then
+    /// (no promise, callback or closure per bodyless request). Otherwise an
+    /// empty write is observed: it completes once everything before it is
+    /// written. The only handler that may sit below this one, NIOSSL's, holds
+    /// writes back only until its handshake is done (a pooled connection's
+    /// is): on a flush it encrypts every write it holds and passes the bytes
+    /// down at once, so what the channel no longer buffers is on the socket.
     /// `now`: the exchange's start, read just before (the request timeout's
     /// clock has no use for a second reading within the same call).
     private func confirmSent(exchangeID: Int, context: ChannelHandlerContext, now: NIODeadline) {

@@ -10,13 +10,10 @@ import Testing
 /// `EmbeddedChannel`, framing the responses itself, the test playing the upstream
 /// with raw bytes: reuse and close, bodies read until close, streamed request
 /// bodies, back-pressure, malformed responses, failures and the request timeout on
-/// the embedded loop's clock. The common cases run twice: as a TLS connection's
-/// handler (every request's end observed through a write promise) and as a
-/// plain one's (a bodyless request confirmed sent after its flush). No socket, no sleep.
+/// the embedded loop's clock. No socket, no sleep.
 struct UpstreamExchangeHandlerTests {
-    @Test(arguments: [false, true])
-    func oneKeepAliveExchange(plaintext: Bool) throws {
-        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
+    @Test func oneKeepAliveExchange() throws {
+        let harness = try UpstreamExchangeHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(uri: "/a", delegate: delegate)
         #expect(try harness.sent() == "GET /a HTTP/1.1\r\nHost: upstream.test\r\n\r\n")
@@ -36,6 +33,45 @@ struct UpstreamExchangeHandlerTests {
 
     /// Each read's parts are followed by one `upstreamReadComplete` (where the
     /// client side flushes); none once the response has ended.
+    /// On a flush, passes it on, then writes bytes of its own without flushing
+    /// them: the channel still buffers bytes after the handler's flush.
+    final class LeavesBytesBuffered: ChannelOutboundHandler, @unchecked Sendable {
+        typealias OutboundIn = ByteBuffer
+        var leaveNext = true
+
+        func flush(context: ChannelHandlerContext) {
+            context.flush()
+            guard leaveNext else { return }
+            leaveNext = false
+            context.write(NIOAny(ByteBuffer(string: "[held]")), promise: nil)
+        }
+    }
+
+    /// A bodyless request is confirmed sent without a promise when the channel
+    /// buffers nothing after its flush; when bytes stay buffered, an empty
+    /// observed write confirms it once everything before it is written, and the
+    /// connection is reused after the response as usual.
+    @Test func aRequestStillBufferedAfterItsFlushIsConfirmedByAnObservedWrite() throws {
+        let below = LeavesBytesBuffered()
+        let harness = try UpstreamExchangeHarness(below: below)
+        let delegate = RecordingDelegate()
+        let record = try harness.start(uri: "/held", delegate: delegate)
+        // The observed empty write's flush sent the held bytes too, and confirmed the request.
+        #expect(try harness.sent() == "GET /held HTTP/1.1\r\nHost: upstream.test\r\n\r\n[held]")
+        #expect(record.attempts.first?.requestSent != nil)
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        #expect(delegate.events == [.started, .head(status: 200, hasBody: true), .body("ok"), .end])
+        #expect(harness.releases == [true])
+
+        // The next request finds nothing buffered: confirmed at once.
+        let second = RecordingDelegate()
+        let secondRecord = try harness.start(uri: "/next", delegate: second)
+        #expect(try harness.sent() == "GET /next HTTP/1.1\r\nHost: upstream.test\r\n\r\n")
+        #expect(secondRecord.attempts.first?.requestSent != nil)
+        try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        #expect(harness.releases == [true, true])
+    }
+
     @Test func eachReadEndsWithOneReadComplete() throws {
         let harness = try UpstreamExchangeHarness()
         let delegate = RecordingDelegate()
@@ -50,9 +86,8 @@ struct UpstreamExchangeHandlerTests {
         #expect(delegate.readCompletes == [4, 5])
     }
 
-    @Test(arguments: [false, true])
-    func twoExchangesInARowReuseTheConnection(plaintext: Bool) throws {
-        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
+    @Test func twoExchangesInARowReuseTheConnection() throws {
+        let harness = try UpstreamExchangeHarness()
         for path in ["/1", "/2"] {
             let delegate = RecordingDelegate()
             try harness.start(uri: path, delegate: delegate)
@@ -64,9 +99,8 @@ struct UpstreamExchangeHandlerTests {
         #expect(harness.channel.isActive)
     }
 
-    @Test(arguments: [false, true])
-    func aResponseAskingToCloseClosesTheConnection(plaintext: Bool) throws {
-        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
+    @Test func aResponseAskingToCloseClosesTheConnection() throws {
+        let harness = try UpstreamExchangeHarness()
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
@@ -80,9 +114,8 @@ struct UpstreamExchangeHandlerTests {
         #expect(harness.releases == [false, false])
     }
 
-    @Test(arguments: [false, true])
-    func aHEADResponseHasNoBody(plaintext: Bool) throws {
-        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
+    @Test func aHEADResponseHasNoBody() throws {
+        let harness = try UpstreamExchangeHarness()
         let delegate = RecordingDelegate()
         try harness.start(.HEAD, delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
@@ -206,9 +239,8 @@ struct UpstreamExchangeHandlerTests {
     /// A WebSocket handshake's 101 hands the connection over: the handler
     /// leaves the pipeline, the bytes after the head go with the tunnel, the
     /// pool hears nothing (the connection was never its), and the channel stays open.
-    @Test(arguments: [false, true])
-    func aHandshakesSwitchingProtocolsHandsTheConnectionOver(plaintext: Bool) throws {
-        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
+    @Test func aHandshakesSwitchingProtocolsHandsTheConnectionOver() throws {
+        let harness = try UpstreamExchangeHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(upgrade: true, delegate: delegate)
         #expect(try harness.sent().contains("GET / HTTP/1.1\r\n"))
@@ -274,9 +306,8 @@ struct UpstreamExchangeHandlerTests {
         #expect(record.attempts.first?.errorCode == .upstreamProtocolError)
     }
 
-    @Test(arguments: [false, true])
-    func bytesAfterACompleteResponseCloseTheConnection(plaintext: Bool) throws {
-        let harness = try UpstreamExchangeHarness(plaintext: plaintext)
+    @Test func bytesAfterACompleteResponseCloseTheConnection() throws {
+        let harness = try UpstreamExchangeHarness()
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n")

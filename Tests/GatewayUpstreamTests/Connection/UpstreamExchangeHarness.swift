@@ -17,9 +17,9 @@ final class UpstreamExchangeHarness {
     /// What the handler told the pool, in order.
     private let releaseBox = NIOLockedValueBox<[Bool]>([])
 
-    /// `plaintext`: the handler of a plain-http connection, which confirms a
-    /// bodyless request sent from the bytes the channel still buffers after the flush.
-    init(requestTimeout: TimeAmount = .seconds(30), plaintext: Bool = false) throws {
+    /// `below`: a handler between the channel and the read counter (one that
+    /// keeps bytes in the channel's buffer after a flush, say).
+    init(requestTimeout: TimeAmount = .seconds(30), below: (any ChannelHandler & Sendable)? = nil) throws {
         channel = EmbeddedChannel()
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 8080)).wait()
         let box = releaseBox
@@ -27,9 +27,9 @@ final class UpstreamExchangeHarness {
             upstream: "upstream.test:8080",
             requestTimeout: requestTimeout,
             eventLoop: channel.eventLoop,
-            plaintext: plaintext,
             onRelease: { reusable in box.withLockedValue { $0.append(reusable) } }
         )
+        if let below { try channel.pipeline.syncOperations.addHandler(below) }
         try channel.pipeline.syncOperations.addHandler(reads)
         try channel.pipeline.syncOperations.addHandler(handler)
     }
