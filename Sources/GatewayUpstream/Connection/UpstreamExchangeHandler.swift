@@ -215,7 +215,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// during the flush, as an observed write's promise would have said then
     /// (no promise, callback or closure per bodyless request). Otherwise an
     /// empty write is observed: it completes once everything before it is
-    /// written. The only handler that may sit below this one, NIOSSL's, holds
+    /// written. The only outbound handler below this one, NIOSSL's, holds
     /// writes back only until its handshake is done (a pooled connection's
     /// is): on a flush it encrypts every write it holds and passes the bytes
     /// down at once, so what the channel no longer buffers is on the socket.
