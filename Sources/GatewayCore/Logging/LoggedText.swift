@@ -111,23 +111,9 @@ public enum LoggedText {
     }
 
     /// `value` in decimal, as `String(value)` writes it, appended to `text`:
-    /// the digits written into a buffer on the stack, then added as one
-    /// string (up to 15 bytes, a small string: no allocation).
+    /// the digits written into a buffer on the stack (``DecimalDigits``), then
+    /// added as one string (up to 15 bytes, a small string: no allocation).
     public static func appendDecimal(_ value: Int, to text: inout String) {
-        // A sign and 19 digits at most.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            var magnitude = value.magnitude
-            var start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if value < 0 {
-                start -= 1
-                buffer[start] = UInt8(ascii: "-")
-            }
-            text += String(decoding: UnsafeBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
-        }
+        text += DecimalDigits.withDigits(of: value) { String(decoding: $0, as: UTF8.self) }
     }
 }

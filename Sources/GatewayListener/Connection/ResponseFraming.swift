@@ -86,7 +86,7 @@ package struct ResponseFraming {
                 if length.passesOn(isContentLength: isContentLength, head: &head) { run = line.start..<(line.end + 2) }
             }
             if !run.isEmpty {
-                lines.withUnsafeReadableBytes { raw in head.writeBytes(UnsafeRawBufferPointer(rebasing: raw[run])) }
+                _ = lines.withUnsafeReadableBytes { raw in head.writeBytes(UnsafeRawBufferPointer(rebasing: raw[run])) }
             }
         }
         if let via { Self.writeField(&head, name: "Via", value: via) }

@@ -17,10 +17,6 @@ struct ExchangeObservations: Sequence, ExpressibleByArrayLiteral {
         for element in elements { append(element) }
     }
 
-    var isEmpty: Bool { first == nil }
-
-    var count: Int { first == nil ? 0 : 1 + rest.count }
-
     mutating func append(_ observation: any ExchangeObservation) {
         if first == nil { first = observation } else { rest.append(observation) }
     }
