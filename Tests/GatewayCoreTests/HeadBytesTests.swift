@@ -106,7 +106,7 @@ import Testing
 
     /// A name's bytes against a lowercase name: ASCII case ignored, nothing else folded.
     @Test func namesCompareIgnoringASCIICaseOnly() {
-        func check(_ text: String, _ lowercase: String) -> Bool {
+        func check(_ text: String, _ lowercase: StaticString) -> Bool {
             Array(text.utf8).withUnsafeBytes { HTTP1HeadLines.equalsIgnoringCase($0, from: 0, to: $0.count, lowercase) }
         }
         #expect(check("Content-Length", "content-length"))

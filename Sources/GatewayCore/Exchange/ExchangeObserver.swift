@@ -72,8 +72,9 @@ public struct ExchangeOutcome: Sendable {
 /// What runs for the requests of one upstream (or of unconfigured hosts),
 /// built once per config load: the observers around the exchange, then the
 /// retry planner and the synchronous attempt steps (rate limit, OAuth2 token,
-/// credential) before the transport.
-public struct UpstreamRoute: Sendable {
+/// credential) before the transport. A class: each exchange keeps its route
+/// with one retain, not a copy of every field.
+public final class UpstreamRoute: Sendable {
     public let observers: [any ExchangeObserver]
     public let steps: [any AttemptStep]
     public let retry: (any RetryPlanner)?

@@ -67,7 +67,10 @@ public struct ProxyRequest: Sendable {
     }
 
     /// `host` or `host:port` when the port is not the scheme's default, as for a `Host` header.
-    public var authority: String {
+    public var authority: String { Self.authority(scheme: scheme, host: host, port: port) }
+
+    /// ``authority`` of a request not made yet.
+    public static func authority(scheme: UpstreamScheme, host: String, port: Int) -> String {
         let h = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return port == scheme.defaultPort ? h : "\(h):\(port)"
     }

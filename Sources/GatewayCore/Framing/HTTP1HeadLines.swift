@@ -92,11 +92,10 @@ public enum HTTP1HeadLines {
 
     /// Whether the bytes from `start` to `end` spell `lowercase`, ignoring ASCII case.
     @inlinable
-    public static func equalsIgnoringCase(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int, _ lowercase: String) -> Bool {
-        // Compared through the string's contiguous bytes: iterating its
-        // `UTF8View` went through the generic collection code, byte by byte.
-        var lowercase = lowercase
-        return lowercase.withUTF8 { expected in
+    public static func equalsIgnoringCase(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int, _ lowercase: StaticString) -> Bool {
+        // A literal's bytes, read in place: a `String`'s `withUTF8` retained
+        // it and checked its representation on every call.
+        lowercase.withUTF8Buffer { expected in
             guard end - start == expected.count else { return false }
             for i in 0..<expected.count {
                 let x = raw[start + i]

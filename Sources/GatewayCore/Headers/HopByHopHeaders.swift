@@ -8,6 +8,11 @@ public enum HopByHopHeaders {
         "connection", "proxy-connection", "keep-alive", "te", "trailer",
         "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate",
     ]
+    /// ``names`` as literals, for comparing bytes with no string in between.
+    @usableFromInline static let literalNames: [StaticString] = [
+        "connection", "proxy-connection", "keep-alive", "te", "trailer",
+        "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate",
+    ]
 
     /// Removes hop-by-hop headers and those named in `Connection`, keeping the
     /// order and duplicates of every end-to-end header. In place: a response
@@ -82,7 +87,7 @@ public enum HopByHopHeaders {
         case UInt8(ascii: "c"), UInt8(ascii: "p"), UInt8(ascii: "k"), UInt8(ascii: "t"), UInt8(ascii: "u"): break
         default: return false
         }
-        for candidate in names where HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: end, candidate) { return true }
+        for candidate in literalNames where HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: end, candidate) { return true }
         return false
     }
 

@@ -2,8 +2,8 @@ extension RequestFields {
     /// Calls `body` with each non-empty comma-separated token (trimmed of
     /// spaces and tabs) of every field `lowercaseName`, as bytes: no string
     /// is made for the names or the values.
-    public func forEachToken(ofField lowercaseName: String, _ body: (UnsafeRawBufferPointer) -> Void) {
-        let length = lowercaseName.utf8.count
+    public func forEachToken(ofField lowercaseName: StaticString, _ body: (UnsafeRawBufferPointer) -> Void) {
+        let length = lowercaseName.utf8CodeUnitCount
         forEachField { name, value, _ in
             guard name.count == length, HTTP1HeadLines.equalsIgnoringCase(name, from: 0, to: length, lowercaseName) else { return }
             Self.forEachToken(in: value, body)
@@ -11,7 +11,7 @@ extension RequestFields {
     }
 
     /// Whether a field `lowercaseName` lists `lowercaseToken` (ignoring case).
-    public func field(_ lowercaseName: String, lists lowercaseToken: String) -> Bool {
+    public func field(_ lowercaseName: StaticString, lists lowercaseToken: StaticString) -> Bool {
         var found = false
         forEachToken(ofField: lowercaseName) { token in
             if !found, HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, lowercaseToken) { found = true }

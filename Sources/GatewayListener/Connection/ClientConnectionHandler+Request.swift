@@ -14,13 +14,14 @@ extension ClientConnectionHandler {
         let requestID = environment.requestIDs.next()
         let started = ContinuousClock.now
         // Lines of this request carry `request=<id>`; the tagged logger is only built where one is logged.
-        let context = RequestContext(
-            id: requestID, clientAddress: clientAddress, startedAt: started, logger: environment.logger,
-            exchangeLines: environment.exchangeLines, tagsLinesWithID: true
-        )
-        var info = ExchangeInfo(
+        // The context is made in place in the info (a local kept beside it was a copy).
+        let info = ExchangeInfo(
             method: head.method, version: head.version, uri: head.uri, expectsContinue: head.expectsContinue,
-            context: context, observations: []
+            context: RequestContext(
+                id: requestID, clientAddress: clientAddress, startedAt: started, logger: environment.logger,
+                exchangeLines: environment.exchangeLines, tagsLinesWithID: true
+            ),
+            observations: []
         )
         current = info
         requestFields = head.headers  // read only if the upstream sends trailers
@@ -50,7 +51,7 @@ extension ClientConnectionHandler {
         case .answer(let response, let keepAlive):
             respond(response, info: info, keepAlive: keepAlive)
             let code = response.headers.first(name: "x-gateway-error").flatMap(GatewayError.Code.init(rawValue:))
-            ExchangeLogLine.log(context, method: head.method, target: .uri(head.uri), status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
+            ExchangeLogLine.log(info.context, method: head.method, target: .uri(head.uri), status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
             return
         }
 
@@ -79,8 +80,7 @@ extension ClientConnectionHandler {
                 request.headers.add(name: "Upgrade", value: "websocket")
             }
             guard let eventLoop = self.context?.eventLoop else { return }
-            let (exchange, plan) = Exchange.routed(request, info: &info, active: active, client: self, eventLoop: eventLoop)
-            current?.observations = info.observations  // in place: not a copy of the whole info
+            let (exchange, plan) = Exchange.routed(consume request, info: info, active: active, client: self, eventLoop: eventLoop)
             self.exchange = exchange
             exchange.start(plan)
         }

@@ -23,11 +23,14 @@ extension ClientConnectionHandler: ExchangeClient {
 
     /// Mid-response: the client sees the truncation as a closed connection.
     func abortResponse() {
+        pendingHead = nil  // it would not have gone out either: a close drops unflushed writes
         machine.closeAfterWrite()
         context?.close(promise: nil)
     }
 
-    /// Writes the response head of the exchange in flight; returns whether its body is written.
+    /// Takes the response head of the exchange in flight (it goes out with the
+    /// first body part, or before anything else: ``writePendingHead(_:)``);
+    /// returns whether its body is written.
     func writeResponseHead(_ head: UpstreamResponseHead, info: ExchangeInfo) -> Bool {
         let status = head.status
         let fields = head.fields
@@ -38,13 +41,30 @@ extension ClientConnectionHandler: ExchangeClient {
             via: RequestRouter.responseVia, allocator: context?.channel.allocator ?? ByteBufferAllocator(),
             spare: spareHeadBuffer.take()
         )
-        // Kept for the next head: the write below holds the only other reference.
-        spareHeadBuffer = ByteBuffer.spare(after: framing.head)
         _ = machine.responseHead(keepAlive: framing.keepAlive)
         info.observeResponseHead(status: status, fields: fields, via: RequestRouter.responseVia)
         responseChunked = framing.chunked
-        context?.write(wrapOutboundOut(framing.head), promise: nil)
+        pendingHead = framing.head
         return !framing.bodyless
+    }
+
+    /// Writes the response head taken by ``writeResponseHead(_:info:)``, if it
+    /// has not gone yet, with `body` after it in the same buffer when both fit
+    /// in a spare head buffer (``ByteBuffer/maxSpareHeadBytes``): a small
+    /// response goes as one write, not two. Returns whether `body` went with it.
+    @discardableResult
+    func writePendingHead(_ context: ChannelHandlerContext, with body: ByteBuffer? = nil) -> Bool {
+        guard var head = pendingHead.take() else { return false }
+        var merged = false
+        if let body, head.readableBytes + body.readableBytes <= ByteBuffer.maxSpareHeadBytes {
+            // The head's storage is referenced only here (the spare was taken for it): appended in place.
+            head.writeImmutableBuffer(body)
+            merged = true
+        }
+        // Kept for the next head: the write below holds the only other reference.
+        spareHeadBuffer = ByteBuffer.spare(after: head)
+        context.write(wrapOutboundOut(head), promise: nil)
+        return merged
     }
 
     /// A part of the response body, written unflushed: the exchange flushes
@@ -52,9 +72,10 @@ extension ClientConnectionHandler: ExchangeClient {
     func writeResponseBodyPart(_ buffer: ByteBuffer) {
         guard let context else { return }
         guard responseChunked else {
-            context.write(wrapOutboundOut(buffer), promise: nil)
+            if !writePendingHead(context, with: buffer) { context.write(wrapOutboundOut(buffer), promise: nil) }
             return
         }
+        writePendingHead(context)
         // A chunk of size 0 would end the body: an empty part writes nothing.
         guard buffer.readableBytes > 0 else { return }
         context.write(wrapOutboundOut(ChunkedFraming.sizeLine(buffer.readableBytes, allocator: context.channel.allocator)), promise: nil)
@@ -63,13 +84,16 @@ extension ClientConnectionHandler: ExchangeClient {
     }
 
     func flushResponse() {
-        context?.flush()
+        guard let context else { return }
+        writePendingHead(context)
+        context.flush()
     }
 
     /// The end of the response's body, flushed: the last chunk, or no bytes at
     /// all. `observed`: the caller needs to know when the response went out (an
     /// empty write then carries the promise); else nil.
     private func writeResponseEnd(_ context: ChannelHandlerContext, observed: Bool, trailers: HTTPHeaders? = nil) -> EventLoopFuture<Void>? {
+        writePendingHead(context)
         let chunked = responseChunked
         responseChunked = false
         if chunked, let trailers, !trailers.isEmpty, clientAcceptsTrailers {

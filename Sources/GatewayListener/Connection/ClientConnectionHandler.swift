@@ -67,6 +67,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var clientAcceptsTrailers: Bool {
         requestFields.field("te", lists: "trailers")
     }
+    /// The response head taken for the exchange in flight and not written yet:
+    /// it goes out with the first body part (one write for a small response),
+    /// or before any other write or flush (``writePendingHead(_:with:)``).
+    var pendingHead: ByteBuffer?
     /// The last response head's buffer, written again for the next head: once
     /// its write is done this is the only reference, and clearing it allocates nothing.
     var spareHeadBuffer: ByteBuffer?

@@ -36,6 +36,15 @@ struct RequestRouter {
             host = origin.host
             port = origin.port
         }
+        // The fields first, then the request made with them: a request changed
+        // after it was made (its fields from its own `authority`) was copied.
+        var headers = Self.endToEndHeaders(of: head.headers, authority: ProxyRequest.authority(scheme: scheme, host: host, port: port))
+        if head.version == .http1_1 {
+            // The common case's value is made once, not interpolated per request.
+            headers.add(name: "Via", value: Self.responseVia)
+        } else {
+            HopByHopHeaders.addVia(to: &headers, version: head.version, pseudonym: Self.viaPseudonym)
+        }
         var request = ProxyRequest(
             method: head.method,
             scheme: scheme,
@@ -43,20 +52,13 @@ struct RequestRouter {
             port: port,
             target: target,
             version: .http1_1,
-            headers: [:],
+            headers: headers,
             body: .passedThrough(declaredLength: declaredLength),
             upstreamName: index.map { active.config.upstreams[$0].name },
             tls: index.map { active.config.upstreams[$0].tls } ?? .standard
         )
-        request.clientOrigin = clientOrigin
+        if let clientOrigin { request.clientOrigin = clientOrigin }
         if let index { request.upstreamHTTPVersion = active.config.upstreams[index].httpVersion }
-        request.headers = Self.endToEndHeaders(of: head.headers, authority: request.authority)
-        if head.version == .http1_1 {
-            // The common case's value is made once, not interpolated per request.
-            request.headers.add(name: "Via", value: Self.responseVia)
-        } else {
-            HopByHopHeaders.addVia(to: &request.headers, version: head.version, pseudonym: Self.viaPseudonym)
-        }
         return request
     }
 

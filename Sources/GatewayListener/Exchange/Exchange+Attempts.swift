@@ -65,7 +65,7 @@ extension Exchange {
     /// upstream's time. (An upstream that stops taking the body meanwhile is
     /// the pool's `request_timeout`'s.)
     func armAttemptTimerOnceRequestIsIn() {
-        guard let run = retryRun, attemptTimer == nil, machine.isAttempting, routed.bodyLengthIsZero || body.requestEnded else { return }
+        guard let run = retryRun, attemptTimer == nil, machine.isAttempting, routedBodyLengthIsZero || body.requestEnded else { return }
         armAttemptTimer(run)
     }
 
@@ -120,7 +120,7 @@ extension Exchange {
     /// response is never turned down for a body that might not be sent again.
     func nextAttempt(after head: UpstreamResponseHead) -> (ExchangeStateMachine.Next, byStep: Bool)? {
         var replay: AttemptWait?
-        let bodyMayGoAgain = canResend(within: replayBuffer?.limit ?? 0, certain: true)
+        let bodyMayGoAgain = !route.steps.isEmpty && canResend(within: replayBuffer?.limit ?? 0, certain: true)
         for step in route.steps {
             let mayReplay = replay == nil && !machine.replayedByStep && bodyMayGoAgain
             if case .replay(let wait) = step.responseHead(head, of: request, context: info.context, mayReplay: mayReplay, on: eventLoop) {

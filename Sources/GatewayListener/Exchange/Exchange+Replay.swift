@@ -20,22 +20,23 @@ import NIOHTTP1
 /// body went is given up at once (its connection could not be reused).
 extension Exchange {
     /// Starts the copy of the body when it may be sent again and may fit.
+    /// Called as the exchange starts, before any step ran: `request` is still as routed.
     func keepBodyCopyIfReplayable() {
-        guard !routed.bodyLengthIsZero else { return }
+        guard !request.bodyLengthIsZero else { return }
         var limit = retryRun?.bodyLimit
         for step in route.steps {
-            if let stepLimit = step.replayLimit(for: routed) { limit = max(limit ?? 0, stepLimit) }
+            if let stepLimit = step.replayLimit(for: request) { limit = max(limit ?? 0, stepLimit) }
         }
         guard let limit else { return }
-        if let declared = routed.body.declaredLength, declared > limit { return }
-        replayBuffer = RequestReplayBuffer(limit: limit, declaredLength: routed.body.declaredLength)
+        if let declared = request.body.declaredLength, declared > limit { return }
+        replayBuffer = RequestReplayBuffer(limit: limit, declaredLength: request.body.declaredLength)
     }
 
     /// Whether another attempt allowing bodies up to `limit` bytes can send
     /// the request: it has no body, or its copy is (`certain`: or surely will
     /// be; otherwise: or may still be) all of it within `limit`.
     func canResend(within limit: Int, certain: Bool) -> Bool {
-        guard let replayBuffer else { return routed.bodyLengthIsZero }
+        guard let replayBuffer else { return routedBodyLengthIsZero }
         let availability = replayBuffer.availability(within: limit)
         return certain ? availability.isCertain : availability.isPossible
     }
@@ -44,6 +45,8 @@ extension Exchange {
     /// request carrying the body's copy; it waits for the rest of the body
     /// first if the client is still sending it.
     func restartAttempts(within limit: Int) {
+        // Only a retry or a step's replay starts attempts again: their routes keep the routed request apart.
+        assert(!route.steps.isEmpty || route.retry != nil, "attempts restarted on a route that cannot change its request")
         request = routed
         if let replayBuffer {
             switch replayBuffer.availability(within: limit) {

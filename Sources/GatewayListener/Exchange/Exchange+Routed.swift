@@ -25,7 +25,7 @@ extension Exchange {
     /// begun (kept in `info`) and the retry plan it starts with: the caller
     /// keeps the exchange, then calls ``start(_:)``.
     static func routed(
-        _ request: ProxyRequest, info: inout ExchangeInfo, active: ActiveConfig, client: any ExchangeClient, eventLoop: any EventLoop
+        _ request: consuming ProxyRequest, info: ExchangeInfo, active: ActiveConfig, client: any ExchangeClient, eventLoop: any EventLoop
     ) -> (exchange: Exchange, plan: RetryPlan) {
         info.context.record.upstreamName = request.upstreamName
         let route = active.routes.route(forUpstream: request.upstreamName)
@@ -35,7 +35,7 @@ extension Exchange {
             info.observations = observations
         }
         let plan = route.retry?.begin(request) ?? .single
-        let exchange = Exchange(client: client, info: info, request: request, route: route, transport: active.transport, eventLoop: eventLoop)
+        let exchange = Exchange(client: client, info: info, request: consume request, route: route, transport: active.transport, eventLoop: eventLoop)
         return (exchange, plan)
     }
 }

@@ -24,8 +24,19 @@ final class Exchange: UpstreamExchangeDelegate {
     let info: ExchangeInfo
     /// The request of the attempt in flight (steps add credentials to a copy of `routed`).
     var request: ProxyRequest
+    /// The request as routed, kept apart only on a route whose steps or
+    /// retries may change `request`; on the others `request` is never changed
+    /// and is the routed request (no second copy per exchange).
+    private let original: ProxyRequest?
     /// The request as routed, before steps added credentials: what logs name.
-    let routed: ProxyRequest
+    var routed: ProxyRequest { original ?? request }
+    /// Whether ``routed`` has no body, read in place (``routed`` is a copy).
+    var routedBodyLengthIsZero: Bool { original?.bodyLengthIsZero ?? request.bodyLengthIsZero }
+    /// ``routed``'s URL in parts, for the log line: read in place, not copied out.
+    var routedTarget: ExchangeLine.Target {
+        if let original { return ExchangeLine.Target(original) }
+        return ExchangeLine.Target(request)
+    }
     let route: UpstreamRoute
     let transport: any UpstreamTransport
     let eventLoop: any EventLoop
@@ -53,15 +64,15 @@ final class Exchange: UpstreamExchangeDelegate {
     /// The upstream response's trailer fields, written with its end.
     var trailers: HTTPHeaders?
 
-    init(client: any ExchangeClient, info: ExchangeInfo, request: ProxyRequest, route: UpstreamRoute, transport: any UpstreamTransport, eventLoop: any EventLoop) {
+    init(client: any ExchangeClient, info: ExchangeInfo, request: consuming ProxyRequest, route: UpstreamRoute, transport: any UpstreamTransport, eventLoop: any EventLoop) {
         self.client = client
         self.info = info
-        self.request = request
-        self.routed = request
+        self.body = RequestBodyForwarding(declaredLength: request.body.declaredLength, bodyless: request.bodyLengthIsZero)
+        self.original = route.steps.isEmpty && route.retry == nil ? nil : copy request
+        self.request = request  // moved in, not copied
         self.route = route
         self.transport = transport
         self.eventLoop = eventLoop
-        self.body = RequestBodyForwarding(declaredLength: request.body.declaredLength, bodyless: request.bodyLengthIsZero)
     }
 
     var finished: Bool { machine.isFinished }
@@ -253,7 +264,7 @@ final class Exchange: UpstreamExchangeDelegate {
 
     func log(status: Int, error: GatewayError.Code?) {
         ExchangeLogLine.log(
-            info.context, method: info.method, target: ExchangeLine.Target(routed), status: status, started: info.started,
+            info.context, method: info.method, target: routedTarget, status: status, started: info.started,
             bytesIn: machine.bytesIn, bytesOut: machine.bytesOut, upstream: request.upstreamName, error: error
         )
     }

@@ -3,8 +3,11 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// What an exchange knows of its request, for the response, the log line and observers.
-struct ExchangeInfo {
+/// What an exchange knows of its request, for the response, the log line and
+/// observers. One object per exchange, shared by the client side (for the
+/// answers it writes itself) and the ``Exchange``: a struct was copied into
+/// both, a retain and a release per field each time.
+final class ExchangeInfo {
     let method: HTTPMethod
     let version: HTTPVersion
     let uri: String
@@ -16,6 +19,18 @@ struct ExchangeInfo {
 
     /// This request's logger (`request=<id>` on each line), built when read: read it where a line is logged.
     var logger: Logger { context.logger }
+
+    init(
+        method: HTTPMethod, version: HTTPVersion, uri: String, expectsContinue: Bool, context: RequestContext,
+        observations: ExchangeObservations
+    ) {
+        self.method = method
+        self.version = version
+        self.uri = uri
+        self.expectsContinue = expectsContinue
+        self.context = context
+        self.observations = observations
+    }
 
     func observeRequestBody(_ buffer: ByteBuffer) {
         for observation in observations { observation.requestBodyPart(buffer) }

@@ -148,7 +148,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         }
         let head = translated.head
         acceptsTrailers = translated.acceptsTrailers
-        var info = ExchangeInfo(
+        let info = ExchangeInfo(
             method: head.method, version: head.version, uri: head.uri, expectsContinue: head.expectsContinue,
             context: context, observations: []
         )
@@ -174,8 +174,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         }
         let declaredLength = endStream ? 0 : translated.declaredLength
         let request = RequestRouter(active: active).route(head: head, scheme: scheme, host: host, port: port, target: path, declaredLength: declaredLength)
-        let (exchange, plan) = Exchange.routed(request, info: &info, active: active, client: self, eventLoop: eventLoop)
-        self.info = info
+        let (exchange, plan) = Exchange.routed(consume request, info: info, active: active, client: self, eventLoop: eventLoop)
         self.exchange = exchange
         exchange.start(plan)
         if endStream { requestEnd() }

@@ -130,7 +130,7 @@ public struct TraceRedactor: Sendable {
 
     /// Whether the field name in `raw[start..<end]` is redacted (``isRedactedHeader(_:)`` on bytes).
     func isRedactedHeader(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Bool {
-        enabled && headerNameList.contains { HTTP1HeadLines.equalsIgnoringCase(raw, from: start, to: end, $0) }
+        enabled && headerNameList.contains { RequestFields.equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: raw[start..<end]), $0) }
     }
 
     private func merged(_ parts: [ShellQuoting.Part]) -> [ShellQuoting.Part] {
