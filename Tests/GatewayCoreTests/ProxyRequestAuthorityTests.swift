@@ -24,4 +24,20 @@ struct ProxyRequestAuthorityTests {
         #expect(request(clientOrigin: nil).clientAuthority == "origin.internal:8443")
         #expect(request(clientOrigin: "no-scheme").clientAuthority == "origin.internal:8443")
     }
+
+    /// `authority` as a `Host` field gives it: the port only when it is not the
+    /// scheme's default, an IPv6 literal in brackets, short and long hosts alike.
+    @Test(arguments: [
+        (UpstreamScheme.http, "127.0.0.1", 80, "127.0.0.1"),
+        (.http, "127.0.0.1", 18080, "127.0.0.1:18080"),
+        (.https, "api.example.com", 443, "api.example.com"),
+        (.https, "api.example.com", 80, "api.example.com:80"),
+        (.http, "::1", 8080, "[::1]:8080"),
+        (.https, "::1", 443, "[::1]"),
+        (.https, "a-much-longer-host-name.example.com", 8443, "a-much-longer-host-name.example.com:8443"),
+    ])
+    func authorityWritesThePortOnlyWhenNotTheDefault(_ scheme: UpstreamScheme, _ host: String, _ port: Int, _ expected: String) {
+        #expect(ProxyRequest.authority(scheme: scheme, host: host, port: port) == expected)
+        #expect(ProxyRequest(method: .GET, scheme: scheme, host: host, port: port, target: "/", headers: [:]).authority == expected)
+    }
 }

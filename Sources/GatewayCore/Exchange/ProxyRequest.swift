@@ -42,6 +42,8 @@ public struct ProxyRequest: Sendable {
     /// The pool keys connections by it: see ``UpstreamHTTPVersion``.
     public var upstreamHTTPVersion = UpstreamHTTPVersion.auto
 
+    /// Inlinable: the router's request is made in place, not made and then copied out.
+    @inlinable
     public init(
         method: HTTPMethod,
         scheme: UpstreamScheme,
@@ -52,7 +54,9 @@ public struct ProxyRequest: Sendable {
         headers: RequestFields,
         body: ProxyBody = .empty,
         upstreamName: String? = nil,
-        tls: UpstreamTLSSettings = .standard
+        tls: UpstreamTLSSettings = .standard,
+        clientOrigin: String? = nil,
+        upstreamHTTPVersion: UpstreamHTTPVersion = .auto
     ) {
         self.method = method
         self.scheme = scheme
@@ -64,6 +68,8 @@ public struct ProxyRequest: Sendable {
         self.body = body
         self.upstreamName = upstreamName
         self.tls = tls
+        self.clientOrigin = clientOrigin
+        self.upstreamHTTPVersion = upstreamHTTPVersion
     }
 
     /// `host` or `host:port` when the port is not the scheme's default, as for a `Host` header.
@@ -72,7 +78,13 @@ public struct ProxyRequest: Sendable {
     /// ``authority`` of a request not made yet.
     public static func authority(scheme: UpstreamScheme, host: String, port: Int) -> String {
         let h = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-        return port == scheme.defaultPort ? h : "\(h):\(port)"
+        guard port != scheme.defaultPort else { return h }
+        // Appended, not interpolated: interpolation reserves a buffer first,
+        // where `127.0.0.1:8080` fits in a small string and allocates nothing.
+        var authority = h
+        authority.append(":")
+        authority.append(String(port))
+        return authority
     }
 
     /// `host:port`, the port always written (`[::1]:443`): how error bodies and

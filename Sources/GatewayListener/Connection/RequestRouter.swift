@@ -45,7 +45,7 @@ struct RequestRouter {
         } else {
             HopByHopHeaders.addVia(to: &headers, version: head.version, pseudonym: Self.viaPseudonym)
         }
-        var request = ProxyRequest(
+        return ProxyRequest(
             method: head.method,
             scheme: scheme,
             host: host,
@@ -55,11 +55,10 @@ struct RequestRouter {
             headers: headers,
             body: .passedThrough(declaredLength: declaredLength),
             upstreamName: index.map { active.config.upstreams[$0].name },
-            tls: index.map { active.config.upstreams[$0].tls } ?? .standard
+            tls: index.map { active.config.upstreams[$0].tls } ?? .standard,
+            clientOrigin: clientOrigin,
+            upstreamHTTPVersion: index.map { active.config.upstreams[$0].httpVersion } ?? .auto
         )
-        if let clientOrigin { request.clientOrigin = clientOrigin }
-        if let index { request.upstreamHTTPVersion = active.config.upstreams[index].httpVersion }
-        return request
     }
 
     /// The client's fields as they go upstream, with no copy of them: hop-by-hop
