@@ -11,6 +11,7 @@
 #           gateway-otel.yaml, gateway-policies.yaml, ...), at log_level warning;
 #           CONFIG@LEVEL for another level (gateway.yaml@info)
 #   --app-head  the ten-field head of a mobile app (absolute-app.lua), not wrk's bare one
+# Each round runs them in turn, starting one later than the round before.
 # Prints a line per run, then each pair's median CPU µs per request and, for
 # every pair after the first, the median of its per-round ratio to the first.
 # Example: scripts/bench/interleaved.sh .build-static/release/gateway:gateway.yaml \
@@ -85,8 +86,13 @@ for port in "${PROXY_PORTS[@]}"; do # warm each up (and check it answers)
     taskset -c 0 wrk -t1 -c50 -d1s -s "$WORK/load.lua" "http://127.0.0.1:$port" >/dev/null
 done
 
+# Each round starts one proxy later than the last: a run's place in the round
+# moved its figure by up to 10% on a busy host (later ones read slower), so
+# every proxy takes every place in turn (give a multiple of their count as --rounds).
+N=${#PROXY_PIDS[@]}
 for ((round = 1; round <= ROUNDS; round++)); do
-    for j in "${!PROXY_PIDS[@]}"; do
+    for ((k = 0; k < N; k++)); do
+        j=$(((k + round - 1) % N))
         pid=${PROXY_PIDS[$j]}
         before=$(cpu_ticks "$pid")
         out=$(taskset -c 0 wrk -t1 -c50 -d"${SECONDS_PER_RUN}s" -s "$WORK/load.lua" "http://127.0.0.1:${PROXY_PORTS[$j]}")
