@@ -81,7 +81,9 @@ public protocol UpstreamRequestWriter {
 
 /// Starts upstream attempts whose response parts go straight to a delegate on
 /// the caller's event loop: the upstream pool. No task, no continuation.
-public protocol UpstreamTransport: Sendable {
+/// Class-bound: every exchange keeps its transport in one reference (16 bytes
+/// with its witness table, not a 40-byte existential box).
+public protocol UpstreamTransport: AnyObject, Sendable {
     /// Starts one attempt of `request` (its body, if any, is written by the
     /// delegate through the writer it gets). `eventLoop` is the caller's: the
     /// delegate is called there. Returns a handle that cancels the attempt.
