@@ -40,4 +40,29 @@ struct ProxyRequestAuthorityTests {
         #expect(ProxyRequest.authority(scheme: scheme, host: host, port: port) == expected)
         #expect(ProxyRequest(method: .GET, scheme: scheme, host: host, port: port, target: "/", headers: [:]).authority == expected)
     }
+
+    /// The router keeps the client's own scheme, host and port as parts; the
+    /// origin string and the authority are made from them when read, as the
+    /// router once wrote them.
+    @Test(arguments: [
+        (UpstreamScheme.http, "api.example.com", 80, "http://api.example.com", "api.example.com"),
+        (.http, "127.0.0.1", 18931, "http://127.0.0.1:18931", "127.0.0.1:18931"),
+        (.https, "::1", 8443, "https://[::1]:8443", "[::1]:8443"),
+        (.https, "::1", 443, "https://[::1]", "[::1]"),
+    ])
+    func aRewrittenRequestKeepsTheClientsOriginAsParts(
+        _ scheme: UpstreamScheme, _ host: String, _ port: Int, _ origin: String, _ authority: String
+    ) {
+        var request = ProxyRequest(
+            method: .GET, scheme: .https, host: "origin.internal", port: 8443, target: "/x", headers: [:],
+            rewrittenFrom: (scheme, host, port)
+        )
+        #expect(request.clientOrigin == origin)
+        #expect(request.clientAuthority == authority)
+        #expect(request.clientURLPrefix == origin)
+        // A string given later replaces the parts.
+        request.clientOrigin = "https://api.test"
+        #expect(request.rewrittenFrom == nil)
+        #expect(request.clientAuthority == "api.test")
+    }
 }

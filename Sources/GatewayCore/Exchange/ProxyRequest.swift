@@ -31,8 +31,23 @@ public struct ProxyRequest: Sendable {
     public var tls: UpstreamTLSSettings
     /// `scheme://authority` as the client asked for it, before an upstream's
     /// `origin` rewrote it (`https://` inside an intercepted `CONNECT`); nil when
-    /// unchanged. Traces replay through the gateway with it.
-    public var clientOrigin: String?
+    /// unchanged. Traces replay through the gateway with it. Made when read
+    /// from ``rewrittenFrom`` (a string per request cost an allocation).
+    public var clientOrigin: String? {
+        get {
+            guard let rewrittenFrom else { return clientOriginText }
+            return "\(rewrittenFrom.scheme.rawValue)://\(Self.authority(scheme: rewrittenFrom.scheme, host: rewrittenFrom.host, port: rewrittenFrom.port))"
+        }
+        set {
+            clientOriginText = newValue
+            rewrittenFrom = nil
+        }
+    }
+    /// The scheme, host and port the client asked for, when an upstream's
+    /// `origin` rewrote them (the router's): ``clientOrigin`` in parts.
+    public var rewrittenFrom: (scheme: UpstreamScheme, host: String, port: Int)?
+    /// A ``clientOrigin`` given as a string.
+    @usableFromInline var clientOriginText: String?
     /// A WebSocket opening handshake (RFC 6455 §4): `headers` keep its
     /// `Connection: Upgrade` and `Upgrade: websocket` (the only hop-by-hop
     /// fields they hold: set by the listener for the next hop), the upstream
@@ -55,7 +70,7 @@ public struct ProxyRequest: Sendable {
         body: ProxyBody = .empty,
         upstreamName: String? = nil,
         tls: UpstreamTLSSettings = .standard,
-        clientOrigin: String? = nil,
+        rewrittenFrom: (scheme: UpstreamScheme, host: String, port: Int)? = nil,
         upstreamHTTPVersion: UpstreamHTTPVersion = .auto
     ) {
         self.method = method
@@ -68,7 +83,7 @@ public struct ProxyRequest: Sendable {
         self.body = body
         self.upstreamName = upstreamName
         self.tls = tls
-        self.clientOrigin = clientOrigin
+        self.rewrittenFrom = rewrittenFrom
         self.upstreamHTTPVersion = upstreamHTTPVersion
     }
 
@@ -102,6 +117,7 @@ public struct ProxyRequest: Sendable {
     /// `host[:port]` as the client asked for it (for an upstream with `origin`,
     /// not the origin the gateway rewrote it to).
     public var clientAuthority: String {
+        if let rewrittenFrom { return Self.authority(scheme: rewrittenFrom.scheme, host: rewrittenFrom.host, port: rewrittenFrom.port) }
         // A byte scan for `://`: Foundation's `range(of:)` bridges to NSString (two allocations).
         guard let clientOrigin else { return authority }
         let bytes = clientOrigin.utf8

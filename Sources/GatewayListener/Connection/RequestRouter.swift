@@ -26,12 +26,11 @@ struct RequestRouter {
         var scheme = scheme
         var host = host
         var port = port
-        var clientOrigin: String?
+        var rewrittenFrom: (scheme: UpstreamScheme, host: String, port: Int)?
         let index = active.upstreamHosts.upstreamIndex(forHost: host)
         if let index, let origin = active.config.upstreams[index].origin {
-            // A byte test: `contains(":")` resolves to Foundation's, which bridges to NSString.
-            let clientHost = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-            clientOrigin = "\(scheme.rawValue)://\(port == scheme.defaultPort ? clientHost : "\(clientHost):\(port)")"
+            // Kept as parts: the request's `clientOrigin` string is made only where it is read.
+            rewrittenFrom = (scheme, host, port)
             scheme = origin.scheme
             host = origin.host
             port = origin.port
@@ -56,7 +55,7 @@ struct RequestRouter {
             body: .passedThrough(declaredLength: declaredLength),
             upstreamName: index.map { active.config.upstreams[$0].name },
             tls: index.map { active.config.upstreams[$0].tls } ?? .standard,
-            clientOrigin: clientOrigin,
+            rewrittenFrom: rewrittenFrom,
             upstreamHTTPVersion: index.map { active.config.upstreams[$0].httpVersion } ?? .auto
         )
     }
