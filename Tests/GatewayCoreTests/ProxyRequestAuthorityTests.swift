@@ -22,6 +22,7 @@ struct ProxyRequestAuthorityTests {
 
     @Test func withoutClientOriginItIsTheRequestsOwn() {
         #expect(request(clientOrigin: nil).clientAuthority == "origin.internal:8443")
+        #expect(!request(clientOrigin: nil).hasClientOrigin)
         #expect(request(clientOrigin: "no-scheme").clientAuthority == "origin.internal:8443")
     }
 
@@ -57,6 +58,7 @@ struct ProxyRequestAuthorityTests {
             method: .GET, scheme: .https, host: "origin.internal", port: 8443, target: "/x", headers: [:],
             rewrittenFrom: (scheme, host, port)
         )
+        #expect(request.hasClientOrigin)
         #expect(request.clientOrigin == origin)
         #expect(request.clientAuthority == authority)
         #expect(request.clientURLPrefix == origin)

@@ -43,6 +43,9 @@ public struct ProxyRequest: Sendable {
             rewrittenFrom = nil
         }
     }
+    /// Whether an upstream's `origin` rewrote the request (``clientOrigin`` is
+    /// not nil), asked without making the string.
+    public var hasClientOrigin: Bool { rewrittenFrom != nil || clientOriginText != nil }
     /// The scheme, host and port the client asked for, when an upstream's
     /// `origin` rewrote them (the router's): ``clientOrigin`` in parts.
     public var rewrittenFrom: (scheme: UpstreamScheme, host: String, port: Int)?

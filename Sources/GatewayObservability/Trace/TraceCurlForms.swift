@@ -52,11 +52,13 @@ public struct TraceCurlForms: Sendable {
         // the gateway rewrote it to the upstream's origin.
         let headers = redactor.headers(
             request.headers, dropping: Self.ownViaIndex(in: request.headers),
-            host: request.clientOrigin != nil ? request.clientAuthority : nil
+            host: request.hasClientOrigin ? request.clientAuthority : nil
         )
+        // Made once: a rewritten request's origin is a string made when read.
+        let prefix = request.clientURLPrefix
         var command = CurlCommand(
             method: request.method.rawValue,
-            url: redactor.url(prefix: request.clientURLPrefix, target: request.target),
+            url: redactor.url(prefix: prefix, target: request.target),
             headers: fixLength(headers, bodyLength: bodyLength),
             body: body,
             proxy: proxyURL
@@ -64,7 +66,7 @@ public struct TraceCurlForms: Sendable {
         if let proxyUser {
             command.extraArguments = ["--proxy-user", ShellQuoting.word([.literal(proxyUser.name + ":"), .variable(proxyUser.variable)])]
         }
-        if request.clientURLPrefix.hasPrefix("https://"), let name = request.upstreamName, upstreams[name]?.intercept == true {
+        if prefix.hasPrefix("https://"), let name = request.upstreamName, upstreams[name]?.intercept == true {
             // The gateway terminates this TLS with its own CA.
             command.extraArguments += ["--cacert", ShellQuoting.word([.literal(interceptionCA)])]
         }
