@@ -56,7 +56,7 @@ struct ProxyRequestAuthorityTests {
     ) {
         var request = ProxyRequest(
             method: .GET, scheme: .https, host: "origin.internal", port: 8443, target: "/x", headers: [:],
-            rewrittenFrom: (scheme, host, port)
+            rewrittenFrom: ClientEndpoint(scheme: scheme, host: host, port: port)
         )
         #expect(request.hasClientOrigin)
         #expect(request.clientOrigin == origin)

@@ -34,10 +34,7 @@ public struct ProxyRequest: Sendable {
     /// unchanged. Traces replay through the gateway with it. Made when read
     /// from ``rewrittenFrom`` (a string per request cost an allocation).
     public var clientOrigin: String? {
-        get {
-            guard let rewrittenFrom else { return clientOriginText }
-            return "\(rewrittenFrom.scheme.rawValue)://\(Self.authority(scheme: rewrittenFrom.scheme, host: rewrittenFrom.host, port: rewrittenFrom.port))"
-        }
+        get { rewrittenFrom?.origin ?? clientOriginText }
         set {
             clientOriginText = newValue
             rewrittenFrom = nil
@@ -48,7 +45,7 @@ public struct ProxyRequest: Sendable {
     public var hasClientOrigin: Bool { rewrittenFrom != nil || clientOriginText != nil }
     /// The scheme, host and port the client asked for, when an upstream's
     /// `origin` rewrote them (the router's): ``clientOrigin`` in parts.
-    public var rewrittenFrom: (scheme: UpstreamScheme, host: String, port: Int)?
+    public var rewrittenFrom: ClientEndpoint?
     /// A ``clientOrigin`` given as a string.
     @usableFromInline var clientOriginText: String?
     /// A WebSocket opening handshake (RFC 6455 §4): `headers` keep its
@@ -73,7 +70,7 @@ public struct ProxyRequest: Sendable {
         body: ProxyBody = .empty,
         upstreamName: String? = nil,
         tls: UpstreamTLSSettings = .standard,
-        rewrittenFrom: (scheme: UpstreamScheme, host: String, port: Int)? = nil,
+        rewrittenFrom: ClientEndpoint? = nil,
         upstreamHTTPVersion: UpstreamHTTPVersion = .auto
     ) {
         self.method = method
@@ -120,7 +117,7 @@ public struct ProxyRequest: Sendable {
     /// `host[:port]` as the client asked for it (for an upstream with `origin`,
     /// not the origin the gateway rewrote it to).
     public var clientAuthority: String {
-        if let rewrittenFrom { return Self.authority(scheme: rewrittenFrom.scheme, host: rewrittenFrom.host, port: rewrittenFrom.port) }
+        if let rewrittenFrom { return rewrittenFrom.authority }
         // A byte scan for `://`: Foundation's `range(of:)` bridges to NSString (two allocations).
         guard let clientOrigin else { return authority }
         let bytes = clientOrigin.utf8
@@ -154,4 +151,23 @@ public struct ProxyRequest: Sendable {
         if case .empty = body.storage { return true }
         return body.declaredLength == 0
     }
+}
+
+/// A scheme, host and port as a client asked for them (``ProxyRequest/rewrittenFrom``).
+public struct ClientEndpoint: Sendable, Equatable {
+    public var scheme: UpstreamScheme
+    public var host: String
+    public var port: Int
+
+    public init(scheme: UpstreamScheme, host: String, port: Int) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+    }
+
+    /// `host[:port]`, as ``ProxyRequest/authority`` writes it.
+    public var authority: String { ProxyRequest.authority(scheme: scheme, host: host, port: port) }
+
+    /// `scheme://authority`.
+    public var origin: String { "\(scheme.rawValue)://\(authority)" }
 }

@@ -4,10 +4,7 @@ public import NIOHTTP1
 /// On the hot path of every request: compares names without allocating.
 public enum HopByHopHeaders {
     /// Always hop-by-hop, whatever `Connection` says (lowercase).
-    public static let names: [String] = [
-        "connection", "proxy-connection", "keep-alive", "te", "trailer",
-        "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate",
-    ]
+    public static let names: [String] = literalNames.map(\.description)
     /// ``names`` as literals, for comparing bytes with no string in between.
     @usableFromInline static let literalNames: [StaticString] = [
         "connection", "proxy-connection", "keep-alive", "te", "trailer",

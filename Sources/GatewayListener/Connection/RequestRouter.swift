@@ -26,11 +26,11 @@ struct RequestRouter {
         var scheme = scheme
         var host = host
         var port = port
-        var rewrittenFrom: (scheme: UpstreamScheme, host: String, port: Int)?
+        var rewrittenFrom: ClientEndpoint?
         let index = active.upstreamHosts.upstreamIndex(forHost: host)
         if let index, let origin = active.config.upstreams[index].origin {
             // Kept as parts: the request's `clientOrigin` string is made only where it is read.
-            rewrittenFrom = (scheme, host, port)
+            rewrittenFrom = ClientEndpoint(scheme: scheme, host: host, port: port)
             scheme = origin.scheme
             host = origin.host
             port = origin.port
