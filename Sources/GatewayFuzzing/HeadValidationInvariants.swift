@@ -1,13 +1,12 @@
 import GatewayCore
 import GatewayListener
 import NIOCore
-import NIOEmbedded
 import NIOHTTP1
 
-/// Raw bytes go through the listener's own HTTP decoder; every head it parses
+/// Raw bytes go through the listener's own request framer; every head it parses
 /// is judged by `RequestHeadValidator` and by ``HeadValidationOracle`` (RFC 9112
-/// written out plainly): both must agree, the decoder's verdict must be the
-/// validator's, and an accepted framing must be the one the decoder actually
+/// written out plainly): both must agree, the framer's verdict must be the
+/// validator's, and an accepted framing must be the one the framer actually
 /// used for the body, or a request could be smuggled past the gateway.
 enum HeadValidationInvariants {
     static func check(_ input: [UInt8]) throws(InvariantViolation) {
@@ -16,24 +15,20 @@ enum HeadValidationInvariants {
         }
     }
 
-    /// One request as the decoder delivered it.
+    /// One request as the framer delivered it.
     struct DecodedMessage {
         var head: ClientRequestHead
-        /// What the decoder made of the head's framing (nil: refused).
+        /// What the framer made of the head's framing (nil: refused).
         var framing: RequestHeadValidator.BodyFraming?
         var bodyBytes = 0
         var ended = false
     }
 
     static func decode(_ input: [UInt8]) -> [DecodedMessage] {
-        let channel = EmbeddedChannel()
-        defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
-        guard (try? channel.pipeline.syncOperations.addHandler(ProxyChannelSetup.makeDecoder(maxHeadBytes: 16 * 1024))) != nil else {
-            return []
-        }
-        _ = try? channel.writeInbound(ByteBuffer(bytes: input))
+        var framer = HTTP1RequestFramer(maxHeadBytes: 16 * 1024)
+        framer.append(ByteBuffer(bytes: input))
         var messages: [DecodedMessage] = []
-        while let part = try? channel.readInbound(as: ClientRequestPart.self) {
+        while let part = try? framer.next() {
             switch part {
             case .head, .headWithBody, .refused:
                 guard let head = part.requestHead else { break }

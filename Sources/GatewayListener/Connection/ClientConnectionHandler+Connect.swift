@@ -20,7 +20,7 @@ extension ClientConnectionHandler {
         if let interceptor = active.interceptor,
             let upstreamConfig = active.upstreamHosts.upstreamIndex(forHost: host).map({ config.upstreams[$0] }), upstreamConfig.intercept
         {
-            // After the decoder has delivered the CONNECT's end (it stops parsing then).
+            // After the framer has delivered the CONNECT's end (it stops then).
             // The handler and the exchange's info (its observers) stay on this loop.
             let bound = NIOLoopBound((handler: self, info: info), eventLoop: context.eventLoop)
             return context.eventLoop.execute {
@@ -94,9 +94,10 @@ extension ClientConnectionHandler {
     }
 
     /// TLS is in place: the connection reads requests again, each for `origin`,
-    /// through the fresh `decoder` (the CONNECT's exchange is over).
-    private func readIntercepted(from origin: InterceptedOrigin, decoder: HTTP1RequestDecoder) {
-        pipeline.decoder = decoder
+    /// through a fresh framer (the CONNECT's exchange is over).
+    private func readIntercepted(from origin: InterceptedOrigin) {
+        framer = HTTP1RequestFramer(maxHeadBytes: environment.maxHeadBytes)
+        framingStopped = false
         self.origin = origin
         machine = ClientConnectionStateMachine()
         current = nil
@@ -105,8 +106,8 @@ extension ClientConnectionHandler {
         context?.read()
     }
 
-    /// Answers 200, puts TLS (a leaf for `host` from the local CA) in front of the
-    /// HTTP handlers with a fresh decoder, and reads the requests inside.
+    /// Answers 200, puts TLS (a leaf for `host` from the local CA) in front of
+    /// this handler, which frames afresh, and reads the requests inside.
     private func intercept(head: ClientRequestHead, host: String, port: Int, upstream: String, interceptor: TLSInterceptor, info: ExchangeInfo) {
         guard let context, context.channel.isActive else { return }
         let sslContext: NIOSSLContext
@@ -118,26 +119,22 @@ extension ClientConnectionHandler {
             return connectFailed(failure, info: info)
         }
         writeConnectionEstablished(version: head.version)
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        // Only its logger leaves the loop (a `Logger` is Sendable; the info's observers are not).
         let logger = info.logger
-        let decoder = ProxyChannelSetup.makeDecoder(maxHeadBytes: environment.maxHeadBytes)
-        let boundDecoder = NIOLoopBound(decoder, eventLoop: context.eventLoop)
-        InterceptionPipeline.install(
-            on: context.channel,
-            pipeline: pipeline,
-            decoder: decoder,
-            context: sslContext,
-            onHandshakeFailure: { error in interceptor.handshakeFailed(host: host, upstream: upstream, error: error) }
-        ).whenComplete { result in
-            switch result {
-            case .success:
-                logger.debug("CONNECT \(host):\(port) intercepted", metadata: ["upstream": "\(upstream)"])
-                bound.value.readIntercepted(from: InterceptedOrigin(host: host, port: port), decoder: boundDecoder.value)
-            case .failure(let error):
-                logger.debug("could not start intercepting", metadata: ["host": "\(host)", "error": "\(error)"])
-                bound.value.context?.close(promise: nil)
-            }
+        // The bytes after the CONNECT (a pipelined ClientHello) go to TLS once it is in place.
+        let leftover = stopFraming()
+        readIntercepted(from: InterceptedOrigin(host: host, port: port))
+        do {
+            try InterceptionPipeline.install(
+                on: context.channel,
+                leftover: leftover,
+                context: sslContext,
+                onHandshakeFailure: { error in interceptor.handshakeFailed(host: host, upstream: upstream, error: error) }
+            )
+        } catch {
+            logger.debug("could not start intercepting", metadata: ["host": "\(host)", "error": "\(error)"])
+            context.close(promise: nil)
+            return
         }
+        logger.debug("CONNECT \(host):\(port) intercepted", metadata: ["upstream": "\(upstream)"])
     }
 }

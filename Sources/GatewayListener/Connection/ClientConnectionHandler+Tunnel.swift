@@ -2,9 +2,9 @@ import GatewayCore
 import NIOCore
 
 /// The switch from HTTP to a tunnel: after a `CONNECT`'s 200, or a WebSocket
-/// handshake's 101. The HTTP handlers (this one, the decoder, the timeouts)
-/// leave the client's pipeline, a ``TunnelHandler`` pair splices the client's
-/// channel with the peer's (both on this loop), and the bytes the decoder held
+/// handshake's 101. This handler (and with it the framer and the timeouts)
+/// leaves the client's pipeline, a ``TunnelHandler`` pair splices the client's
+/// channel with the peer's (both on this loop), and the bytes the framer held
 /// unparsed (sent right after the request) go through first.
 extension ClientConnectionHandler {
     /// What a tunnel carried, for its log line and observers.
@@ -31,9 +31,8 @@ extension ClientConnectionHandler {
         let (clientGlue, peerGlue) = TunnelHandler.pair(idleTimeout: idleTimeout)
         let pipeline = context.pipeline
         let sync = pipeline.syncOperations
-        let handlers = self.pipeline
+        let unparsed = stopFraming()
         let client = context.channel
-        let loop = context.eventLoop
         client.closeFuture.and(peer.closeFuture).assumeIsolated().whenComplete { _ in
             closed(TunnelTotals(bytesFromClient: clientGlue.bytesRead, bytesFromPeer: peerGlue.bytesRead))
         }
@@ -52,17 +51,13 @@ extension ClientConnectionHandler {
                 abort: { client.close(promise: nil) }
             ))
         }
-        // Completed on this loop: the synchronous pipeline and the handlers stay on it.
-        let removal = NIOLoopBound((sync: sync, handlers: handlers), eventLoop: loop)
+        // Bytes the client sent right after its request go through the tunnel first.
+        if let unparsed {
+            context.fireChannelRead(NIOAny(unparsed))
+            context.fireChannelReadComplete()
+        }
         sync.removeHandler(self)
-            .flatMap { removal.value.sync.removeHandler(removal.value.handlers.decoder) }
-            .flatMap { removal.value.sync.removeHandler(removal.value.handlers.timeouts) }
-            .flatMap {
-                // Bytes the client sent right after its request were forwarded by
-                // the decoder without a read-complete; flush them now.
-                pipeline.fireChannelReadComplete()
-                return client.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            }
+            .flatMap { client.setOption(ChannelOptions.allowRemoteHalfClosure, value: true) }
             .flatMap { peer.setOption(ChannelOptions.autoRead, value: true) }
             .whenComplete { result in
                 guard case .success = result else {

@@ -31,14 +31,15 @@ struct ClientConnectionEnvironment: Sendable {
     }
 }
 
-/// The proxy side of a client connection, after the request decoder (``HTTP1RequestDecoder``): reads requests
+/// The proxy side of a client connection, the only handler of its pipeline:
+/// frames requests from the bytes read (``HTTP1RequestFramer``), reads them
 /// in order (keep-alive, pipelining), refuses what must be refused, and runs
 /// each exchange on the event loop: the exchange hands parts between this
 /// channel and a pooled upstream channel, with back-pressure by holding
 /// `read()` on either side. `CONNECT` hands the connection to a tunnel or to
 /// interception. Its protocol state is ``ClientConnectionStateMachine``.
 final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = ClientRequestPart
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -46,8 +47,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     static let drainLimit = 64 * 1024
 
     let environment: ClientConnectionEnvironment
-    var pipeline: ClientPipeline
-    var timeouts: ClientTimeoutHandler { pipeline.timeouts }
+    let timeouts: ClientTimeouts
+    /// Frames requests from the bytes read; after an upgrade-like request it
+    /// keeps what follows for whoever takes the connection over.
+    var framer: HTTP1RequestFramer
+    /// The connection was handed over (a tunnel, interception's TLS, HTTP/2):
+    /// no more parts are framed on this pass.
+    var framingStopped = false
     /// Set inside an intercepted `CONNECT`: every request goes there over TLS.
     var origin: InterceptedOrigin?
     var machine = ClientConnectionStateMachine()
@@ -79,22 +85,26 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var trackingID: Int?
     var clientAddress = "unknown"
 
-    init(environment: ClientConnectionEnvironment, pipeline: ClientPipeline) {
+    init(environment: ClientConnectionEnvironment, timeouts: ClientTimeouts, maxHeadBytes: Int) {
         self.environment = environment
-        self.pipeline = pipeline
+        self.timeouts = timeouts
+        self.framer = HTTP1RequestFramer(maxHeadBytes: maxHeadBytes)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         clientAddress = ProxyServer.describe(context.channel.remoteAddress)
+        timeouts.attach(context, owner: self)
         if context.channel.isActive { register(context) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        timeouts.detach()
         self.context = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        timeouts.connected()
         register(context)
         context.fireChannelActive()
     }
@@ -121,6 +131,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        timeouts.channelClosed()
         machine.closed()
         if let exchange {
             self.exchange = nil
@@ -131,8 +142,32 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     // MARK: Inbound
 
+    /// Frames what was read and handles each part, until the bytes run out or
+    /// the connection is handed over. A malformed head or body goes to
+    /// ``errorCaught(context:error:)`` as the error the client is answered with.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        handle(unwrapInboundIn(data))
+        timeouts.bytesRead()
+        framer.append(unwrapInboundIn(data))
+        do {
+            while !framingStopped, let part = try framer.next() {
+                handle(part)
+            }
+        } catch {
+            errorCaught(context: context, error: error)
+        }
+    }
+
+    /// A timeout of ``timeouts`` expired: answered as any error of the connection.
+    func timedOut(_ error: GatewayError) {
+        guard let context else { return }
+        errorCaught(context: context, error: error)
+    }
+
+    /// Stops framing and takes the bytes the client sent after its last
+    /// (upgrade-like) request, for whoever takes the connection over.
+    func stopFraming() -> ByteBuffer? {
+        framingStopped = true
+        return framer.takeUnparsed()
     }
 
     private func handle(_ part: ClientRequestPart) {
@@ -235,7 +270,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { exchange?.clientWritable() }
+        let writable = context.channel.isWritable
+        timeouts.writabilityChanged(writable: writable)
+        if writable { exchange?.clientWritable() }
         context.fireChannelWritabilityChanged()
     }
 
@@ -294,8 +331,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 }
 
 extension ClientRequestHead {
-    /// A request after which the HTTP decoder stops parsing (an upgrade it
-    /// expects us to perform): the connection cannot carry another request.
+    /// A request after which the framer stops (an upgrade it expects us to
+    /// perform): the connection cannot carry another request.
     var isUpgradeLike: Bool {
         method == .CONNECT || headers.contains(name: "upgrade")
     }

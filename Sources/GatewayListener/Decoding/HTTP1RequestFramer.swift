@@ -1,19 +1,16 @@
 package import GatewayCore
 package import NIOCore
-package import NIOHTTP1
 
-/// A client request as the listener's decoder hands it on. No bigger than
-/// three words, so that `NIOAny` carries each part with no box of its own:
-/// the heads are stored indirectly (one box each, as a head's own storage
-/// would be).
+/// A client request as the framer hands it to the connection's handler, by
+/// value: no part goes through the pipeline, so none is boxed.
 package enum ClientRequestPart {
     /// A head without a body (``RequestHeadValidator`` found no framing).
-    indirect case head(ClientRequestHead)
+    case head(ClientRequestHead)
     /// A head with the body framing ``RequestHeadValidator`` found in it.
-    indirect case headWithBody(ClientRequestHead, framing: RequestHeadValidator.BodyFraming)
+    case headWithBody(ClientRequestHead, framing: RequestHeadValidator.BodyFraming)
     /// A head ``RequestHeadValidator`` refuses, and why: nothing of its request
     /// follows (the connection ends after the answer).
-    indirect case refused(ClientRequestHead, GatewayError)
+    case refused(ClientRequestHead, GatewayError)
     case body(ByteBuffer)
     case end
 
@@ -52,7 +49,7 @@ package enum ClientRequestPart {
 /// appends what it reads (``append(_:)``) and pulls parts (``next()``) until
 /// there are none. After an upgrade-like request (`CONNECT`, `Upgrade`) it stops:
 /// what follows is for whoever takes the connection over (``takeUnparsed()``).
-struct HTTP1RequestFramer {
+package struct HTTP1RequestFramer {
     enum State: Equatable {
         /// Waiting for a head; the end of it is searched from `scanFrom` on.
         case head(scanFrom: Int)
@@ -71,17 +68,17 @@ struct HTTP1RequestFramer {
     private var upgradeAfterEnd = false
     let maxHeadBytes: Int
 
-    init(maxHeadBytes: Int) {
+    package init(maxHeadBytes: Int) {
         self.maxHeadBytes = maxHeadBytes
     }
 
-    mutating func append(_ bytes: ByteBuffer) {
+    package mutating func append(_ bytes: ByteBuffer) {
         guard state != .stopped else { return }
         input.appendUnframed(bytes)
     }
 
     /// The next part the bytes appended so far make, or nil until more are read.
-    mutating func next() throws(GatewayError) -> ClientRequestPart? {
+    package mutating func next() throws(GatewayError) -> ClientRequestPart? {
         // A request without a body, or whose body is all in, ends without more bytes.
         if case .length(0) = state { return finishRequest() }
         guard var bytes = input, bytes.readableBytes > 0 else { return nil }

@@ -7,7 +7,7 @@ import NIOTLS
 /// HTTP/2 from then on: at the end of the handshake, before any application
 /// byte, the HTTP/1.1 handlers leave the pipeline and HTTP/2's take their place:
 ///
-///     before:  TLS → handshake watch → timeouts → decoder → client handler
+///     before:  TLS → handshake watch → client handler
 ///     after:   TLS → handshake watch → NIOHTTP2Handler (a stream handler per stream) → HTTP/2 connection
 ///
 /// Plain-HTTP proxy clients stay on HTTP/1.1 (no ALPN there, and no h2c upgrade).
@@ -50,14 +50,13 @@ extension ClientConnectionHandler {
         }
         let sync = context.pipeline.syncOperations
         do {
-            try sync.addHandlers([http2, connection], position: .before(pipeline.timeouts))
+            try sync.addHandlers([http2, connection], position: .before(self))
         } catch {
             environment.logger.debug("could not start HTTP/2", metadata: ["client": "\(clientAddress)", "error": "\(error)"])
             context.close(promise: nil)
             return
         }
-        sync.removeHandler(pipeline.timeouts, promise: nil)
-        sync.removeHandler(pipeline.decoder, promise: nil)
+        _ = stopFraming()  // nothing was framed yet: ALPN chose h2 before any application byte
         if let trackingID {
             let bound = NIOLoopBound(connection, eventLoop: context.eventLoop)
             environment.tracker.setCallbacks(trackingID, ConnectionTracker.Callbacks(

@@ -1,10 +1,13 @@
 import GatewayCore
 import NIOCore
 
-/// Builds the per-connection pipeline of the proxy listener:
-///
-///     ClientTimeoutHandler → HTTP1RequestDecoder (head limit, framing checks,
-///     leftover bytes forwarded for CONNECT) → ClientConnectionHandler
+/// Builds the per-connection pipeline of the proxy listener: one handler,
+/// ``ClientConnectionHandler``, which frames the requests from the bytes read
+/// (``HTTP1RequestFramer``: head limit, framing checks, the bytes after a
+/// `CONNECT` kept for whoever takes the connection over) and runs the
+/// connection's timeouts (``ClientTimeouts``). One handler, not three: every
+/// read, write and flush passes one handler, and a request's parts are never
+/// wrapped for the pipeline.
 ///
 /// There is no response encoder: the handler writes responses as bytes
 /// (``ResponseFraming``), framed per response (it knows about HEAD, 204/304
@@ -16,25 +19,8 @@ package struct ProxyChannelSetup: Sendable {
 
     func configure(_ channel: any Channel) throws {
         channel.eventLoop.assertInEventLoop()
-        let timeouts = ClientTimeoutHandler(limits: self.timeouts)
-        let decoder = Self.makeDecoder(maxHeadBytes: maxHeadBytes)
-        let handlers = ClientPipeline(timeouts: timeouts, decoder: decoder)
-        let sync = channel.pipeline.syncOperations
-        try sync.addHandler(timeouts)
-        try sync.addHandler(decoder)
-        try sync.addHandler(ClientConnectionHandler(environment: environment, pipeline: handlers))
+        try channel.pipeline.syncOperations.addHandler(
+            ClientConnectionHandler(environment: environment, timeouts: ClientTimeouts(limits: timeouts), maxHeadBytes: maxHeadBytes)
+        )
     }
-
-    /// The request decoder with the head limit; bytes after a `CONNECT` are kept
-    /// for whoever takes the connection over (a tunnel, or interception's TLS).
-    package static func makeDecoder(maxHeadBytes: Int) -> HTTP1RequestDecoder {
-        HTTP1RequestDecoder(maxHeadBytes: maxHeadBytes)
-    }
-}
-
-/// The handlers in front of a ``ClientConnectionHandler``: a tunnel removes
-/// them, interception replaces the decoder.
-struct ClientPipeline {
-    let timeouts: ClientTimeoutHandler
-    var decoder: HTTP1RequestDecoder
 }

@@ -1,65 +1,58 @@
 import GatewayConfig
 import GatewayCore
 import NIOCore
-import NIOHTTP1
 
 /// Runs a client connection's ``ClientTimeoutStateMachine`` with one timer:
 /// the head (slowloris), idle keep-alive connections, the pauses of a request
 /// body, and a client that does not read its response.
 ///
-/// Sits before the HTTP decoder and sees raw bytes; `ClientConnectionHandler`,
-/// after the decoder, reports heads, the end of request bodies, held reads
-/// and finished exchanges. A head or body timeout is fired down the pipeline
-/// as a `GatewayError` (the connection answers 408 and closes); so is a send
-/// timeout, on which the connection closes at once (nothing can reach a
-/// client that does not read);
-/// an idle connection is closed quietly.
-///
-/// Inbound only: the response's writes and flushes do not pass through it.
-final class ClientTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-
+/// Not a handler of its own: ``ClientConnectionHandler`` owns it and tells it
+/// of raw bytes read (before they are framed), heads, the end of request
+/// bodies, held reads and finished exchanges. A head or body timeout goes to
+/// the connection as a `GatewayError` (it answers 408 and closes); so does a
+/// send timeout, on which the connection closes at once (nothing can reach a
+/// client that does not read); an idle connection is closed quietly.
+final class ClientTimeouts {
     private var machine: ClientTimeoutStateMachine
     private var timer: Scheduled<Void>?
     private var timerDeadline = NIODeadline.distantFuture
     private var context: ChannelHandlerContext?
+    /// Where an expiry goes (``ClientConnectionHandler/timedOut(_:)``).
+    private weak var owner: ClientConnectionHandler?
 
     init(limits: ClientTimeoutStateMachine.Limits) {
         machine = ClientTimeoutStateMachine(limits: limits)
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    /// The owner joined a pipeline; `connected` when its channel is active already.
+    func attach(_ context: ChannelHandlerContext, owner: ClientConnectionHandler) {
         self.context = context
-        if context.channel.isActive { run(machine.connected(now: now)) }
+        self.owner = owner
+        if context.channel.isActive { connected() }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    /// The owner left the pipeline, or its channel closed: no timer runs any more.
+    func detach() {
         stop()
-        self.context = nil
+        context = nil
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    func connected() {
         run(machine.connected(now: now))
-        context.fireChannelActive()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    func channelClosed() {
         stop()
-        context.fireChannelInactive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    /// Raw bytes came in (before they are framed).
+    func bytesRead() {
         run(machine.bytesRead(now: now))
-        context.fireChannelRead(data)
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        run(machine.writabilityChanged(writable: context.channel.isWritable, now: now))
-        context.fireChannelWritabilityChanged()
+    func writabilityChanged(writable: Bool) {
+        run(machine.writabilityChanged(writable: writable, now: now))
     }
-
-    // MARK: Told by the client connection's handler
 
     func headReceived(bodyFollows: Bool) {
         run(machine.headReceived(bodyFollows: bodyFollows, now: bodyFollows ? now : .distantPast))
@@ -90,11 +83,11 @@ final class ClientTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler
         case .armTimer(let deadline):
             ensureTimer(by: deadline, context: context)
         case .expired(.head):
-            context.fireErrorCaught(GatewayError(.headTimeout, "the request head did not arrive within \(Self.format(machine.limits.header))"))
+            owner?.timedOut(GatewayError(.headTimeout, "the request head did not arrive within \(Self.format(machine.limits.header))"))
         case .expired(.body):
-            context.fireErrorCaught(GatewayError(.bodyTimeout, "the client sent no request body for \(Self.format(machine.limits.body)) (limits.body_timeout)"))
+            owner?.timedOut(GatewayError(.bodyTimeout, "the client sent no request body for \(Self.format(machine.limits.body)) (limits.body_timeout)"))
         case .expired(.send):
-            context.fireErrorCaught(GatewayError(.sendTimeout, "the client did not read its response for \(Self.format(machine.limits.send)) (limits.send_timeout)"))
+            owner?.timedOut(GatewayError(.sendTimeout, "the client did not read its response for \(Self.format(machine.limits.send)) (limits.send_timeout)"))
         case .closeIdle:
             context.close(promise: nil)
         }
