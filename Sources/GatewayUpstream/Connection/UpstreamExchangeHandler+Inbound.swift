@@ -12,15 +12,21 @@ extension UpstreamExchangeHandler {
     /// Feeds the machine every event the bytes read so far make, until they run
     /// out or the connection is done with (a framing error, a failed exchange).
     private func frameResponse() {
+        // One clock reading per read: its parts arrived together.
+        var now: NIODeadline?
         do {
             while !machine.isClosed, let event = try framer.next() {
                 switch event {
                 case .head(let head):
+                    let arrived = now ?? eventLoop.now
+                    now = arrived
                     run(machine.responseHead(
-                        status: head.status, fields: head.fields, declaredLength: head.declaredLength, keepAlive: head.keepAlive, now: eventLoop.now
+                        status: head.status, fields: head.fields, declaredLength: head.declaredLength, keepAlive: head.keepAlive, now: arrived
                     ))
                 case .body(let chunk):
-                    run(machine.responseBodyPart(chunk, now: eventLoop.now))
+                    let arrived = now ?? eventLoop.now
+                    now = arrived
+                    run(machine.responseBodyPart(chunk, now: arrived))
                 case .end:
                     // Bytes after a complete response answer nothing that was asked.
                     run(machine.responseEnd(bytesFollow: framer.hasUnframedBytes))

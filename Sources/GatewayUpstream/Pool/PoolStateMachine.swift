@@ -192,7 +192,7 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
     /// (same event loop as the request: no thread hop) over a more recent one.
     mutating func leaseIdle(for key: Key, affinity: Int? = nil) -> ConnectionID? {
         guard let k = keys.index(forKey: key), !keys.values[k].idle.isEmpty else { return nil }
-        let position = preferredIdleIndex(keys.values[k].idle, affinity: affinity)
+        let position = Self.preferredIdleIndex(keys.values[k].idle, affinity: affinity, in: connections)
         let id = keys.values[k].idle.remove(at: position)
         keys.values[k].inUse += 1
         updateConnection(id) { $0.state = .inUse }
@@ -200,7 +200,9 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
     }
 
     /// The last (most recently used) of `idle`, or the last one on `affinity`'s loop.
-    private func preferredIdleIndex(_ idle: [ConnectionID], affinity: Int?) -> Int {
+    /// Static, given the connections: a method on the machine copied the whole
+    /// machine (a retain of each of its collections) on every lease.
+    private static func preferredIdleIndex(_ idle: [ConnectionID], affinity: Int?, in connections: [ConnectionID: Connection]) -> Int {
         let last = idle.count - 1
         guard let affinity, connections[idle[last]]?.affinity != affinity else { return last }
         return idle.lastIndex(where: { connections[$0]?.affinity == affinity }) ?? last
