@@ -21,6 +21,12 @@ public struct RequestContext: Sendable {
     /// is not the gateway's own, and once ``baseLogger`` is replaced (the
     /// line then goes as a swift-log event).
     public private(set) var exchangeLines: ExchangeLineSink?
+    /// Whether the exchange's info line is logged: the sink's level when the
+    /// handler is the gateway's own (no logger copied, no level read through
+    /// it), else ``baseLogger``'s.
+    public var logsExchangeLine: Bool {
+        exchangeLines.map { $0.logsInfo } ?? (baseLogger.logLevel <= .info)
+    }
     /// Whether ``logger`` tags each line with `request=<id>` (the listener's contexts do).
     public let tagsLinesWithID: Bool
     /// Attempts and timings, recorded as the exchange proceeds.

@@ -38,7 +38,7 @@ extension ClientConnectionHandler: ExchangeClient {
             status: status, fields: fields, declaredLength: head.declaredLength,
             requestMethod: info.method, requestVersion: info.version,
             keepAlive: machine.keepAliveWanted && !environment.tracker.isDraining,
-            via: RequestRouter.responseVia, allocator: context?.channel.allocator ?? ByteBufferAllocator(),
+            via: RequestRouter.responseVia, allocator: allocator,
             spare: spareHeadBuffer.take()
         )
         _ = machine.responseHead(keepAlive: framing.keepAlive)
@@ -78,7 +78,7 @@ extension ClientConnectionHandler: ExchangeClient {
         writePendingHead(context)
         // A chunk of size 0 would end the body: an empty part writes nothing.
         guard buffer.readableBytes > 0 else { return }
-        context.write(wrapOutboundOut(ChunkedFraming.sizeLine(buffer.readableBytes, allocator: context.channel.allocator)), promise: nil)
+        context.write(wrapOutboundOut(ChunkedFraming.sizeLine(buffer.readableBytes, allocator: allocator)), promise: nil)
         context.write(wrapOutboundOut(buffer), promise: nil)
         context.write(wrapOutboundOut(ChunkedFraming.after(data: true, isLast: false)), promise: nil)
     }
@@ -98,7 +98,7 @@ extension ClientConnectionHandler: ExchangeClient {
         responseChunked = false
         if chunked, let trailers, !trailers.isEmpty, clientAcceptsTrailers {
             // The client asked for trailers (`TE: trailers`, a gRPC-Web or gRPC client over HTTP/1.1).
-            let last = ChunkedFraming.lastChunk(trailers: trailers, allocator: context.channel.allocator)
+            let last = ChunkedFraming.lastChunk(trailers: trailers, allocator: allocator)
             return context.writeAndFlush(wrapOutboundOut(last))
         }
         guard observed else {

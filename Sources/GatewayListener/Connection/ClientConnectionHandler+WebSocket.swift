@@ -22,7 +22,7 @@ extension ClientConnectionHandler {
             status: head.status, fields: head.fields, declaredLength: nil,
             requestMethod: info.method, requestVersion: info.version, keepAlive: false,
             via: RequestRouter.responseVia, upgrade: "websocket",
-            allocator: context?.channel.allocator ?? ByteBufferAllocator()
+            allocator: allocator
         )
         info.observeResponseHead(status: head.status, fields: head.fields, via: RequestRouter.responseVia)
         info.finish(ExchangeOutcome(status: Int(head.status.code), responseBytes: 0, error: nil))

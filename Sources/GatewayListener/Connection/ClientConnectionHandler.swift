@@ -83,6 +83,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The last write of a response, kept only when the connection may close after it.
     var lastWrite: EventLoopFuture<Void>?
     var trackingID: Int?
+    /// The channel's allocator, read once (through the context it cost a
+    /// retain of the pipeline and the channel on every response head).
+    var allocator = ByteBufferAllocator()
     var clientAddress = "unknown"
 
     init(environment: ClientConnectionEnvironment, timeouts: ClientTimeouts, maxHeadBytes: Int) {
@@ -93,6 +96,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        allocator = context.channel.allocator
         clientAddress = ProxyServer.describe(context.channel.remoteAddress)
         timeouts.attach(context, owner: self)
         if context.channel.isActive { register(context) }

@@ -36,9 +36,7 @@ enum ExchangeLogLine {
         upstream: String?,
         error: GatewayError.Code?
     ) {
-        let logsAsValues = context.exchangeLines.map { $0.logsInfo }
-        // The gateway's handler: no logger copied, no level read through it.
-        guard logsAsValues ?? (context.baseLogger.logLevel <= .info) else { return }
+        guard context.logsExchangeLine else { return }
         let line = line(
             context, method: method, target: target(), status: status, milliseconds: milliseconds(since: started),
             bytesIn: bytesIn, bytesOut: bytesOut, upstream: upstream, error: error

@@ -265,6 +265,8 @@ final class Exchange: UpstreamExchangeDelegate {
     }
 
     func log(status: Int, error: GatewayError.Code?) {
+        // Asked of the info first: passing its context on copied it (a retain per field) for a line not logged.
+        guard info.logsExchangeLine else { return }
         ExchangeLogLine.log(
             info.context, method: info.method, target: routedTarget, status: status, started: info.started,
             bytesIn: machine.bytesIn, bytesOut: machine.bytesOut, upstream: request.upstreamName, error: error

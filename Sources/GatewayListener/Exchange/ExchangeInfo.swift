@@ -19,6 +19,8 @@ final class ExchangeInfo {
 
     /// This request's logger (`request=<id>` on each line), built when read: read it where a line is logged.
     var logger: Logger { context.logger }
+    /// Whether the exchange's info line is logged, read in place.
+    var logsExchangeLine: Bool { context.logsExchangeLine }
 
     init(
         method: HTTPMethod, version: HTTPVersion, uri: String, expectsContinue: Bool, context: RequestContext,
