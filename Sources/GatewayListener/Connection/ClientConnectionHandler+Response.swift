@@ -23,9 +23,9 @@ extension ClientConnectionHandler: ExchangeClient {
 
     /// Mid-response: the client sees the truncation as a closed connection.
     func abortResponse() {
-        pendingHead = nil  // it would not have gone out either: a close drops unflushed writes
+        pendingHead = nil  // a head not written yet is dropped; what was written goes out before the close
         machine.closeAfterWrite()
-        context?.close(promise: nil)
+        if let context { close(context) }
     }
 
     /// Takes the response head of the exchange in flight (it goes out with the
@@ -86,7 +86,30 @@ extension ClientConnectionHandler: ExchangeClient {
     func flushResponse() {
         guard let context else { return }
         writePendingHead(context)
-        context.flush()
+        flushSoon(context)
+    }
+
+    /// Flushes at the end of this loop's tick, with the other connections'
+    /// responses of the tick (``LoopFlushBatch``); at once without a batch.
+    func flushSoon(_ context: ChannelHandlerContext) {
+        guard let flushBatch else { return context.flush() }
+        guard !flushIsDeferred else { return }
+        flushIsDeferred = true
+        flushBatch.add(self)
+    }
+
+    /// Closes the connection once what waits for the end of the tick is
+    /// flushed (a close drops writes not flushed).
+    func close(_ context: ChannelHandlerContext) {
+        flushDeferred()
+        context.close(promise: nil)
+    }
+
+    /// The deferred flush, at the end of the tick (or before a close).
+    func flushDeferred() {
+        guard flushIsDeferred else { return }
+        flushIsDeferred = false
+        context?.flush()
     }
 
     /// The end of the response's body, flushed: the last chunk, or no bytes at
@@ -104,10 +127,9 @@ extension ClientConnectionHandler: ExchangeClient {
         guard observed else {
             // Nobody waits on it: no promise (the last chunk, if any, goes out with the flush).
             if chunked {
-                context.writeAndFlush(wrapOutboundOut(ChunkedFraming.after(data: false, isLast: true)), promise: nil)
-            } else {
-                context.flush()
+                context.write(wrapOutboundOut(ChunkedFraming.after(data: false, isLast: true)), promise: nil)
             }
+            flushSoon(context)
             return nil
         }
         return context.writeAndFlush(wrapOutboundOut(ChunkedFraming.after(data: false, isLast: chunked)))
@@ -179,7 +201,7 @@ extension ClientConnectionHandler: ExchangeClient {
     func closeWhenWritten(_ write: EventLoopFuture<Void>?) {
         guard let context else { return }
         guard let write else {
-            context.close(promise: nil)
+            close(context)
             return
         }
         let channel = context.channel

@@ -16,10 +16,13 @@ struct ClientConnectionEnvironment: Sendable {
     let maxHeadBytes: Int
     /// The gateway's own listeners: a `CONNECT` that reaches one is refused.
     var ownListeners: OwnListeners
+    /// Where responses' flushes wait for the end of their loop's tick
+    /// (``LoopFlushBatch``); nil: each flushes at once (a test's embedded loop).
+    let flushBatches: LoopFlushBatches?
 
     init(
         liveConfig: LiveConfig, tracker: ConnectionTracker, logger: Logger, requestIDs: RequestIDGenerator, maxHeadBytes: Int,
-        ownListeners: OwnListeners = OwnListeners()
+        ownListeners: OwnListeners = OwnListeners(), flushBatches: LoopFlushBatches? = nil
     ) {
         self.liveConfig = liveConfig
         self.tracker = tracker
@@ -28,6 +31,7 @@ struct ClientConnectionEnvironment: Sendable {
         self.requestIDs = requestIDs
         self.maxHeadBytes = maxHeadBytes
         self.ownListeners = ownListeners
+        self.flushBatches = flushBatches
     }
 }
 
@@ -86,6 +90,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The channel's allocator, read once (through the context it cost a
     /// retain of the pipeline and the channel on every response head).
     var allocator = ByteBufferAllocator()
+    /// This loop's batch of flushes (nil: flush at once), and whether this
+    /// connection waits in it.
+    var flushBatch: LoopFlushBatch?
+    var flushIsDeferred = false
     var clientAddress = "unknown"
 
     init(environment: ClientConnectionEnvironment, timeouts: ClientTimeouts, maxHeadBytes: Int) {
@@ -97,6 +105,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         allocator = context.channel.allocator
+        flushBatch = environment.flushBatches?.batch(for: context.eventLoop)
         clientAddress = ProxyServer.describe(context.channel.remoteAddress)
         timeouts.attach(context, owner: self)
         if context.channel.isActive { register(context) }
@@ -104,6 +113,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerRemoved(context: ChannelHandlerContext) {
         timeouts.detach()
+        flushDeferred()  // nothing written stays behind in the channel
         self.context = nil
     }
 
@@ -195,7 +205,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 exchange?.requestBodyPart(buffer)
             case .discard:
                 discardedBytes += buffer.readableBytes
-                if discardedBytes > Self.drainLimit { context?.close(promise: nil) }
+                if discardedBytes > Self.drainLimit, let context { close(context) }
             case .queue:
                 pipelined.append(part)
             case .start, .ignore:
@@ -222,7 +232,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             gatewayError = error
         } else {
             environment.logger.debug("client connection error", metadata: ["error": "\(error)"])
-            context.close(promise: nil)
+            close(context)
             return
         }
         // A malformed head, or a body cut by a framing error: answer if nothing went out yet.
@@ -234,12 +244,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             // Nothing can reach a client that does not read: close without a word.
             environment.logger.info("closed connection: \(gatewayError.code.rawValue)", metadata: ["client": "\(clientAddress)"])
             machine.closeAfterWrite()
-            context.close(promise: nil)
+            close(context)
             return
         }
         if machine.responseStarted && !machine.isIdle {
             machine.closeAfterWrite()
-            context.close(promise: nil)
+            close(context)
             return
         }
         environment.logger.info("refused request: \(gatewayError.code.rawValue)", metadata: ["client": "\(clientAddress)"])
@@ -308,7 +318,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func drainRequested() {
         guard let context, machine.isIdle, exchange == nil else { return }
         machine.closeAfterWrite()
-        context.close(promise: nil)
+        close(context)  // after the last response, which may wait for the end of the tick
     }
 
     /// The drain timeout passed with this connection busy: a request still
@@ -316,7 +326,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func drainTimedOut() {
         guard let context else { return }
         guard !machine.isIdle, !machine.responseStarted, let current else {
-            context.close(promise: nil)
+            close(context)
             return
         }
         if let exchange {

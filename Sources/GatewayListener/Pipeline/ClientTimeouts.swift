@@ -89,6 +89,7 @@ final class ClientTimeouts {
         case .expired(.send):
             owner?.timedOut(GatewayError(.sendTimeout, "the client did not read its response for \(Self.format(machine.limits.send)) (limits.send_timeout)"))
         case .closeIdle:
+            owner?.flushDeferred()
             context.close(promise: nil)
         }
     }

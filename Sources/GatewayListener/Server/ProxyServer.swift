@@ -46,7 +46,7 @@ public final class ProxyServer: Service, Sendable {
             timeouts: ClientTimeoutStateMachine.Limits(limits),
             environment: ClientConnectionEnvironment(
                 liveConfig: liveConfig, tracker: tracker, logger: logger, requestIDs: requestIDs, maxHeadBytes: limits.maxHeadBytes,
-                ownListeners: ownListeners
+                ownListeners: ownListeners, flushBatches: LoopFlushBatches()
             )
         )
         let server: any Channel

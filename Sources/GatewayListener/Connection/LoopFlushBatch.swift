@@ -1,0 +1,60 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The flushes of an event loop's client connections, made together at the
+/// end of the loop's current tick (after every I/O event it read).
+///
+/// A response written and flushed at once wakes its client whenever the
+/// client went to sleep meanwhile: under load the gateway answered a request
+/// from one connection, the client (on another CPU) woke, read it and slept
+/// again before the next, and each wake-up was a cross-CPU interrupt. Flushed
+/// together, a tick's responses reach their clients in one burst, which one
+/// wake-up serves. Nothing waits longer than the tick that made it: a tick
+/// with one event (a quiet gateway) flushes right after it. Netty's
+/// `FlushConsolidationHandler` makes the same trade within one connection.
+final class LoopFlushBatch {
+    private let eventLoop: any EventLoop
+    private var handlers: [ClientConnectionHandler] = []
+    private var running: [ClientConnectionHandler] = []
+    private var scheduled = false
+
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    /// `handler` flushes at the end of this tick (one task per tick, run
+    /// after its I/O events: no wake-up of the loop, no extra syscall).
+    func add(_ handler: ClientConnectionHandler) {
+        handlers.append(handler)
+        guard !scheduled else { return }
+        scheduled = true
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        eventLoop.execute { bound.value.flushAll() }
+    }
+
+    private func flushAll() {
+        scheduled = false
+        swap(&handlers, &running)
+        for handler in running { handler.flushDeferred() }
+        running.removeAll(keepingCapacity: true)
+    }
+}
+
+/// One ``LoopFlushBatch`` per event loop, found when a connection's handler
+/// joins its pipeline (not per request).
+final class LoopFlushBatches: Sendable {
+    private let batches = NIOLockedValueBox<[ObjectIdentifier: NIOLoopBound<LoopFlushBatch>]>([:])
+
+    init() {}
+
+    /// Called on `eventLoop`.
+    func batch(for eventLoop: any EventLoop) -> LoopFlushBatch {
+        batches.withLockedValue { batches in
+            let id = ObjectIdentifier(eventLoop)
+            if let existing = batches[id] { return existing.value }
+            let batch = LoopFlushBatch(eventLoop: eventLoop)
+            batches[id] = NIOLoopBound(batch, eventLoop: eventLoop)
+            return batch
+        }
+    }
+}
