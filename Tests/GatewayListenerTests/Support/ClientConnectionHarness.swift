@@ -20,7 +20,7 @@ final class ClientConnectionHarness {
     ///   - tracker: share one to test limits across connections.
     init(
         config: GatewayConfig = GatewayConfig(), admission: [any AdmissionStep]? = nil, routes: RouteTable? = nil,
-        tracker: ConnectionTracker = ConnectionTracker()
+        tracker: ConnectionTracker = ConnectionTracker(), flushBatches: LoopFlushBatches? = nil
     ) throws {
         self.tracker = tracker
         let empty = UpstreamRoute(observers: [])
@@ -32,7 +32,7 @@ final class ClientConnectionHarness {
         logger.logLevel = .critical
         let environment = ClientConnectionEnvironment(
             liveConfig: LiveConfig(active), tracker: tracker, logger: logger,
-            requestIDs: RequestIDGenerator(), maxHeadBytes: config.limits.maxHeadBytes
+            requestIDs: RequestIDGenerator(), maxHeadBytes: config.limits.maxHeadBytes, flushBatches: flushBatches
         )
         let setup = ProxyChannelSetup(
             maxHeadBytes: config.limits.maxHeadBytes, timeouts: ClientTimeoutStateMachine.Limits(config.limits), environment: environment
