@@ -4,37 +4,6 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// What every client connection of a listener shares.
-struct ClientConnectionEnvironment: Sendable {
-    let liveConfig: LiveConfig
-    let tracker: ConnectionTracker
-    let logger: Logger
-    /// `logger`'s sink for exchange lines as values (nil unless its handler is
-    /// the gateway's own): found here, once per listener, for every request's context.
-    let exchangeLines: ExchangeLineSink?
-    let requestIDs: RequestIDGenerator
-    let maxHeadBytes: Int
-    /// The gateway's own listeners: a `CONNECT` that reaches one is refused.
-    var ownListeners: OwnListeners
-    /// Where responses' flushes wait for the end of their loop's tick
-    /// (``LoopFlushBatch``); nil: each flushes at once (a test's embedded loop).
-    let flushBatches: LoopFlushBatches?
-
-    init(
-        liveConfig: LiveConfig, tracker: ConnectionTracker, logger: Logger, requestIDs: RequestIDGenerator, maxHeadBytes: Int,
-        ownListeners: OwnListeners = OwnListeners(), flushBatches: LoopFlushBatches? = nil
-    ) {
-        self.liveConfig = liveConfig
-        self.tracker = tracker
-        self.logger = logger
-        self.exchangeLines = ExchangeLineSink(logger)
-        self.requestIDs = requestIDs
-        self.maxHeadBytes = maxHeadBytes
-        self.ownListeners = ownListeners
-        self.flushBatches = flushBatches
-    }
-}
-
 /// The proxy side of a client connection, the only handler of its pipeline:
 /// frames requests from the bytes read (``HTTP1RequestFramer``), reads them
 /// in order (keep-alive, pipelining), refuses what must be refused, and runs
@@ -312,61 +281,5 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             for part in parts { handle(part) }
         }
         resumeReading()
-    }
-
-    /// Draining began: an idle connection closes now; a busy one after its exchange (see `exchangeDone`).
-    func drainRequested() {
-        guard let context, machine.isIdle, exchange == nil else { return }
-        machine.closeAfterWrite()
-        close(context)  // after the last response, which may wait for the end of the tick
-    }
-
-    /// The drain timeout passed with this connection busy: a request still
-    /// waiting for its response gets 503 `shutting_down`; anything else closes.
-    func drainTimedOut() {
-        guard let context else { return }
-        guard !machine.isIdle, !machine.responseStarted, let current else {
-            close(context)
-            return
-        }
-        if let exchange {
-            self.exchange = nil
-            exchange.cancel()
-        }
-        let error = GatewayError(.shuttingDown, "the gateway is shutting down and this request did not finish within limits.drain_timeout")
-        ExchangeLogLine.log(
-            current.context, method: current.method, target: .uri(current.uri), status: 503, started: current.started,
-            bytesIn: 0, bytesOut: 0, upstream: nil, error: error.code
-        )
-        current.finish(ExchangeOutcome(status: 503, responseBytes: 0, error: error.code))
-        machine.closeAfterWrite()
-        writeFinal(error.response(), method: current.method, version: current.version)
-    }
-}
-
-extension ClientRequestHead {
-    /// A request after which the framer stops (an upgrade it expects us to
-    /// perform): the connection cannot carry another request.
-    var isUpgradeLike: Bool {
-        method == .CONNECT || headers.contains(name: "upgrade")
-    }
-
-    /// Whether the client connection may carry another request after this one:
-    /// `isKeepAlive && !isUpgradeLike`, read from the fields' bytes. The
-    /// keep-alive rules are NIOHTTP1's (HTTP/1.1 keeps the connection unless
-    /// `Connection: close`, HTTP/1.0 closes it unless `Connection:
-    /// keep-alive`; both tokens, or either twice, close it).
-    var keepsConnection: Bool {
-        guard method != .CONNECT else { return false }
-        if headers.contains(name: "upgrade") { return false }
-        var option: Bool?  // true: keep-alive, false: close
-        headers.forEachToken(ofField: "connection") { token in
-            if HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "close") {
-                option = false
-            } else if HTTP1HeadLines.equalsIgnoringCase(token, from: 0, to: token.count, "keep-alive") {
-                option = option == nil
-            }
-        }
-        return option ?? (version.major == 1 && version.minor >= 1)
     }
 }
