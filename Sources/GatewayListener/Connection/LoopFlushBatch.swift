@@ -17,6 +17,10 @@ final class LoopFlushBatch {
     private var handlers: [ClientConnectionHandler] = []
     private var running: [ClientConnectionHandler] = []
     private var scheduled = false
+    /// The task, made once: a closure made per tick was an allocation per
+    /// tick. It holds the batch, which lives as long as its loop anyway
+    /// (``LoopFlushBatches`` keeps it).
+    private var task: (@Sendable () -> Void)?
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
@@ -28,8 +32,15 @@ final class LoopFlushBatch {
         handlers.append(handler)
         guard !scheduled else { return }
         scheduled = true
+        eventLoop.execute(flushTask())
+    }
+
+    private func flushTask() -> @Sendable () -> Void {
+        if let task { return task }
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
-        eventLoop.execute { bound.value.flushAll() }
+        let made: @Sendable () -> Void = { bound.value.flushAll() }
+        task = made
+        return made
     }
 
     private func flushAll() {
