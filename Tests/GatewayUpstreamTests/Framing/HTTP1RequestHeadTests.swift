@@ -26,6 +26,30 @@ struct HTTP1RequestHeadTests {
         #expect(try HTTP1RequestHead(method: .HEAD, target: "/").isHEAD)
     }
 
+    /// Fields read from the client (checked as they were parsed) go as they
+    /// came, each `name: value` CRLF in one write; an empty value keeps its
+    /// space, and fields given as bytes are checked first.
+    @Test func fieldsGivenAsBytesAreWrittenWhole() throws {
+        var head = try HTTP1RequestHead(method: .GET, target: "/")
+        let fields: [(String, String)] = [("Accept", "text/html, */*;q=0.8"), ("X-Empty", ""), ("Cookie", String(repeating: "c", count: 600))]
+        for (name, value) in fields {
+            Array(name.utf8).withUnsafeBytes { name in
+                Array(value.utf8).withUnsafeBytes { value in head.addChecked(name: name, value: value) }
+            }
+        }
+        try Array("X-Bytes".utf8).withUnsafeBytes { name in
+            try Array("v".utf8).withUnsafeBytes { value in try head.add(name: name, value: value) }
+        }
+        #expect(throws: HTTP1RequestHead.InvalidField(name: "X-Split")) {
+            try Array("X-Split".utf8).withUnsafeBytes { name in
+                try Array("a\r\nb".utf8).withUnsafeBytes { value in try head.add(name: name, value: value) }
+            }
+        }
+        head.end()
+        let expected = "GET / HTTP/1.1\r\n" + fields.map { "\($0.0): \($0.1)\r\n" }.joined() + "X-Bytes: v\r\n\r\n"
+        #expect(String(buffer: head.bytes) == expected)
+    }
+
     /// A value that could split the head is refused, naming the field and never the value.
     @Test(arguments: ["tok\r\nX-Evil: 1", "tok\nX-Evil: 1", "tok\r", "a\u{0}b", "a\u{7F}", "a\u{1B}[31m"])
     func valuesWithControlBytesAreRefused(_ value: String) throws {
