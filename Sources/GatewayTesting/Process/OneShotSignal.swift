@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 
 /// An event that happens once (a process exited, a pipe reached EOF), awaitable with a timeout.
-final class OneShotSignal: Sendable {
+package final class OneShotSignal: Sendable {
     private struct State {
         var fired = false
         var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
@@ -10,7 +10,7 @@ final class OneShotSignal: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    var hasFired: Bool {
+    package var hasFired: Bool {
         self.state.withLockedValue { $0.fired }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
@@ -10,15 +10,18 @@ import Darwin
 #endif
 
 /// Reads a pipe to EOF on a dedicated thread, so a child's large output never fills the pipe
-/// and blocks it. The bytes read so far are available at any time.
-final class PipeReader: @unchecked Sendable {
+/// and blocks it. The bytes read so far are available at any time. Not
+/// `FileHandle.readabilityHandler`: on Linux its dispatch source could still
+/// watch the descriptor as it closed, and libdispatch's event loop crashed
+/// (`_dispatch_event_loop_drain`, a test process killed by signal 11).
+package final class PipeReader: @unchecked Sendable {
     // @unchecked: `handle` is only touched by the reader thread after `init`.
     private let handle: FileHandle
     private let buffer = NIOLockedValueBox<[UInt8]>([])
     /// Fires at EOF (or on a read error).
-    let finished = OneShotSignal()
+    package let finished = OneShotSignal()
 
-    init(_ handle: FileHandle) {
+    package init(_ handle: FileHandle) {
         self.handle = handle
         let thread = Thread { [self] in
             self.readToEnd()
@@ -28,7 +31,7 @@ final class PipeReader: @unchecked Sendable {
     }
 
     /// Everything read so far.
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         self.buffer.withLockedValue { $0 }
     }
 

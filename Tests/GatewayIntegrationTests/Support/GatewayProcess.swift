@@ -5,9 +5,8 @@ import NIOConcurrencyHelpers
 /// The real `gateway` executable in a child process, for signal handling tests.
 final class GatewayProcess: Sendable {
     private let process: Process
-    private let output = NIOLockedValueBox<String>("")
-    /// Whether the output pipe reached its end (the process and any child holding it are gone, all read).
-    private let outputEnded = NIOLockedValueBox(false)
+    /// The child's standard output and error, read to their end.
+    private let output: PipeReader
 
     /// The binary SwiftPM built next to the test bundle.
     static var executableURL: URL {
@@ -29,23 +28,14 @@ final class GatewayProcess: Sendable {
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = pipe
-        let output = self.output
-        let outputEnded = self.outputEnded
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                // End of file: everything the process wrote has been read.
-                handle.readabilityHandler = nil
-                outputEnded.withLockedValue { $0 = true }
-            } else {
-                output.withLockedValue { $0 += String(decoding: data, as: UTF8.self) }
-            }
-        }
         self.process = process
         try ProcessRunner.launch(process)
+        // Read on a thread of its own (see `PipeReader`), after the launch: the
+        // child holds the write end, and the parent's copy closes with `pipe`.
+        output = PipeReader(pipe.fileHandleForReading)
     }
 
-    var log: String { output.withLockedValue { $0 } }
+    var log: String { String(decoding: output.bytes, as: UTF8.self) }
     var pid: Int32 { process.processIdentifier }
 
     /// Waits until the log contains `text` (bounded).
@@ -84,7 +74,7 @@ final class GatewayProcess: Sendable {
                 // The exit can be seen before the last lines are read from the pipe:
                 // wait (bounded) for its end, so that `log` holds everything written.
                 let drained = ContinuousClock.now + .seconds(2)
-                while !outputEnded.withLockedValue({ $0 }), ContinuousClock.now < drained {
+                while !output.finished.hasFired, ContinuousClock.now < drained {
                     try? await Task.sleep(for: .milliseconds(5))
                 }
                 return process.terminationStatus

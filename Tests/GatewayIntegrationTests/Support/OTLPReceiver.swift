@@ -102,10 +102,11 @@ final class OTLPReceiver: Sendable {
         """#
 
     private let process: Process
-    private let output: NIOLockedValueBox<String>
+    /// The collector's output, read on a thread of its own (see `PipeReader`).
+    private let output: PipeReader
     let port: Int
 
-    private init(process: Process, output: NIOLockedValueBox<String>, port: Int) {
+    private init(process: Process, output: PipeReader, port: Int) {
         self.process = process
         self.output = output
         self.port = port
@@ -120,15 +121,11 @@ final class OTLPReceiver: Sendable {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        let output = NIOLockedValueBox<String>("")
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if !data.isEmpty { output.withLockedValue { $0 += String(decoding: data, as: UTF8.self) } }
-        }
         try ProcessRunner.launch(process)
+        let output = PipeReader(pipe.fileHandleForReading)
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            let text = output.withLockedValue { $0 }
+            let text = String(decoding: output.bytes, as: UTF8.self)
             if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening ") }), let port = Int(line.dropFirst("listening ".count)) {
                 return OTLPReceiver(process: process, output: output, port: port)
             }
@@ -136,7 +133,7 @@ final class OTLPReceiver: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         process.terminate()
-        throw ReceiverError(output: output.withLockedValue { $0 })
+        throw ReceiverError(output: String(decoding: output.bytes, as: UTF8.self))
     }
 
     struct ReceiverError: Error, CustomStringConvertible {
@@ -148,7 +145,7 @@ final class OTLPReceiver: Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// What it printed besides spans (a Python error).
-    var log: String { output.withLockedValue { $0 } }
+    var log: String { String(decoding: output.bytes, as: UTF8.self) }
 
     /// Every span received so far, in order.
     var spans: [ReceivedSpan] {
