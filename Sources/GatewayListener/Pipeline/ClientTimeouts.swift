@@ -17,8 +17,13 @@ final class ClientTimeouts {
     private var timer: Scheduled<Void>?
     private var timerDeadline = NIODeadline.distantFuture
     private var context: ChannelHandlerContext?
-    /// Where an expiry goes (``ClientConnectionHandler/timedOut(_:)``).
-    private weak var owner: ClientConnectionHandler?
+    /// Where an expiry goes (``ClientConnectionHandler/timedOut(_:)``), from
+    /// ``attach(_:owner:)`` to ``detach()``. Strong, and broken by `detach`
+    /// (the owner's `handlerRemoved`, which every pipeline's teardown calls),
+    /// as the context's is: a weak reference gave the handler a side table,
+    /// and every retain and release of it (several per request) took the
+    /// runtime's slow path.
+    private var owner: ClientConnectionHandler?
 
     init(limits: ClientTimeoutStateMachine.Limits) {
         machine = ClientTimeoutStateMachine(limits: limits)
@@ -35,6 +40,7 @@ final class ClientTimeouts {
     func detach() {
         stop()
         context = nil
+        owner = nil
     }
 
     func connected() {
