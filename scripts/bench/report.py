@@ -153,7 +153,7 @@ def cpu_ratio_lines(stats):
         if name == "haproxy" and (body, conns) not in loads:
             loads.append((body, conns))
     lines = ["| body | conns | HAProxy CPU µs/req | default ÷ HAProxy | typical ÷ HAProxy | traces ÷ HAProxy "
-             "| typical ÷ default | traces ÷ default | otel ÷ default |", "|---|---|---|---|---|---|---|---|---|"]
+             "| typical ÷ default | traces ÷ default | otel ÷ default | info ÷ warning |", "|---|---|---|---|---|---|---|---|---|---|"]
     for body, conns in loads:
         h = stats.get(("haproxy", body, conns))
         g = {name: stats.get((name, body, conns)) for name, _ in CPU_VARIANTS}
@@ -164,7 +164,8 @@ def cpu_ratio_lines(stats):
                      + " | ".join(fmt_x(cpu_ratio(g[name], h)) for name, _ in CPU_VARIANTS) + " | "
                      f"{fmt_x(cpu_ratio(g['gateway-policies'], g['gateway']))} | "
                      f"{fmt_x(cpu_ratio(g['gateway-traces'], g['gateway']))} | "
-                     f"{fmt_x(cpu_ratio(stats.get(('gateway-otel', body, conns)), g['gateway']))} |")
+                     f"{fmt_x(cpu_ratio(stats.get(('gateway-otel', body, conns)), g['gateway']))} | "
+                     f"{fmt_x(cpu_ratio(stats.get(('gateway-log-info', body, conns)), g['gateway']))} |")
     return lines if len(lines) > 2 else []
 
 
@@ -177,7 +178,8 @@ def cpu_summary(stats, body="1k", conns=50):
         r = cpu_ratio(g[name], h)
         if r is not None:
             out.append(f"{label} ({name}): {g[name]['cpu']:.1f} µs/req = {r:.2f}× HAProxy's {h['cpu']:.1f} µs/req")
-    for name, label in (("gateway-policies", "typical / default"), ("gateway-traces", "traces / default")):
+    for name, label in (("gateway-policies", "typical / default"), ("gateway-traces", "traces / default"),
+                        ("gateway-log-info", "info / warning")):
         r = cpu_ratio(g[name], g["gateway"])
         if r is not None:
             out.append(f"{label} CPU per request: {r:.2f}×")
@@ -285,6 +287,27 @@ def size_targets(stats):
             if r is not None:
                 out.append(f"- {label} ({body}, {conns} conns): ≤ {SIZE_LIMIT}× one upstream's CPU per request: "
                            f"{r:.2f}× — {verdict(r <= SIZE_LIMIT)}")
+    return out
+
+
+# Issue 40's CPU targets, per load of the paired run: wrk's bare head (1k) and a mobile app's
+# ten-field head (1k-app), 50 connections. The default config against HAProxy, the typical
+# policies and `info` logging against the default config (at `warning`); all of them run in
+# the same alternating group (bench.sh), so each ratio is of the same rounds.
+CPU_TARGETS_40 = {"1k": ("wrk's head", 1.15), "1k-app": ("app head", 1.2)}
+
+
+def cpu_targets_40(stats, conns=50):
+    out = []
+    for body, (head, limit) in CPU_TARGETS_40.items():
+        g, h = stats.get(("gateway", body, conns)), stats.get(("haproxy", body, conns))
+        checks = [("default config ÷ HAProxy", cpu_ratio(g, h), limit),
+                  ("typical policies ÷ default", cpu_ratio(stats.get(("gateway-policies", body, conns)), g), 1.1),
+                  ("`info` logging ÷ `warning`", cpu_ratio(stats.get(("gateway-log-info", body, conns)), g), 1.1)]
+        for label, r, bound in checks:
+            if r is not None:
+                out.append(f"- {label} ({head}, {body}, {conns} conns): ≤ {bound}× CPU per request: {r:.2f}× — "
+                           f"{verdict(r <= bound)}")
     return out
 
 
@@ -555,7 +578,8 @@ def main():
                    "Each gateway config's CPU µs/req divided by HAProxy's from this run (rows above): the default "
                    "config (gateway.yaml), the typical policies (gateway-policies.yaml: bearer auth, endpoint template, "
                    "retry, rate limit, metrics) and debug traces on (gateway-traces.yaml); then typical, traces and "
-                   "OpenTelemetry tracing at sampling 1.0 (gateway-otel.yaml) divided by the default config.", ""] + ratios + [""]
+                   "OpenTelemetry tracing at sampling 1.0 (gateway-otel.yaml) divided by the default config, and the "
+                   "default config at `log_level: info` (gateway-log-info) divided by it at `warning`.", ""] + ratios + [""]
         sizes = size_lines(stats)
         if sizes:
             md += ["## CPU per request: config size ÷ one upstream (same run)", "",
@@ -563,7 +587,9 @@ def main():
                    "exact host and by `*.suffix`, and with one upstream and 2,000 deny rules the request passes "
                    "(scripts/bench/config_size.py); their runs alternate, and each row's CPU µs/req is divided by one "
                    "upstream's.", ""] + sizes + [""]
-            md += ["## Targets (issue 40)", ""] + size_targets(stats) + [""]
+        targets_40 = cpu_targets_40(stats) + size_targets(stats)
+        if targets_40:
+            md += ["## Targets (issue 40)", ""] + targets_40 + [""]
         md += ["## Targets (issue 14)", ""] + (targets_14(stats) or ["- not measured (needs gateway, gateway-policies, "
                                                                       "gateway-traces and haproxy rows)"]) + [""]
         md += ["## Targets (issue 38)", ""] + (targets_38(stats) or ["- not measured (needs gateway and gateway-otel rows)"]) + [""]
