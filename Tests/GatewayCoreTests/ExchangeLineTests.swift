@@ -95,9 +95,9 @@ struct ExchangeLineTests {
     func routedTargetIsTheRequestsURL(_ scheme: UpstreamScheme, _ host: String, _ port: Int, _ target: String) {
         let request = ProxyRequest(method: .GET, scheme: scheme, host: host, port: port, target: target, headers: [:])
         #expect(ExchangeLine.Target(request).string == request.url)
-        var logged = ""
+        var logged: [UInt8] = []
         ExchangeLine.Target(request).appendLogged(to: &logged)
-        #expect(logged == LoggedText.loggedTarget(request.url))
+        #expect(String(decoding: logged, as: UTF8.self) == LoggedText.loggedTarget(request.url))
     }
 
     @Test(arguments: [0, 1, 9, 10, 99, 100, 12_345, -1, -10, Int.max, Int.min, Int.max - 1, Int.min + 1, 999_999_999_999_999, 1_000_000_000_000_000])
@@ -105,6 +105,9 @@ struct ExchangeLineTests {
         var text = "x"
         LoggedText.appendDecimal(value, to: &text)
         #expect(text == "x" + String(value))
+        var bytes = Array("x".utf8)
+        LoggedText.appendDecimal(value, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x" + String(value))
     }
 
     /// Whether `logger` has a sink (outside `#expect`: the sink is not `Equatable`).

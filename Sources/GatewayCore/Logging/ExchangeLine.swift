@@ -78,10 +78,10 @@ extension ExchangeLine {
             case .uri(let uri):
                 return uri
             case .routed(let scheme, let host, let port, let target):
-                var url = ""
+                var url: [UInt8] = []
                 url.reserveCapacity(scheme.rawValue.utf8.count + host.utf8.count + target.utf8.count + 10)
                 Self.appendURL(scheme: scheme, host: host, port: port, target: target, to: &url)
-                return url
+                return String(decoding: url, as: UTF8.self)
             }
         }
 
@@ -89,13 +89,13 @@ extension ExchangeLine {
         /// routed URL whose host and target hold no `?`, no `@` and no byte that
         /// may start a control or bidi character (most) needs no rewrite: its
         /// parts go to the line as they are, never joined into a string of their own.
-        func appendLogged(to line: inout String) {
+        func appendLogged(to line: inout [UInt8]) {
             switch self {
             case .uri(let uri):
-                line += LoggedText.loggedTarget(uri)
+                line.append(contentsOf: LoggedText.loggedTarget(uri).utf8)
             case .routed(let scheme, let host, let port, let target):
                 guard Self.isPlain(host), Self.isPlain(target) else {
-                    line += LoggedText.loggedTarget(string)
+                    line.append(contentsOf: LoggedText.loggedTarget(string).utf8)
                     return
                 }
                 Self.appendURL(scheme: scheme, host: host, port: port, target: target, to: &line)
@@ -112,18 +112,18 @@ extension ExchangeLine {
 
         /// `scheme://host[:port]target`, as ``ProxyRequest/url`` writes it: an
         /// IPv6 host in brackets, the port only when not the scheme's default.
-        private static func appendURL(scheme: UpstreamScheme, host: String, port: Int, target: String, to line: inout String) {
-            line += scheme.rawValue
-            line += "://"
+        private static func appendURL(scheme: UpstreamScheme, host: String, port: Int, target: String, to line: inout [UInt8]) {
+            line.append(contentsOf: scheme.rawValue.utf8)
+            line.append(contentsOf: "://".utf8)
             let bracketed = host.utf8.contains(UInt8(ascii: ":"))
-            if bracketed { line += "[" }
-            line += host
-            if bracketed { line += "]" }
+            if bracketed { line.append(UInt8(ascii: "[")) }
+            line.append(contentsOf: host.utf8)
+            if bracketed { line.append(UInt8(ascii: "]")) }
             if port != scheme.defaultPort {
-                line += ":"
+                line.append(UInt8(ascii: ":"))
                 LoggedText.appendDecimal(port, to: &line)
             }
-            line += target
+            line.append(contentsOf: target.utf8)
         }
     }
 }

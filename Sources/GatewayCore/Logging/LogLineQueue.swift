@@ -87,8 +87,10 @@ public final class LogLineQueue: WriterThreadWork, @unchecked Sendable {
                 return dropped
             }
             guard !batch.isEmpty || lost > 0 else { return }
-            var text = ""
+            var text: [UInt8] = []
             text.reserveCapacity(batch.count * 160)
+            // An event's line is made as a string (``GatewayLogHandler``), in this scratch one.
+            var eventLine = ""
             // Per batch, not per line: the metadata's scratch array, and the
             // timestamp (looked up again only when the second changes).
             var pairs: [GatewayLogHandler.MetadataPair] = []
@@ -103,17 +105,21 @@ public final class LogLineQueue: WriterThreadWork, @unchecked Sendable {
                 switch line {
                 case .event(let event, let label, let metadata, let provided, _):
                     GatewayLogHandler.append(
-                        event, label: label, metadata: metadata, provided: provided, timestamp: timestamp, pairs: &pairs, to: &text
+                        event, label: label, metadata: metadata, provided: provided, timestamp: timestamp, pairs: &pairs, to: &eventLine
                     )
+                    text.append(contentsOf: eventLine.utf8)
+                    eventLine.removeAll(keepingCapacity: true)
                 case .exchange(let exchange, let label, _):
                     exchange.append(label: label, timestamp: timestamp, to: &text)
                 }
             }
             batch.removeAll(keepingCapacity: true)
             if lost > 0 {
-                text += "\(LogTimestamp.now()) warning gateway: dropped=\(lost) [GatewayCore] log lines dropped: standard error did not keep up\n"
+                text.append(
+                    contentsOf: "\(LogTimestamp.now()) warning gateway: dropped=\(lost) [GatewayCore] log lines dropped: standard error did not keep up\n".utf8
+                )
             }
-            text.withUTF8 { Self.writeAll($0, to: fileDescriptor) }
+            text.withUnsafeBufferPointer { Self.writeAll($0, to: fileDescriptor) }
         }
     }
 

@@ -88,25 +88,32 @@ public enum LoggedText {
         return text
     }
 
-    /// ``hundredthsText(_:)`` appended to `text`, without `Double`'s
+    /// ``hundredthsText(_:)`` appended to `text`: ``appendHundredths(_:to:)-([UInt8])``'s bytes.
+    public static func appendHundredths(_ value: Double, to text: inout String) {
+        var bytes: [UInt8] = []
+        appendHundredths(value, to: &bytes)
+        text += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// ``hundredthsText(_:)`` appended to `bytes`, without `Double`'s
     /// shortest-digits search: a number of hundredths below 10^15 has at most
     /// 15 significant digits, so that search finds exactly its digits. Anything
     /// else (negative, huge, not a number) as interpolation writes it.
-    public static func appendHundredths(_ value: Double, to text: inout String) {
+    public static func appendHundredths(_ value: Double, to bytes: inout [UInt8]) {
         let scaled = (value * 100).rounded()
         guard scaled.sign == .plus, scaled < 1e15 else {
-            text += "\(scaled / 100)"
+            bytes.append(contentsOf: "\(scaled / 100)".utf8)
             return
         }
         let hundredths = Int(scaled)
         let fraction = hundredths % 100
-        appendDecimal(hundredths / 100, to: &text)
-        text += "."
+        appendDecimal(hundredths / 100, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
         if fraction < 10 {
-            text += "0"
-            if fraction > 0 { appendDecimal(fraction, to: &text) }  // .0X, else .0
+            bytes.append(UInt8(ascii: "0"))
+            if fraction > 0 { appendDecimal(fraction, to: &bytes) }  // .0X, else .0
         } else {
-            appendDecimal(fraction % 10 == 0 ? fraction / 10 : fraction, to: &text)
+            appendDecimal(fraction % 10 == 0 ? fraction / 10 : fraction, to: &bytes)
         }
     }
 
@@ -115,5 +122,10 @@ public enum LoggedText {
     /// added as one string (up to 15 bytes, a small string: no allocation).
     public static func appendDecimal(_ value: Int, to text: inout String) {
         text += DecimalDigits.withDigits(of: value) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `value` in decimal, as `String(value)` writes it, appended to `bytes`.
+    public static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        DecimalDigits.withDigits(of: value) { bytes.append(contentsOf: $0) }
     }
 }
