@@ -504,9 +504,13 @@ otel_drops() {
 }
 
 bench_group() { # bench_group LOADS NAME...: the proxies up at once, their runs alternating
-    # (A, B, ..., A, B, ...) per load, so the drift of this machine over minutes falls on all
-    # alike. LOADS: "BODY CONNS" separated by ";", as BENCH_LOADS.
-    local loads=() names=() pids=() ports=() admins=() load body conns rep i ready=1
+    # (A, B, C, then B, C, A, ...) per load, so the drift of this machine over minutes falls on
+    # all alike. Each repetition starts one proxy later than the one before (as
+    # scripts/bench/interleaved.sh does): a run's place in the round moves its figure (in one
+    # run without the rotation, the fourth and fifth proxies of the first round read 15-20%
+    # above their later rounds while the first read the same). LOADS: "BODY CONNS" separated
+    # by ";", as BENCH_LOADS.
+    local loads=() names=() pids=() ports=() admins=() load body conns rep i k ready=1
     IFS=';' read -r -a loads <<<"$1"; shift
     names=("$@")
     log "${names[*]}, runs alternating"
@@ -521,7 +525,8 @@ bench_group() { # bench_group LOADS NAME...: the proxies up at once, their runs 
         for load in "${loads[@]}"; do
             read -r body conns <<<"$load"
             for ((rep = 1; rep <= REPEAT; rep++)); do
-                for i in "${!names[@]}"; do
+                for ((k = 0; k < ${#names[@]}; k++)); do
+                    i=$(((k + rep - 1) % ${#names[@]}))
                     measure "${names[i]}" "$body" "$conns" "$RUN_SECONDS" "$rep" "${pids[i]}" "${ports[i]}" || true
                 done
             done

@@ -180,7 +180,7 @@ def cpu_summary(stats, body="1k", conns=50):
             out.append(f"{label} ({name}): {g[name]['cpu']:.1f} µs/req = {r:.2f}× HAProxy's {h['cpu']:.1f} µs/req")
     for name, label in (("gateway-policies", "typical / default"), ("gateway-traces", "traces / default"),
                         ("gateway-log-info", "info / warning")):
-        r = cpu_ratio(g[name], g["gateway"])
+        r = cpu_ratio(stats.get((name, body, conns)), g["gateway"])
         if r is not None:
             out.append(f"{label} CPU per request: {r:.2f}×")
     r = cpu_ratio(stats.get(("gateway-otel", body, conns)), g["gateway"])
