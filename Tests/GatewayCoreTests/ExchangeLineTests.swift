@@ -91,6 +91,10 @@ struct ExchangeLineTests {
     @Test(arguments: [
         (UpstreamScheme.http, "example.com", 80, "/"), (.http, "example.com", 8080, "/p?q=1"), (.https, "h", 443, "/x"),
         (.https, "h", 80, "/x"), (.http, "::1", 80, "/"), (.https, "2001:db8::1", 8443, "/a?b"), (.http, "h", 0, ""),
+        // Queries lose their values, in place or through the rewrite: the two paths must agree.
+        (.http, "h", 80, "/p?token=abc&x=1"), (.https, "h", 443, "/a@b?c=d&e"), (.http, "h", 80, "/p?"),
+        (.http, "h", 80, "/p?a&b=c=d&&e=?f"), (.http, "h", 80, "/u?q=\u{202E}x"), (.http, "h", 80, "/a@b/c"),
+        (.http, "h", 80, "?q=1"), (.http, "h", 80, "*"), (.http, "h", 80, "/p#f?g=1"),
     ] as [(UpstreamScheme, String, Int, String)])
     func routedTargetIsTheRequestsURL(_ scheme: UpstreamScheme, _ host: String, _ port: Int, _ target: String) {
         let request = ProxyRequest(method: .GET, scheme: scheme, host: host, port: port, target: target, headers: [:])

@@ -86,19 +86,31 @@ extension ExchangeLine {
         }
 
         /// ``LoggedText/loggedTarget(_:)`` of ``string``, appended to `line`. A
-        /// routed URL whose host and target hold no `?`, no `@` and no byte that
-        /// may start a control or bidi character (most) needs no rewrite: its
-        /// parts go to the line as they are, never joined into a string of their own.
+        /// routed URL whose host holds no `?`, no `@`, and whose host and
+        /// origin-form target hold no byte that may start a control or bidi
+        /// character (most) needs no rewrite but its query's values: its parts
+        /// go to the line as they are, the query by
+        /// ``LoggedText/appendWithoutValues(query:to:)``, never joined into a
+        /// string of their own (an app's targets often have a query).
         func appendLogged(to line: inout [UInt8]) {
             switch self {
             case .uri(let uri):
                 line.append(contentsOf: LoggedText.loggedTarget(uri).utf8)
             case .routed(let scheme, let host, let port, let target):
-                guard Self.isPlain(host), Self.isPlain(target) else {
+                guard Self.isPlain(host), Self.isPlainOriginForm(target) else {
                     line.append(contentsOf: LoggedText.loggedTarget(string).utf8)
                     return
                 }
-                Self.appendURL(scheme: scheme, host: host, port: port, target: target, to: &line)
+                Self.appendOrigin(scheme: scheme, host: host, port: port, to: &line)
+                // The URL's authority ends where the target begins (`/`): an `@`
+                // in the target is no userinfo, and the URL's first `?` is the target's.
+                let bytes = target.utf8
+                if let q = bytes.firstIndex(of: UInt8(ascii: "?")) {
+                    line.append(contentsOf: bytes[..<q])
+                    LoggedText.appendWithoutValues(query: bytes[q...], to: &line)
+                } else {
+                    line.append(contentsOf: bytes)
+                }
             }
         }
 
@@ -110,9 +122,20 @@ extension ExchangeLine {
             }
         }
 
-        /// `scheme://host[:port]target`, as ``ProxyRequest/url`` writes it: an
-        /// IPv6 host in brackets, the port only when not the scheme's default.
+        /// An origin-form target (`/` first) with no byte that may start a control or bidi character.
+        private static func isPlainOriginForm(_ target: String) -> Bool {
+            target.utf8.first == UInt8(ascii: "/") && !target.utf8.contains(where: TerminalSafety.mayStartUnsafe)
+        }
+
+        /// `scheme://host[:port]target`, as ``ProxyRequest/url`` writes it.
         private static func appendURL(scheme: UpstreamScheme, host: String, port: Int, target: String, to line: inout [UInt8]) {
+            appendOrigin(scheme: scheme, host: host, port: port, to: &line)
+            line.append(contentsOf: target.utf8)
+        }
+
+        /// `scheme://host[:port]`, as ``ProxyRequest/url`` begins: an IPv6 host
+        /// in brackets, the port only when not the scheme's default.
+        private static func appendOrigin(scheme: UpstreamScheme, host: String, port: Int, to line: inout [UInt8]) {
             line.append(contentsOf: scheme.rawValue.utf8)
             line.append(contentsOf: "://".utf8)
             let bracketed = host.utf8.contains(UInt8(ascii: ":"))
@@ -123,7 +146,6 @@ extension ExchangeLine {
                 line.append(UInt8(ascii: ":"))
                 LoggedText.appendDecimal(port, to: &line)
             }
-            line.append(contentsOf: target.utf8)
         }
     }
 }

@@ -31,13 +31,19 @@ public enum LoggedText {
         let url = withoutUserInfo(url)
         let bytes = url.utf8
         guard let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return url }
-        // By bytes, in one copy: each `name=value` pair keeps `name=`; cut only at
-        // ASCII bytes, so the result is as valid UTF-8 as the URL.
         var kept: [UInt8] = []
         kept.reserveCapacity(bytes.count)
-        kept.append(contentsOf: bytes[...q])
+        kept.append(contentsOf: bytes[..<q])
+        appendWithoutValues(query: bytes[q...], to: &kept)
+        return String(decoding: kept, as: UTF8.self)
+    }
+
+    /// A query (from its `?` on) appended to `kept` as ``withoutQueryValues(_:)``
+    /// keeps it: each `name=value` pair keeps `name=`. By bytes, in one copy;
+    /// cut only at ASCII bytes, so the result is as valid UTF-8 as the query.
+    static func appendWithoutValues(query: some Sequence<UInt8>, to kept: inout [UInt8]) {
         var inValue = false
-        for byte in bytes[bytes.index(after: q)...] {
+        for byte in query {
             if byte == UInt8(ascii: "&") {
                 inValue = false
             } else if inValue {
@@ -47,7 +53,6 @@ public enum LoggedText {
             }
             kept.append(byte)
         }
-        return String(decoding: kept, as: UTF8.self)
     }
 
     /// `http://user:pass@h/p` → `http://h/p`, `user:pass@h:443` (a CONNECT
