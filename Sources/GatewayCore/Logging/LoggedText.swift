@@ -88,16 +88,9 @@ public enum LoggedText {
     /// `value` rounded to hundredths, written as `"\((value * 100).rounded() / 100)"`
     /// writes it (`0.0`, `0.05`, `0.4`, `12.0`, `12.34`): ``appendHundredths(_:to:)``.
     public static func hundredthsText(_ value: Double) -> String {
-        var text = ""
-        appendHundredths(value, to: &text)
-        return text
-    }
-
-    /// ``hundredthsText(_:)`` appended to `text`: ``appendHundredths(_:to:)-([UInt8])``'s bytes.
-    public static func appendHundredths(_ value: Double, to text: inout String) {
         var bytes: [UInt8] = []
         appendHundredths(value, to: &bytes)
-        text += String(decoding: bytes, as: UTF8.self)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// ``hundredthsText(_:)`` appended to `bytes`, without `Double`'s
