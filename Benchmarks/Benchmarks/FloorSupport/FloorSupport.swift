@@ -28,7 +28,7 @@ public final class UpstreamSlot<Part: Sendable> {
         let client = context.channel
         let slot = NIOLoopBound(self, eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try configure(channel) } }
             .connect(host: host, port: port)
             .whenComplete { result in
@@ -58,7 +58,7 @@ public func serveFloor(name: String, defaultPort: Int, configure: @escaping @Sen
     let server = try ServerBootstrap(group: group)
         .serverChannelOption(.backlog, value: 4096)
         .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-        .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
         .childChannelInitializer { channel in channel.eventLoop.makeCompletedFuture { try configure(channel) } }
         .bind(host: "127.0.0.1", port: port).wait()
     print("\(name) on \(server.localAddress!)")

@@ -56,7 +56,7 @@ final class LoadConnection {
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
         ClientBootstrap(group: eventLoop)
             .connectTimeout(.seconds(5))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let connection = bound.value

@@ -38,7 +38,7 @@ extension ClientConnectionHandler {
         let bound = NIOLoopBound((handler: self, info: info), eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(timeout)
-            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .channelOption(ChannelOptions.autoRead, value: false)
             .connect(host: host, port: port)

@@ -49,7 +49,7 @@ public final class RawTCPConnection: Sendable {
             .connectTimeout(TimeAmount(timeout))
             .channelOption(ChannelOptions.autoRead, value: false)
             .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try installHandlers(on: channel, inbox: inbox) }
             }

@@ -42,7 +42,7 @@ public final class RawTCPServer: Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.autoRead, value: false)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: 0) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let connection = try RawTCPConnection.configure(channel)

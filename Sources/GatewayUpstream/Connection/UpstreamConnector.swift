@@ -108,7 +108,7 @@ struct UpstreamConnector: Sendable {
         }
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
-            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers)
             .connect(host: key.host, port: key.port)
             .flatMapError { error in
