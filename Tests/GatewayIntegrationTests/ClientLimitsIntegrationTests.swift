@@ -29,21 +29,48 @@ struct ClientLimitsIntegrationTests {
         #expect(other.stdoutString == "200", "the only upstream connection was given back: \(other.stdoutString)")
     }
 
-    @Test func connectionsBeyondTheCapAreClosedAndCounted() async throws {
+    /// An app that leaks idle keep-alive connections from 127.0.0.1 past
+    /// `max_connections_per_client` does not lock the address out: the idle
+    /// ones are closed, oldest first, and the next request is served.
+    @Test func idleConnectionsPastThePerClientCapMakeRoomForTheNextRequest() async throws {
+        let upstream = try await TestUpstream.start()
+        let gateway = try await GatewayHarness.start { config in
+            config.limits.maxConnectionsPerClient = 40
+        }
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+        var leaked: [RawTCPClient] = []
+        for _ in 0..<60 { leaked.append(try await gateway.rawConnection()) }
+
+        let served = try await gateway.curl(["-o", "/dev/null", "-w", "%{http_code}", upstream.url("/echo")])
+        #expect(served.stdoutString == "200", "\(served.stderrString)")
+        // The oldest idle connections were the ones closed.
+        #expect(await leaked[0].waitForClose(timeout: .seconds(5)))
+        #expect(await leaked[20].waitForClose(timeout: .seconds(5)))
+        #expect(gateway.logs.text.contains("closed an idle keep-alive connection from 127.0.0.1 to admit a new one: limits.max_connections_per_client (40 from that address) reached"), "\(gateway.logs.text)")
+        let metrics = try await ProcessRunner.run("curl", ["-sS", "\(gateway.adminURL)/metrics"]).stdoutString
+        #expect(!metrics.contains("gateway_client_connections_refused_total{reason=\"max_connections_per_client\"} 1"))
+    }
+
+    /// With every connection busy (a request in flight), one over the cap is
+    /// refused: closed at once, counted, and logged with the cap.
+    @Test func aConnectionOverTheCapWithEveryOneBusyIsRefusedCountedAndLogged() async throws {
+        let upstream = try await TestUpstream.start()
         let gateway = try await GatewayHarness.start { config in
             config.limits.maxClientConnections = 2
+            config.limits.bodyTimeout = .seconds(30)
         }
-        defer { Task { try? await gateway.stop() } }
-        let connections = [try await gateway.rawConnection(), try await gateway.rawConnection(), try await gateway.rawConnection()]
-        // Exactly one of the three is closed. Which one is not fixed: each is
-        // counted when its channel becomes active on its own event loop, and
-        // with several loops the third connect can be counted before the second.
-        let closed = await withTaskGroup(of: Bool.self) { group in
-            for connection in connections { group.addTask { await connection.waitForClose(timeout: .seconds(5)) } }
-            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+        let busy = [try await gateway.rawConnection(), try await gateway.rawConnection()]
+        for connection in busy {
+            // A body that stops coming: the request stays in flight.
+            try await connection.send("POST \(upstream.url("/echo")) HTTP/1.1\r\nHost: 127.0.0.1:\(upstream.port)\r\nContent-Length: 100\r\n\r\n0123")
         }
-        #expect(closed == 1, "one connection over the cap of 2 is closed, the other two stay open")
+        try await Task.sleep(for: .milliseconds(200))
+        let refused = try await gateway.rawConnection()
+        #expect(await refused.waitForClose(timeout: .seconds(5)))
+        for connection in busy { #expect(!(await connection.waitForClose(timeout: .milliseconds(200)))) }
         let metrics = try await ProcessRunner.run("curl", ["-sS", "\(gateway.adminURL)/metrics"])
         #expect(metrics.stdoutString.contains("gateway_client_connections_refused_total{reason=\"max_client_connections\"} 1"), "\(metrics.stdoutString.split(separator: "\n").filter { $0.contains("refused") })")
+        #expect(gateway.logs.text.contains("refused a connection from 127.0.0.1: limits.max_client_connections (2) reached and none of those connections is idle"), "\(gateway.logs.text)")
     }
 }

@@ -1,3 +1,4 @@
+import GatewayCore
 import GatewayListener
 import GatewaySharedState
 import GatewayObservability
@@ -13,15 +14,15 @@ struct AdminRoutes: Sendable {
     let liveConfig: LiveConfig
     /// The shared state's health, when `shared_state` is configured.
     let sharedState: SharedStateReadiness?
+    /// Asks the proxy port itself, for `/readyz`.
+    let proxyProbe: ProxyReadinessProbe
 
     func handle(method: String, path: String) async -> (status: Int, contentType: String, body: [UInt8])? {
         switch path {
         case "/healthz":
             return (200, "application/json", Array("{\"status\":\"ok\"}\n".utf8))
         case "/readyz":
-            // Ready once the proxy listener is bound; with shared state, its availability too.
-            guard let sharedState else { return (200, "application/json", Array("{\"status\":\"ready\"}\n".utf8)) }
-            return sharedState.readiness()
+            return await readiness()
         case "/metrics":
             metrics.setClientConnections(proxy.connectionCount)
             return (200, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition())
@@ -37,5 +38,22 @@ struct AdminRoutes: Sendable {
         default:
             return nil
         }
+    }
+
+    /// Ready when the proxy port accepts and answers a request (``ProxyReadinessProbe``:
+    /// a listener that resets every connection is not ready, whatever the admin
+    /// port says) and, with shared state, when that allows (``SharedStateReadiness``).
+    private func readiness() async -> (status: Int, contentType: String, body: [UInt8]) {
+        let probe: ProxyReadinessProbe.Result
+        if let address = proxy.boundAddress {
+            probe = await proxyProbe.check(address)
+        } else {
+            probe = .notReady("the proxy port is not bound")
+        }
+        guard case .notReady(let reason) = probe else {
+            return sharedState?.readiness() ?? (200, "application/json", Array("{\"status\":\"ready\"}\n".utf8))
+        }
+        let body = "{\"status\":\"not_ready\",\"proxy\":\"not_answering\",\"proxy_error\":\(JSONString.quote(reason))}\n"
+        return (503, "application/json", Array(body.utf8))
     }
 }

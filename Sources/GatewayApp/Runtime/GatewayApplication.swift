@@ -103,12 +103,15 @@ public final class GatewayApplication: Sendable {
             logger: logger,
             routes: AdminRoutes(
                 metrics: metrics, proxy: ready, traces: shared.traceWriters.recent, liveConfig: liveConfig,
-                sharedState: shared.sharedState.map { SharedStateReadiness(health: $0.database.health, config: $0.database.config) }
+                sharedState: shared.sharedState.map { SharedStateReadiness(health: $0.database.health, config: $0.database.config) },
+                proxyProbe: ProxyReadinessProbe(eventLoopGroup: eventLoopGroup)
             ).handle
         )
+        // Shut down in reverse: the proxy drains first while the admin port still
+        // answers, so `/readyz` says 503 and `/metrics` is scraped during the drain.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: proxyServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: adminServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+            .init(service: proxyServer, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
         ]
         if let sharedState = shared.sharedState {
             services.append(.init(service: sharedState, failureTerminationBehavior: .gracefullyShutdownGroup))

@@ -24,6 +24,11 @@ public final class OneShotValue<Value: Sendable>: Sendable {
         for w in waiters { w.resume(with: result) }
     }
 
+    /// The value once set, without waiting; nil before (or after a failure).
+    public var value: Value? {
+        state.withLockedValue { try? $0.result?.get() }
+    }
+
     public func wait() async throws -> Value {
         try await withCheckedThrowingContinuation { c in
             let result = state.withLockedValue { s -> Result<Value, any Error>? in

@@ -10,6 +10,14 @@ extension ClientConnectionHandler {
         close(context)  // after the last response, which may wait for the end of the tick
     }
 
+    /// A connection cap was reached and this connection, idle longest, is
+    /// closed to admit a new one (``ConnectionTracker``); a request that
+    /// arrived meanwhile is answered first, then it closes.
+    func evictRequested() {
+        evicted = true
+        drainRequested()
+    }
+
     /// The drain timeout passed with this connection busy: a request still
     /// waiting for its response gets 503 `shutting_down`; anything else closes.
     func drainTimedOut() {

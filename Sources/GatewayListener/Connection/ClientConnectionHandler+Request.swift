@@ -39,6 +39,12 @@ extension ClientConnectionHandler {
             return refuse(error, info: info)
         }
 
+        // A probe of the proxy port itself (``ProxyReadiness``): answered before admission, not an exchange.
+        if ProxyReadiness.isProbe(target, method: head.method, bodyless: framing == .none, insideInterception: origin != nil) {
+            respond(ProxyReadiness.response, info: info)
+            return
+        }
+
         // 2. Admission, in the order the config load built it: proxy auth
         //    (not inside an intercepted tunnel: its CONNECT was authenticated), access rules.
         let resolved = origin.map { $0.resolve(target) } ?? target

@@ -56,6 +56,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The last write of a response, kept only when the connection may close after it.
     var lastWrite: EventLoopFuture<Void>?
     var trackingID: Int?
+    /// Idle or busy, for the connection caps (``ConnectionTracker``).
+    let idle = ConnectionIdleMark()
+    /// Closed to admit another connection at a cap: it ends after the exchange in flight.
+    var evicted = false
     /// The channel's allocator, read once (through the context it cost a
     /// retain of the pipeline and the channel on every response head).
     var allocator = ByteBufferAllocator()
@@ -97,8 +101,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard trackingID == nil else { return }
         let limits = environment.liveConfig.current.config.limits
         let client = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        idle.idle(at: context.eventLoop.now)  // until its first request arrives
         guard let id = environment.tracker.add(
-            context.channel, client: client, limit: limits.maxClientConnections, perClientLimit: limits.maxConnectionsPerClient
+            context.channel, client: client, idle: idle, limit: limits.maxClientConnections, perClientLimit: limits.maxConnectionsPerClient
         ) else {
             context.close(promise: nil)
             return
@@ -109,7 +114,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         environment.tracker.setCallbacks(id, ConnectionTracker.Callbacks(
             drain: { handler.eventLoop.execute { handler.value.drainRequested() } },
-            abort: { handler.eventLoop.execute { handler.value.drainTimedOut() } }
+            abort: { handler.eventLoop.execute { handler.value.drainTimedOut() } },
+            evict: { handler.eventLoop.execute { handler.value.evictRequested() } }
         ))
     }
 
@@ -161,6 +167,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 guard let verdict = part.verdict else { return }
                 // A refused head's request stops here: no body follows it.
                 timeouts.headReceived(bodyFollows: part.announcesBody)
+                idle.busy()
                 discardedBytes = 0
                 startExchange(head, framing: verdict)
             case .queue:
@@ -268,11 +275,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         timeouts.exchangeFinished()
         let draining = environment.tracker.isDraining
         guard keepAlive else { return }  // the close follows the last write (see `writeResponseEnd`)
-        guard !draining else {
+        guard !draining, !evicted else {
             machine.closeAfterWrite()
             closeWhenWritten(lastWrite)
             return
         }
+        if let context { idle.idle(at: context.eventLoop.now) }
         // Parts of the next request that came with the last read (those of a
         // request after it are queued again).
         if !pipelined.isEmpty {

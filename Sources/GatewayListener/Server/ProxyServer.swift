@@ -23,7 +23,7 @@ public final class ProxyServer: Service, Sendable {
         liveConfig: LiveConfig, eventLoopGroup: any EventLoopGroup, logger: Logger, events: any GatewayEvents = NoGatewayEvents(),
         ownListeners: OwnListeners = OwnListeners()
     ) {
-        self.tracker = ConnectionTracker(events: events)
+        self.tracker = ConnectionTracker(events: events, logger: logger)
         self.ownListeners = ownListeners
         self.liveConfig = liveConfig
         self.eventLoopGroup = eventLoopGroup
@@ -34,6 +34,9 @@ public final class ProxyServer: Service, Sendable {
     public func listeningAddress() async throws -> SocketAddress {
         try await bound.wait()
     }
+
+    /// The bound address, without waiting: nil until the listener is bound.
+    public var boundAddress: SocketAddress? { bound.value }
 
     /// Open client connections.
     public var connectionCount: Int { tracker.count }
@@ -68,6 +71,12 @@ public final class ProxyServer: Service, Sendable {
             bound.fail(failure)
             throw failure
         }
+        // Last on the listening channel, after NIO's accept handler: a connection
+        // that could not be set up, or a failed accept, is counted and logged.
+        let (events, logger) = (tracker.events, logger)
+        try? await server.eventLoop.submit {
+            try server.pipeline.syncOperations.addHandler(AcceptFailureReporter(events: events, logger: logger))
+        }.get()
         let address = server.localAddress!
         bound.succeed(address)
         logger.notice("proxy listening on \(address.displayText)", metadata: ["address": "\(address.displayText)"])

@@ -15,9 +15,17 @@ final class GatewayProcess: Sendable {
     }
 
     /// `openFiles`: start it under these soft and hard `RLIMIT_NOFILE` limits (set by `sh`'s `ulimit`).
-    init(arguments: [String], environment: [String: String] = [:], openFiles: (soft: Int, hard: Int)? = nil) throws {
+    /// `unprivileged`: run it as ``Unprivileged`` says (uid 65534, no capability), from a copy of the binary.
+    init(
+        arguments: [String], environment: [String: String] = [:], openFiles: (soft: Int, hard: Int)? = nil,
+        unprivileged: Unprivileged? = nil
+    ) throws {
         let process = Process()
-        if let openFiles {
+        if let unprivileged {
+            let (executable, prefix) = try unprivileged.command(for: Self.executableURL.path)
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = prefix + arguments
+        } else if let openFiles {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -Sn \(openFiles.soft) && ulimit -Hn \(openFiles.hard) && exec \"$0\" \"$@\"", Self.executableURL.path] + arguments
         } else {
