@@ -31,10 +31,8 @@ public struct MetricFamily: Sendable, Hashable {
         return Array(zip(labelNames, values))
     }
 
-    /// Latency buckets in seconds: 1 ms to 30 s, fit for API calls.
-    public static let latencyBuckets: [Double] = [
-        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
-    ]
+    /// Latency buckets in seconds: 1 ms to 30 s, within 10% from 50 ms to 5 s (``LatencyBuckets``).
+    public static let latencyBuckets: [Double] = LatencyBuckets.bounds
 
     // MARK: Per endpoint (recorded by MetricsObserver)
 
