@@ -82,7 +82,10 @@ public final class EndpointRecorder: Sendable {
         self.labels = [key.upstream, key.endpoint, key.method]
         self.factory = factory
         self.duration = factory.histogram(.requestDuration, labels)
-        self.state = NIOLockedValueBox(State(stats: stats))
+        // Every status class at 0 from the start: an error-rate panel reads 0, not "No data".
+        var state = State(stats: stats)
+        state.requests = StatusClass.allCases.map { factory.counter(.requests, [key.upstream, key.endpoint, key.method, $0.label]) }
+        self.state = NIOLockedValueBox(state)
     }
 
     /// Records one finished exchange at `now` (the stats clock).

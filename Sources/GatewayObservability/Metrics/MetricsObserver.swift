@@ -1,5 +1,6 @@
 public import GatewayConfig
 import GatewayCore
+public import Logging
 
 /// Records every client request per endpoint: `gateway_requests_total`,
 /// `gateway_request_duration_seconds` (client-visible, up to the end of the
@@ -14,11 +15,16 @@ public struct MetricsObserver: Sendable {
     private let templates: EndpointTemplates
     private let maxEndpoints: Int
 
-    public init(metrics: GatewayMetrics, config: GatewayConfig) {
+    /// Made at each config load: registers the config's upstreams, starts the
+    /// series its label sets fix at 0 (``GatewayMetrics/startKnownSeries(of:)``),
+    /// and sends the warning about id-like paths to `logger`.
+    public init(metrics: GatewayMetrics, config: GatewayConfig, logger: Logger? = nil) {
         self.metrics = metrics
         metrics.addConfiguredUpstreams(config.upstreams.map(\.name))
+        if let logger { metrics.endpoints.setLogger(logger) }
         self.templates = EndpointTemplates(config: config)
         self.maxEndpoints = config.metrics.maxEndpointsPerUpstream
+        metrics.startKnownSeries(of: config)
     }
 
     /// The endpoint: configured templates of the request's upstream first, then
