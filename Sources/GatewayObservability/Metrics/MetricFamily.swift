@@ -109,7 +109,7 @@ public struct MetricFamily: Sendable, Hashable {
         labelNames: [])
     public static let clientConnectionsRefused = MetricFamily(
         name: "gateway_client_connections_refused_total", kind: .counter,
-        help: "Client connections closed at once: reason max_client_connections (that many were open) or max_connections_per_client (that many from one address)",
+        help: "Client connections closed at once: reason max_client_connections (that many were open), max_connections_per_client (that many from one address), setup_failed (accepted but could not be set up) or accept_failed (accept itself failed, e.g. out of descriptors)",
         labelNames: ["reason"])
     public static let sharedStateUp = MetricFamily(
         name: "gateway_shared_state_up", kind: .gauge,
