@@ -113,6 +113,37 @@ enum HTTP2ClientScripts {
                           "after": int(heads[3][b":status"]) if 3 in heads else None}))
         """
 
+    /// A POST that announces `content-length: 10` and never sends its body
+    /// (`STALL=body`), or a GET of a large response with the stream's window
+    /// shut (`STALL=window`: SETTINGS_INITIAL_WINDOW_SIZE 0, no WINDOW_UPDATE).
+    /// Prints stream 1's status, `x-gateway-error`, whether it was reset, and
+    /// the seconds until it ended either way.
+    static let stalledStream = connect + """
+        import h2.settings
+        stall = os.environ["STALL"]
+        if stall == "window":
+            conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+            conn.send_headers(1, request_headers(os.environ["PATH_STALLED"]), end_stream=True)
+        else:
+            conn.send_headers(1, [(":method", "POST"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", "/echo"), ("content-length", "10")])
+        sock.sendall(conn.data_to_send())
+        started = time.time()
+        status, error, reset = None, None, None
+        for event in events(30, reply=(stall != "window")):
+            if isinstance(event, h2.events.ResponseReceived) and event.stream_id == 1:
+                head = dict(event.headers)
+                status, error = int(head[b":status"]), head.get(b"x-gateway-error")
+            if isinstance(event, h2.events.StreamReset) and event.stream_id == 1:
+                reset = int(event.error_code)
+                break
+            if isinstance(event, h2.events.StreamEnded) and event.stream_id == 1:
+                break
+            if stall == "window" and isinstance(event, h2.events.RemoteSettingsChanged):
+                sock.sendall(conn.data_to_send())
+        print(json.dumps({"status": status, "error": error.decode() if error else None, "reset": reset,
+                          "seconds": round(time.time() - started, 2)}))
+        """
+
     /// One stream to `PATH_TO_RESET`, reset after `RESET_AFTER` seconds; then a
     /// second stream on the same connection, read to its end. Prints its status.
     static let resetThenRequest = thenStreamThree("""
