@@ -6,6 +6,7 @@ extension UpstreamConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         let map = try node.mapping(keys: [
             "name", "hosts", "origin", "ports", "tls", "http_version", "endpoints", "intercept", "auth", "retry", "rate_limit",
+            "faults", "mocks", "replay",
         ])
         guard let nameNode = map["name"] else { throw node.error("missing required key 'name'") }
         guard let hostsNode = map["hosts"] else { throw node.error("missing required key 'hosts'") }
@@ -42,6 +43,9 @@ extension UpstreamConfig {
         if let value = map["auth"] { auth = try AuthConfig(decoding: value) }
         if let value = map["retry"] { retry = try RetryConfig(decoding: value) }
         if let value = map["rate_limit"] { rateLimit = try RateLimitConfig(decoding: value) }
+        if let value = map["faults"] { faults = try FaultsConfig(decoding: value) }
+        if let value = map["mocks"] { mocks = try MocksConfig(decoding: value) }
+        if let value = map["replay"] { replay = try ReplayConfig(decoding: value) }
     }
 }
 
