@@ -13,9 +13,12 @@ public struct MetricsObserver: Sendable {
     let metrics: GatewayMetrics
     private let templates: EndpointTemplates
     private let maxEndpoints: Int
+    /// Some upstream has faults, mocks or replay: exchanges' records are read for them.
+    let watchesInjections: Bool
 
     public init(metrics: GatewayMetrics, config: GatewayConfig) {
         self.metrics = metrics
+        self.watchesInjections = config.upstreams.contains { $0.faults != nil || $0.mocks != nil || $0.replay != nil }
         metrics.addConfiguredUpstreams(config.upstreams.map(\.name))
         self.templates = EndpointTemplates(config: config)
         self.maxEndpoints = config.metrics.maxEndpointsPerUpstream
@@ -39,8 +42,18 @@ struct PendingExchange: Sendable {
     let record: ExchangeRecord
     let started: StoredInstant
     var statusClass: StatusClass
+    var watchesInjections = false
 
     func finish(errorCode: GatewayError.Code? = nil) {
+        // A response the gateway made in the upstream's place is counted as
+        // such, never as the upstream's outcome (requests, errors, /stats).
+        if watchesInjections {
+            let injections = record.injections
+            if !injections.isEmpty {
+                metrics.countInjections(injections, endpoint: recorder.key)
+                if record.injectedResponse != nil { return }
+            }
+        }
         let duration = StoredInstant.now - started
         let exchange = CompletedExchange(
             duration: duration,
