@@ -78,7 +78,7 @@ struct AuthTests {
     @Test func unknownKeysAreErrorsWithSuggestions() {
         TestSupport.expectError(
             Self.auth("      type: bearer\n      token_evn: T\n"), keyPath: "upstreams[0].auth.token_evn",
-            contains: "did you mean 'token_env'?")
+            contains: "did you mean \"token_env\"?")
     }
 
     @Test(arguments: [

@@ -102,7 +102,7 @@ struct RetryTests {
             contains: "must be at least backoff.base (2s), got 1s")
         #expect(Self.decoded("      backoff: { base: 1s, max: 1s }\n")?.backoffMax == .seconds(1))
         TestSupport.expectError(
-            Self.retry("      backoff: { bas: 1s }\n"), keyPath: "upstreams[0].retry.backoff.bas", contains: "did you mean 'base'?")
+            Self.retry("      backoff: { bas: 1s }\n"), keyPath: "upstreams[0].retry.backoff.bas", contains: "did you mean \"base\"?")
         TestSupport.expectError(Self.retry("      backoff: 1s\n"), keyPath: "upstreams[0].retry.backoff", contains: "expected a mapping")
     }
 
@@ -152,7 +152,7 @@ struct RetryTests {
     }
 
     @Test func unknownKeysAndTypes() {
-        TestSupport.expectError(Self.retry("      attempt: 2\n"), keyPath: "upstreams[0].retry.attempt", contains: "did you mean 'attempts'?")
+        TestSupport.expectError(Self.retry("      attempt: 2\n"), keyPath: "upstreams[0].retry.attempt", contains: "did you mean \"attempts\"?")
         TestSupport.expectError(
             Self.retry("      retry_non_idempotent: sometimes\n"), keyPath: "upstreams[0].retry.retry_non_idempotent",
             contains: "expected true or false")

@@ -13,7 +13,7 @@ struct StructureTests {
     }
 
     @Test func unknownKeySuggestsTheClosestOne() {
-        TestSupport.expectError("access:\n  alow: [\"*\"]\n", keyPath: "access.alow", contains: "did you mean 'allow'?")
+        TestSupport.expectError("access:\n  alow: [\"*\"]\n", keyPath: "access.alow", contains: "did you mean \"allow\"?")
     }
 
     @Test(arguments: [

@@ -65,7 +65,7 @@ struct TraceMetricsInterceptionTests {
         ("trace:\n  redact_query: [\"\"]\n", "trace.redact_query[0]", "must not be empty"),
         ("trace:\n  redact_json_fields: [a, \"\"]\n", "trace.redact_json_fields[1]", "must not be empty"),
         ("trace:\n  max_file_size: big\n", "trace.max_file_size", "expected a size"),
-        ("trace:\n  redact_header: [a]\n", "trace.redact_header", "did you mean 'redact_headers'?"),
+        ("trace:\n  redact_header: [a]\n", "trace.redact_header", "did you mean \"redact_headers\"?"),
         ("metrics:\n  max_endpoints_per_upstream: 0\n", "metrics.max_endpoints_per_upstream", "between 1 and 10000, got 0"),
         ("metrics:\n  max_endpoints_per_upstream: 10001\n", "metrics.max_endpoints_per_upstream", "between 1 and 10000"),
         ("metrics:\n  stats_window: 0s\n", "metrics.stats_window", "must be greater than 0"),

@@ -43,7 +43,7 @@ struct TracingConfigTests {
     }
 
     @Test func fileErrorsNameTheKey() {
-        TestSupport.expectError("tracing:\n  enable: true\n", keyPath: "tracing.enable", contains: "did you mean 'enabled'")
+        TestSupport.expectError("tracing:\n  enable: true\n", keyPath: "tracing.enable", contains: "did you mean \"enabled\"")
         TestSupport.expectError("tracing:\n  protocol: grpc\n", keyPath: "tracing.protocol", contains: "http/protobuf")
         TestSupport.expectError("tracing:\n  sampler: sometimes\n", keyPath: "tracing.sampler", contains: "parentbased_traceidratio")
         TestSupport.expectError("tracing:\n  sampler_ratio: 1.5\n", keyPath: "tracing.sampler_ratio", contains: "between 0 and 1")

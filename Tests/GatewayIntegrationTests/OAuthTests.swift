@@ -111,7 +111,7 @@ struct OAuthTests {
         #expect(f.protected.authorizedCount == 201)
         let metrics = try await Self.metrics(gateway)
         #expect(metrics.contains(#"gateway_token_refreshes_total{upstream="payments",trigger="401",result="success"} 1"#), "\(metrics)")
-        #expect(metrics.contains(#"gateway_token_refreshes_total{upstream="payments",trigger="startup",result="success"} 1"#))
+        #expect(metrics.contains(#"gateway_token_refreshes_total{upstream="payments",trigger="first_use",result="success"} 1"#))
     }
 
     /// The same with curl as the client: 20 curl processes at once.
@@ -183,7 +183,7 @@ struct OAuthTests {
             #expect(f.authority.tokenCallCount == 1)
         }
         let metrics = try await Self.metrics(gateway)
-        #expect(metrics.contains(#"gateway_token_refreshes_total{upstream="payments",trigger="startup",result="failure"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"gateway_token_refreshes_total{upstream="payments",trigger="first_use",result="failure"} 1"#), "\(metrics)")
         for secret in f.secrets { #expect(!gateway.logs.text.contains(secret)) }
     }
 

@@ -86,8 +86,11 @@ struct TraceReplayTests {
         // The replay went through the gateway: it was traced too.
         #expect(try await TraceTests.readRecords(file, count: 2).count == 2)
 
+        let beforeUnset = upstream.receivedRequests.count
         let unset = try await Self.gatewayCLI(["trace", "replay", record.id, "--file", file, "--direct"], environment: ["ECHO_TOKEN": ""])
+        #expect(unset.status == 1, "refused, not replayed with an empty token: \(unset.stderrString)")
         #expect(unset.stderrString.contains("$ECHO_TOKEN is not set"), "\(unset.stderrString)")
+        #expect(upstream.receivedRequests.count == beforeUnset, "nothing was sent")
         let direct = try await Self.gatewayCLI(["trace", "replay", record.id, "--file", file, "--direct"], environment: ["ECHO_TOKEN": "from-env", "http_proxy": "http://127.0.0.1:1"])
         #expect(direct.status == 0, "\(direct.stderrString)")
         #expect(!direct.stderrString.contains("not set"))
@@ -95,6 +98,36 @@ struct TraceReplayTests {
         #expect(upstream.receivedRequests.last?.body == body)
         #expect(direct.stdoutString.contains("replay (direct)"))
         try await gateway.stop()
+    }
+
+    /// Issue 52: `--direct` with a credential's variable unset warned, sent an
+    /// empty token, got 401 and exited 0. It refuses: exit 1, the unset
+    /// variable named (never a value), nothing sent.
+    @Test func directReplayRefusesWithACredentialVariableUnset() async throws {
+        let upstream = try await TestUpstream.start()
+        defer { Task { try? await upstream.shutdown() } }
+        let dir = try TraceTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = "\(dir)/trace.jsonl"
+        let direct = #"curl -H "Authorization: Bearer ${REPLAY_SET_TOKEN}" -H "X-Api-Key: ${REPLAY_UNSET_KEY}" 'http://127.0.0.1:\#(upstream.port)/echo/direct'"#
+        var record = Self.record("direct", curl: "curl -x 'http://127.0.0.1:1' 'http://127.0.0.1:\(upstream.port)/echo/direct'")
+        record.curlDirect = direct
+        try Self.writeTrace(file, [record])
+        let setValue = "set-value-5150"
+
+        let refused = try await Self.gatewayCLI(["trace", "replay", "direct", "--file", file, "--direct"], environment: ["REPLAY_SET_TOKEN": setValue, "REPLAY_UNSET_KEY": ""])
+        #expect(refused.status == 1, "\(refused.stderrString)\n\(refused.stdoutString)")
+        #expect(refused.stderrString.contains("$REPLAY_UNSET_KEY is not set"), "\(refused.stderrString)")
+        #expect(refused.stderrString.contains("export REPLAY_UNSET_KEY=..."), "\(refused.stderrString)")
+        #expect(!refused.stderrString.contains("REPLAY_SET_TOKEN"), "only the unset one is named: \(refused.stderrString)")
+        #expect(!refused.stderrString.contains(setValue) && !refused.stdoutString.contains(setValue), "never a value")
+        #expect(!refused.stderrString.contains("Usage:"), "\(refused.stderrString)")
+        #expect(upstream.receivedRequests.isEmpty, "nothing was sent")
+
+        // Both set: it runs.
+        let sent = try await Self.gatewayCLI(["trace", "replay", "direct", "--file", file, "--direct"], environment: ["REPLAY_SET_TOKEN": setValue, "REPLAY_UNSET_KEY": "k"])
+        #expect(sent.status == 0, "\(sent.stderrString)")
+        #expect(upstream.receivedRequests.last?.header("X-Api-Key") == "k")
     }
 
     /// curl failing (nothing listens) makes replay exit non-zero; a body file

@@ -41,7 +41,7 @@ struct RunCommand: AsyncParsableCommand {
             config = try ConfigLoader.load(path: path, environment: environment)
             overrides(&config)
         } catch {
-            FileHandle.standardError.write(Data("gateway: invalid config: \(error)\n".utf8))
+            InvalidConfigReport.write(error)
             throw ExitCode(2)
         }
         let level = config.logLevel

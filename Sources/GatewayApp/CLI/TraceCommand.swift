@@ -11,46 +11,36 @@ struct TraceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace",
         abstract: "Inspect debug traces: list exchanges, show one, print its curl line, replay it, export HAR.",
+        discussion: "Traces are written while debug is on: `gateway run --debug`, or `debug: true` in the config.",
         subcommands: [List.self, Show.self, Curl.self, Replay.self, HAR.self]
     )
 
-    struct Source: ParsableArguments {
-        @OptionGroup var options: ConfigOptions
-        @Option(name: .long, help: "The trace file (default: trace.file from the config).")
-        var file: String?
-
-        func records() throws -> [TraceRecord] {
-            let path: String
-            if let file {
-                path = file
-            } else {
-                let environment = ProcessInfo.processInfo.environment
-                path = try ConfigLoader.load(path: options.resolvedPath(environment: environment), environment: environment, secrets: .skip).trace.file
-            }
-            return TraceFiles.records(path)
-        }
-
-        func record(_ id: String) throws -> TraceRecord {
-            guard let record = try records().last(where: { $0.id == id }) else {
-                throw CommandFailure("no trace record with id \(id)")
-            }
-            return record
-        }
-    }
-
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Recent exchanges: id, time, method, endpoint, status, attempts, duration.")
+        static let configuration = CommandConfiguration(
+            abstract: "Recent exchanges: id, time, method, endpoint, status, attempts, duration.",
+            discussion: """
+                The endpoint is the host and the path template the metrics use: the upstream's configured \
+                `endpoints:` first, then numeric, UUID and hex segments as {id} (`trace show ID` has the path). \
+                Without a trace file it says where it looked and exits 1.
+                """
+        )
         @OptionGroup var source: Source
         @Option(name: .long, help: "Show at most this many (newest).")
         var limit = 50
 
         func run() throws {
-            for r in try source.records().suffix(limit) {
+            let records = try source.records()
+            if records.isEmpty {
+                FileHandle.standardError.write(Data("gateway: the trace file holds no exchange yet\n".utf8))
+            }
+            let templates = try source.endpointTemplates()
+            for r in records.suffix(limit) {
                 let status = r.status.map(String.init) ?? (r.error ?? "-")
                 let upstream = r.upstream.map { "  upstream=\($0)" } ?? ""
+                let endpoint = r.endpointTemplate(templates)
                 // Control and bidi characters of a path or header show as `\u{202E}`, never act on the terminal.
                 print(TerminalSafety.escaped(
-                    "\(r.id)  \(r.time)  \(r.method) \(r.endpoint)  \(status)  attempts=\(r.attempts.count)  \(String(format: "%.3f", r.duration))s\(upstream)"
+                    "\(r.id)  \(r.time)  \(r.method) \(endpoint)  \(status)  attempts=\(r.attempts.count)  \(String(format: "%.3f", r.duration))s\(upstream)"
                 ))
             }
         }

@@ -41,8 +41,9 @@ extension TraceCommand {
                 }
                 FileHandle.standardError.write(Data("gateway: wrote \(records.count) entries to \(output)\n".utf8))
             } else {
-                // Standard output may be a terminal: control and bidi characters as JSON `\u` escapes (the same JSON).
-                FileHandle.standardOutput.write(Data(TerminalSafety.escaped(String(decoding: bytes, as: UTF8.self), style: .json).utf8))
+                // Valid JSON to a file or a pipe, and safe on a terminal: `HARExport.json`
+                // writes control and bidi characters inside strings as `\u` escapes.
+                FileHandle.standardOutput.write(Data(bytes))
             }
         }
     }

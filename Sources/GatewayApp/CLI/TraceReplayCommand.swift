@@ -12,7 +12,8 @@ extension TraceCommand {
                 Runs the `trace curl ID` line (through the gateway, `curl -x`, so auth, retries and \
                 metrics apply again; the gateway must be running) with /bin/sh, adding curl's -w timing \
                 variables. --direct runs the line as sent upstream: its credentials are shell variables \
-                (${GITHUB_TOKEN}), export them first. Exits with curl's status when curl fails.
+                (${GITHUB_TOKEN}), export them first: it refuses to run while one is unset. Exits with \
+                curl's status when curl fails.
                 """
         )
         @OptionGroup var source: Source
@@ -30,7 +31,13 @@ extension TraceCommand {
             var environment = ProcessInfo.processInfo.environment
             let unset = Self.variables(in: line).filter { (environment[$0] ?? "").isEmpty }
             let redacted = unset.filter { $0.hasPrefix("REDACTED_") }
-            for name in unset where !name.hasPrefix("REDACTED_") {
+            let credentials = unset.filter { !$0.hasPrefix("REDACTED_") }
+            if direct, !credentials.isEmpty {
+                // Straight to the upstream nothing else puts the credential in:
+                // an empty one would only earn a 401 (and count against the account).
+                throw CommandFailure(Self.unsetCredentialsMessage(credentials))
+            }
+            for name in credentials {
                 warn("$\(name) is not set (a credential the config reads from the environment); export \(name)=... to send it. Replaying with an empty value.")
             }
             if !redacted.isEmpty {
@@ -56,6 +63,15 @@ extension TraceCommand {
                 warn("curl failed with exit status \(status)")
                 throw ExitCode(status)
             }
+        }
+
+        /// Why `--direct` refuses to run: the unset credential variables, by name only.
+        static func unsetCredentialsMessage(_ names: [String]) -> String {
+            let listed = names.map { "$\($0)" }.joined(separator: ", ")
+            let exports = names.map { "export \($0)=..." }.joined(separator: "; ")
+            let verb = names.count == 1 ? "is" : "are"
+            return "\(listed) \(verb) not set: --direct sends the request straight to the upstream with the credential"
+                + " the config reads from the environment. \(exports) first (nothing was sent)."
         }
 
         /// Whether the body (inline or its file) holds the trace's redaction

@@ -95,7 +95,7 @@ enum ExchangePhases {
                 runtimeSecrets: services.tokenStores, logger: services.logger
             ))
         }
-        observers.append(MetricsObserver(metrics: services.metrics, config: config))
+        observers.append(MetricsObserver(metrics: services.metrics, config: config, logger: services.logger))
         return observers
     }
 

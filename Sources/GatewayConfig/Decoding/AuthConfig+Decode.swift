@@ -28,80 +28,72 @@ extension AuthConfig {
         return keys
     }()
 
+    /// Throws when `type` is missing or unknown (nothing else can be checked
+    /// without it); other mistakes are recorded, with empty stand-ins.
     init(decoding node: ConfigNode) throws(ConfigError) {
         let map = try node.mapping(keys: AuthConfig.allKeys)
         let typeList = AuthConfig.typeNames.joined(separator: ", ")
         guard let typeNode = map["type"] else { throw node.error("missing required key 'type' (one of: \(typeList))") }
-        let type = try typeNode.string().lowercased()
-        guard AuthConfig.typeNames.contains(type) else {
-            throw typeNode.error("expected one of: \(typeList); got '\(try typeNode.string())'")
-        }
+        let type = try typeNode.oneOf(AuthConfig.typeNames)
         let allowed = AuthConfig.commonKeys + AuthConfig.keys(forType: type)
         for key in AuthConfig.allKeys where map.contains(key) && !allowed.contains(key) {
-            throw node.child(key, map.entries[key]!.node).error(
-                "'\(key)' does not apply to type \(type); expected one of: \(allowed.joined(separator: ", "))")
+            node.context.issues.reject(
+                node.child(key, map.entries[key]!.node).error(
+                    "'\(key)' does not apply to type \(type); expected one of: \(allowed.joined(separator: ", "))"))
         }
         var clientAuth = ClientAuthMode.replace
-        if let value = map["client_auth"] {
-            let text = try value.string()
-            guard let mode = ClientAuthMode(rawValue: text.lowercased()) else {
-                throw value.error("expected one of: replace, keep; got '\(text)'")
-            }
-            clientAuth = mode
-        }
-        func required(_ key: String, _ what: String) throws(ConfigError) -> String {
-            guard let value = map[key] else { throw node.error("missing required key '\(key)' (\(what))") }
-            return try value.string()
+        map.decode("client_auth", into: &clientAuth) { ClientAuthMode(rawValue: try $0.oneOf(["replace", "keep"]))! }
+        func required(_ key: String, _ what: String) -> String {
+            map.required(key, hint: what) { try $0.string() } ?? ""
         }
         let kind: Kind
         switch type {
         case "bearer":
-            kind = .bearer(token: try Secret(decodingFrom: node, map, base: "token"))
+            kind = .bearer(token: Secret.required(from: map, base: "token"))
         case "header":
-            let name = try required("name", "the header to send, e.g. X-API-Key")
-            kind = .header(name: name, value: try Secret(decodingFrom: node, map, base: "value"))
+            let name = required("name", "the header to send, e.g. X-API-Key")
+            kind = .header(name: name, value: Secret.required(from: map, base: "value"))
         case "basic":
-            let username = try required("username", "the Basic auth user name")
-            kind = .basic(username: username, password: try Secret(decodingFrom: node, map, base: "password"))
+            let username = required("username", "the Basic auth user name")
+            kind = .basic(username: username, password: Secret.required(from: map, base: "password"))
         case "query":
-            let parameter = try required("param", "the query parameter to add, e.g. api_key")
-            kind = .query(parameter: parameter, value: try Secret(decodingFrom: node, map, base: "value"))
+            let parameter = required("param", "the query parameter to add, e.g. api_key")
+            kind = .query(parameter: parameter, value: Secret.required(from: map, base: "value"))
         default:
-            kind = .oauth2(try OAuth2Config(decoding: node, map))
+            kind = .oauth2(OAuth2Config(decoding: map))
         }
         self.init(kind: kind, clientAuth: clientAuth)
     }
 }
 
 extension OAuth2Config {
-    init(decoding node: ConfigNode, _ map: ConfigMapping) throws(ConfigError) {
+    /// Never throws: a missing or unknown `grant` is recorded, and the
+    /// checks that depend on it are skipped.
+    init(decoding map: ConfigMapping) {
+        let node = map.owner
         let grants = "refresh_token, client_credentials"
-        guard let grantNode = map["grant"] else { throw node.error("missing required key 'grant' (one of: \(grants))") }
-        let grantText = try grantNode.string()
-        guard let grant = Grant(rawValue: grantText.lowercased()) else {
-            throw grantNode.error("expected one of: \(grants); got '\(grantText)'")
+        let grant = map.required("grant", hint: "one of: \(grants)") { Grant(rawValue: try $0.oneOf(["refresh_token", "client_credentials"]))! }
+        let tokenURL = map.required("token_url", hint: "the token endpoint, e.g. https://auth.example.com/oauth/token") {
+            try $0.nonEmptyString()
         }
-        guard let urlNode = map["token_url"] else {
-            throw node.error("missing required key 'token_url' (the token endpoint, e.g. https://auth.example.com/oauth/token)")
-        }
-        let tokenURL = try urlNode.nonEmptyString()
-        let clientID = try Secret(decodingFrom: node, map, base: "client_id")
-        let clientSecret = try Secret.decodeOptional(from: node, map, base: "client_secret")
-        let refreshToken = try Secret.decodeOptional(from: node, map, base: "refresh_token")
+        let clientID = Secret.required(from: map, base: "client_id")
+        let clientSecret = Secret.optional(from: map, base: "client_secret")
+        let refreshToken = Secret.optional(from: map, base: "refresh_token")
         if grant == .clientCredentials, let key = Secret.keys("refresh_token").first(where: { map.contains($0) }) {
-            throw node.child(key, map.entries[key]!.node).error(
-                "a refresh token applies only to grant refresh_token; grant client_credentials obtains tokens with the client secret")
+            node.context.issues.reject(
+                node.child(key, map.entries[key]!.node).error(
+                    "a refresh token applies only to grant refresh_token; grant client_credentials obtains tokens with the client secret"))
         }
-        self.init(grant: grant, tokenURL: tokenURL, clientID: clientID, clientSecret: clientSecret, refreshToken: refreshToken)
-        if let value = map["scope"] { scope = try value.nonEmptyString() }
-        if let value = map["audience"] { audience = try value.nonEmptyString() }
-        if let value = map["client_auth_method"] {
-            let text = try value.string()
-            guard let method = ClientAuthMethod(rawValue: text.lowercased()) else {
-                throw value.error("expected one of: client_secret_basic, client_secret_post; got '\(text)'")
-            }
-            clientAuthMethod = method
+        self.init(
+            grant: grant ?? .clientCredentials, tokenURL: tokenURL ?? "", clientID: clientID, clientSecret: clientSecret,
+            refreshToken: refreshToken)
+        map.decode("scope", into: &scope) { try $0.nonEmptyString() }
+        map.decode("audience", into: &audience) { try $0.nonEmptyString() }
+        map.decode("client_auth_method", into: &clientAuthMethod) {
+            ClientAuthMethod(rawValue: try $0.oneOf(["client_secret_basic", "client_secret_post"]))!
         }
-        if let value = map["refresh_before_expiry"] { refreshBeforeExpiry = try value.duration() }
+        map.decode("refresh_before_expiry", into: &refreshBeforeExpiry) { try $0.duration() }
+        // Without a grant, which secrets the auth needs is unknown: its own checks are skipped.
+        if grant == nil { node.context.issues.markStandIn(node.path) }
     }
 }

@@ -2,12 +2,14 @@ import Foundation
 import Yams
 
 /// What every node of one decode shares: the file label (for errors), the
-/// environment (for secrets) and the directory relative paths resolve against.
+/// environment (for secrets), the directory relative paths resolve against,
+/// and where the problems found go (decoding goes on after one).
 struct DecodeContext {
     var file: String
     var environment: [String: String]
     var baseDirectory: URL
     var secrets: SecretLoading = .resolve
+    var issues: ConfigIssueCollector
 
     func error(_ keyPath: String, _ message: String) -> ConfigError {
         ConfigError(file: file, keyPath: keyPath, message: message)
@@ -54,7 +56,9 @@ struct ConfigNode {
 
     // MARK: Containers
 
-    /// The mapping's entries, after checking every key is one of `keys`.
+    /// The mapping's entries whose keys are among `keys`. An unknown, empty
+    /// or non-string key is recorded (with a suggestion when it is close to a
+    /// known one) and left out; only a node that is no mapping at all throws.
     func mapping(keys: [String]) throws(ConfigError) -> ConfigMapping {
         guard case .mapping(let mapping) = node else {
             throw error("expected a mapping with keys \(keys.joined(separator: ", ")), got \(kindName)")
@@ -65,18 +69,21 @@ struct ConfigNode {
             // (`? : 1`), and at the top level there is no parent to name: the position locates it.
             let position = keyNode.mark.map { " (line \($0.line), column \($0.column))" } ?? ""
             guard case .scalar(let keyScalar) = keyNode else {
-                throw error("keys must be plain strings, got \(ConfigNode(node: keyNode, path: path, context: context).kindName)\(position)")
+                context.issues.report(path, "keys must be plain strings, got \(ConfigNode(node: keyNode, path: path, context: context).kindName)\(position)")
+                continue
             }
             let key = keyScalar.string
             guard !key.isEmpty else {
-                throw error("keys must not be empty\(position)")
+                context.issues.report(path, "keys must not be empty\(position)")
+                continue
             }
             guard keys.contains(key) else {
-                throw child(key, valueNode).error(ConfigNode.unknownKeyMessage(key, expected: keys))
+                context.issues.reject(child(key, valueNode).error(ConfigNode.unknownKeyMessage(key, expected: keys)))
+                continue
             }
             entries[key] = child(key, valueNode)
         }
-        return ConfigMapping(entries: entries)
+        return ConfigMapping(owner: self, entries: entries)
     }
 
     /// The list's elements; a single scalar is not promoted to a list.
@@ -147,39 +154,12 @@ struct ConfigNode {
         guard case .scalar(let scalar) = node else { throw error("expected \(what), got \(kindName)") }
         return scalar.string.trimmingCharacters(in: .whitespaces)
     }
-
-    // MARK: Messages
-
-    static func unknownKeyMessage(_ key: String, expected keys: [String]) -> String {
-        var message = "unknown key '\(key)'; expected one of: \(keys.joined(separator: ", "))"
-        let lower = key.lowercased().replacingOccurrences(of: "-", with: "_")
-        if let suggestion = keys.min(by: { editDistance(lower, $0) < editDistance(lower, $1) }),
-            editDistance(lower, suggestion) <= max(1, suggestion.count / 3)
-        {
-            message += " (did you mean '\(suggestion)'?)"
-        }
-        return message
-    }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        guard !a.isEmpty else { return b.count }
-        guard !b.isEmpty else { return a.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + [Int](repeating: 0, count: b.count)
-            for j in 1...b.count {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-            }
-            previous = current
-        }
-        return previous[b.count]
-    }
 }
 
 /// The checked entries of one mapping; absent and null keys read as nil.
 struct ConfigMapping {
+    /// The mapping itself.
+    let owner: ConfigNode
     let entries: [String: ConfigNode]
 
     subscript(key: String) -> ConfigNode? {

@@ -9,42 +9,32 @@ extension GatewayConfig {
         "trace", "metrics", "interception", "shared_state", "tracing",
     ]
 
+    /// Every top-level key; a mistake in one is recorded and the others still read.
     init(decoding root: ConfigNode) throws(ConfigError) {
         self.init()
         let map = try root.mapping(keys: GatewayConfig.topLevelKeys)
-        if let node = map["listen"] { listen = try ListenConfig(decoding: node) }
-        if let node = map["open"] { open = try node.bool() }
-        if let node = map["log_level"] { logLevel = try GatewayConfig.decodeLogLevel(node) }
-        if let node = map["state_dir"] { stateDir = try node.nonEmptyString() }
-        if let node = map["debug"] { debug = try node.bool() }
-        if let node = map["access"] { access = try AccessConfig(decoding: node) }
-        if let node = map["proxy_auth"] { proxyAuth = try ProxyAuthConfig(decoding: node) }
-        if let node = map["limits"] { limits = try ListenerLimits(decoding: node) }
-        if let node = map["pool"] { pool = try PoolConfig(decoding: node) }
-        if let node = map["upstreams"] {
-            upstreams = []
-            for element in try node.sequence(of: "upstreams") {
-                upstreams.append(try UpstreamConfig(decoding: element))
-            }
-        }
+        map.decode("listen", into: &listen) { try ListenConfig(decoding: $0) }
+        map.decode("open", into: &open) { try $0.bool() }
+        map.decode("log_level", into: &logLevel) { try GatewayConfig.decodeLogLevel($0) }
+        map.decode("state_dir", into: &stateDir) { try $0.nonEmptyString() }
+        map.decode("debug", into: &debug) { try $0.bool() }
+        map.decode("access", into: &access) { try AccessConfig(decoding: $0) }
+        map.decode("proxy_auth", into: &proxyAuth) { try ProxyAuthConfig(decoding: $0) }
+        map.decode("limits", into: &limits) { try ListenerLimits(decoding: $0) }
+        map.decode("pool", into: &pool) { try PoolConfig(decoding: $0) }
+        map.decode("upstreams", into: &upstreams) { try UpstreamConfig.decodeList($0) }
         // Paths not written default to files under the (decoded) state_dir.
-        trace = try map["trace"].map { node throws(ConfigError) in try TraceConfig(decoding: node, stateDir: stateDir) }
-            ?? TraceConfig(stateDir: stateDir)
-        if let node = map["metrics"] { metrics = try MetricsConfig(decoding: node) }
-        interception = try map["interception"].map { node throws(ConfigError) in
-            try InterceptionConfig(decoding: node, stateDir: stateDir)
-        } ?? InterceptionConfig(stateDir: stateDir)
-        if let node = map["shared_state"], !node.isNull { sharedState = try SharedStateConfig(decoding: node) }
-        if let node = map["tracing"] { tracing = try TracingConfig(decoding: node) }
+        let stateDir = self.stateDir
+        trace = map.decode("trace") { try TraceConfig(decoding: $0, stateDir: stateDir) } ?? TraceConfig(stateDir: stateDir)
+        map.decode("metrics", into: &metrics) { try MetricsConfig(decoding: $0) }
+        interception = map.decode("interception") { try InterceptionConfig(decoding: $0, stateDir: stateDir) }
+            ?? InterceptionConfig(stateDir: stateDir)
+        map.decode("shared_state", into: &sharedState) { try SharedStateConfig(decoding: $0) }
+        map.decode("tracing", into: &tracing) { try TracingConfig(decoding: $0) }
     }
 
     static func decodeLogLevel(_ node: ConfigNode) throws(ConfigError) -> Logger.Level {
-        let text = try node.string()
-        guard let level = Logger.Level(rawValue: text.lowercased()) else {
-            let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
-            throw node.error("expected one of: \(names); got '\(text)'")
-        }
-        return level
+        Logger.Level(rawValue: try node.oneOf(Logger.Level.allCases.map(\.rawValue)))!
     }
 }
 
@@ -52,9 +42,9 @@ extension ListenConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
         let map = try node.mapping(keys: ["proxy", "admin", "admin_hosts"])
-        if let value = map["proxy"] { proxy = try BindAddress(decoding: value) }
-        if let value = map["admin"] { admin = try BindAddress(decoding: value) }
-        if let value = map["admin_hosts"] { adminHosts = try value.names(of: "host names") }
+        map.decode("proxy", into: &proxy) { try BindAddress(decoding: $0) }
+        map.decode("admin", into: &admin) { try BindAddress(decoding: $0) }
+        map.decode("admin_hosts", into: &adminHosts) { try $0.names(of: "host names") }
     }
 }
 
@@ -78,15 +68,15 @@ extension ListenerLimits {
             "max_head_bytes", "header_timeout", "idle_timeout", "drain_timeout",
             "body_timeout", "send_timeout", "max_client_connections", "max_connections_per_client", "tunnel_idle_timeout",
         ])
-        if let value = map["max_head_bytes"] { maxHeadBytes = try value.size() }
-        if let value = map["header_timeout"] { headerTimeout = try value.duration() }
-        if let value = map["idle_timeout"] { idleTimeout = try value.duration() }
-        if let value = map["drain_timeout"] { drainTimeout = try value.duration() }
-        if let value = map["body_timeout"] { bodyTimeout = try value.duration() }
-        if let value = map["send_timeout"] { sendTimeout = try value.duration() }
-        if let value = map["max_client_connections"] { maxClientConnections = try value.int() }
-        if let value = map["max_connections_per_client"] { maxConnectionsPerClient = try value.int() }
-        if let value = map["tunnel_idle_timeout"] { tunnelIdleTimeout = try value.duration() }
+        map.decode("max_head_bytes", into: &maxHeadBytes) { try $0.size() }
+        map.decode("header_timeout", into: &headerTimeout) { try $0.duration() }
+        map.decode("idle_timeout", into: &idleTimeout) { try $0.duration() }
+        map.decode("drain_timeout", into: &drainTimeout) { try $0.duration() }
+        map.decode("body_timeout", into: &bodyTimeout) { try $0.duration() }
+        map.decode("send_timeout", into: &sendTimeout) { try $0.duration() }
+        map.decode("max_client_connections", into: &maxClientConnections) { try $0.int() }
+        map.decode("max_connections_per_client", into: &maxConnectionsPerClient) { try $0.int() }
+        map.decode("tunnel_idle_timeout", into: &tunnelIdleTimeout) { try $0.duration() }
     }
 }
 
@@ -96,10 +86,10 @@ extension PoolConfig {
         let map = try node.mapping(keys: [
             "max_connections_per_host", "idle_timeout", "connect_timeout", "request_timeout",
         ])
-        if let value = map["max_connections_per_host"] { maxConnectionsPerHost = try value.int() }
-        if let value = map["idle_timeout"] { idleTimeout = try value.duration() }
-        if let value = map["connect_timeout"] { connectTimeout = try value.duration() }
-        if let value = map["request_timeout"] { requestTimeout = try value.duration() }
+        map.decode("max_connections_per_host", into: &maxConnectionsPerHost) { try $0.int() }
+        map.decode("idle_timeout", into: &idleTimeout) { try $0.duration() }
+        map.decode("connect_timeout", into: &connectTimeout) { try $0.duration() }
+        map.decode("request_timeout", into: &requestTimeout) { try $0.duration() }
     }
 }
 
@@ -107,14 +97,9 @@ extension AccessConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
         let map = try node.mapping(keys: ["allow", "deny", "connect_ports"])
-        if let value = map["allow"] { allow = try value.hostPatterns(allowRanges: true) }
-        if let value = map["deny"] { deny = try value.hostPatterns(allowRanges: true) }
-        if let value = map["connect_ports"] {
-            connectPorts = []
-            for element in try value.sequence(of: "ports") {
-                connectPorts.append(try element.int())
-            }
-        }
+        map.decode("allow", into: &allow) { try $0.hostPatterns(allowRanges: true) }
+        map.decode("deny", into: &deny) { try $0.hostPatterns(allowRanges: true) }
+        map.decode("connect_ports", into: &connectPorts) { try $0.elements(of: "ports") { try $0.int() } }
     }
 }
 
@@ -122,12 +107,11 @@ extension ConfigNode {
     /// A list of host patterns: `api.example.com`, `*.example.com`, `*`, an
     /// IP address, and with `allowRanges` (access rules) a CIDR range.
     func hostPatterns(allowRanges: Bool = false) throws(ConfigError) -> [HostPattern] {
-        var patterns: [HostPattern] = []
-        for element in try sequence(of: "host patterns") {
+        let expected = allowRanges
+            ? "a host (api.example.com), a wildcard subdomain (*.example.com), *, an IP address or a CIDR range (10.0.0.0/8)"
+            : "a host (api.example.com), a wildcard subdomain (*.example.com) or *"
+        return try elements(of: "host patterns") { element throws(ConfigError) in
             let text = try element.string()
-            let expected = allowRanges
-                ? "a host (api.example.com), a wildcard subdomain (*.example.com), *, an IP address or a CIDR range (10.0.0.0/8)"
-                : "a host (api.example.com), a wildcard subdomain (*.example.com) or *"
             guard let pattern = HostPattern(text), pattern.isAddressPattern || ConfigNode.isPlausibleHostPattern(text),
                 allowRanges || !pattern.isRange
             else {
@@ -135,9 +119,8 @@ extension ConfigNode {
                     "not a host pattern: expected \(expected), got '\(text)'"
                 )
             }
-            patterns.append(pattern)
+            return pattern
         }
-        return patterns
     }
 
     /// Stricter than `HostPattern.init`: the part after an optional `*.` must

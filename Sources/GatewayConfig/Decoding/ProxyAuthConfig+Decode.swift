@@ -7,17 +7,14 @@ extension ProxyAuthConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         let map = try node.mapping(keys: ["realm", "users"])
         var realm = ProxyAuthConfig.defaultRealm
-        if let value = map["realm"] { realm = try value.string() }
+        map.decode("realm", into: &realm) { try $0.string() }
         guard let usersNode = map["users"] else {
             throw node.context.error(
                 node.path.isEmpty ? "users" : "\(node.path).users",
                 "at least one user is required"
             )
         }
-        var users: [ProxyUser] = []
-        for element in try usersNode.sequence(of: "users") {
-            users.append(try ProxyUser(decoding: element))
-        }
+        let users = try usersNode.elements(of: "users") { try ProxyUser(decoding: $0) }
         self.init(realm: realm, users: users)
     }
 }
@@ -25,9 +22,7 @@ extension ProxyAuthConfig {
 extension ProxyUser {
     init(decoding node: ConfigNode) throws(ConfigError) {
         let map = try node.mapping(keys: ["username", "password_env", "password_file", "password"])
-        guard let usernameNode = map["username"] else {
-            throw node.error("missing required key 'username'")
-        }
-        self.init(username: try usernameNode.string(), password: try Secret(decodingFrom: node, map))
+        let username = map.required("username") { try $0.string() } ?? ""
+        self.init(username: username, password: Secret.required(from: map))
     }
 }

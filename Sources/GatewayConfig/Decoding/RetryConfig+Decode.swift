@@ -8,31 +8,31 @@ extension RetryConfig {
         let map = try node.mapping(keys: [
             "attempts", "backoff", "on", "budget", "buffer_limit", "per_try_timeout", "deadline", "retry_non_idempotent",
         ])
-        if let value = map["attempts"] { attempts = try value.int() }
-        if let value = map["backoff"] {
-            let backoff = try value.mapping(keys: ["base", "max"])
-            if let base = backoff["base"] { backoffBase = try base.duration() }
-            if let max = backoff["max"] { backoffMax = try max.duration() }
+        map.decode("attempts", into: &attempts) { try $0.int() }
+        if let value = map["backoff"], let backoff = value.decoded({ try $0.mapping(keys: ["base", "max"]) }) {
+            backoff.decode("base", into: &backoffBase) { try $0.duration() }
+            backoff.decode("max", into: &backoffMax) { try $0.duration() }
         }
-        if let value = map["on"] {
-            on = []
-            for element in try value.sequence(of: "retry conditions") {
-                let text = try element.string().trimmingCharacters(in: .whitespaces)
-                guard let condition = RetryCondition(text.lowercased()) else {
-                    throw element.error("\(RetryConfig.conditionMessage), got '\(text)'")
-                }
-                on.insert(condition)
-            }
+        map.decode("on", into: &on) { Set(try $0.elements(of: "retry conditions") { try RetryConfig.condition($0) }) }
+        if let value = map["budget"], let budget = value.decoded({ try $0.mapping(keys: ["percent", "min_per_second"]) }) {
+            budget.decode("percent", into: &budgetPercent) { try $0.number() }
+            budget.decode("min_per_second", into: &budgetMinPerSecond) { try $0.number() }
         }
-        if let value = map["budget"] {
-            let budget = try value.mapping(keys: ["percent", "min_per_second"])
-            if let percent = budget["percent"] { budgetPercent = try percent.number() }
-            if let minimum = budget["min_per_second"] { budgetMinPerSecond = try minimum.number() }
+        map.decode("buffer_limit", into: &bufferLimit) { try $0.size() }
+        map.decode("per_try_timeout", into: &perTryTimeout) { try $0.duration() }
+        map.decode("deadline", into: &deadline) { try $0.duration() }
+        map.decode("retry_non_idempotent", into: &retryNonIdempotent) { try $0.bool() }
+    }
+
+    /// One of `on`'s conditions; a misspelt name gets a suggestion.
+    static func condition(_ element: ConfigNode) throws(ConfigError) -> RetryCondition {
+        let text = try element.string().trimmingCharacters(in: .whitespaces)
+        guard let condition = RetryCondition(text.lowercased()) else {
+            let names = ["connect-failure", "reset", "timeout"]
+            let suggestion = text.allSatisfy(\.isASCIIDigit) ? "" : ConfigNode.suggestion(for: text, among: names)
+            throw element.error("\(RetryConfig.conditionMessage), got '\(text)'" + suggestion)
         }
-        if let value = map["buffer_limit"] { bufferLimit = try value.size() }
-        if let value = map["per_try_timeout"] { perTryTimeout = try value.duration() }
-        if let value = map["deadline"] { deadline = try value.duration() }
-        if let value = map["retry_non_idempotent"] { retryNonIdempotent = try value.bool() }
+        return condition
     }
 }
 
@@ -41,18 +41,19 @@ extension RateLimitConfig {
         let map = try node.mapping(keys: [
             "requests_per_second", "burst", "max_queue", "max_wait", "honor_upstream", "per_endpoint",
         ])
-        let rate = try map["requests_per_second"].map { node throws(ConfigError) in try node.number() }
+        let rate = map.decode("requests_per_second") { try $0.number() }
         var burst: Int?
         if let value = map["burst"] {
-            guard rate != nil else {
-                throw value.error("burst has no effect without requests_per_second")
+            if map["requests_per_second"] == nil {
+                node.context.issues.reject(value.error("burst has no effect without requests_per_second"))
+            } else {
+                burst = value.decoded { try $0.int() }
             }
-            burst = try value.int()
         }
         self.init(requestsPerSecond: rate, burst: burst)
-        if let value = map["max_queue"] { maxQueue = try value.int() }
-        if let value = map["max_wait"] { maxWait = try value.duration() }
-        if let value = map["honor_upstream"] { honorUpstream = try value.bool() }
-        if let value = map["per_endpoint"] { perEndpoint = try value.bool() }
+        map.decode("max_queue", into: &maxQueue) { try $0.int() }
+        map.decode("max_wait", into: &maxWait) { try $0.duration() }
+        map.decode("honor_upstream", into: &honorUpstream) { try $0.bool() }
+        map.decode("per_endpoint", into: &perEndpoint) { try $0.bool() }
     }
 }

@@ -13,39 +13,64 @@ extension Secret {
         ["\(base)_env", "\(base)_file", base]
     }
 
-    /// Resolves the one `base` secret key present in `map` (a mapping at `owner`).
-    init(decodingFrom owner: ConfigNode, _ map: ConfigMapping, base: String = "password") throws(ConfigError) {
-        guard let secret = try Secret.decodeOptional(from: owner, map, base: base) else {
-            throw owner.error("exactly one of \(Secret.keys(base).joined(separator: ", ")) is required; found none")
+    /// The `base` secret of `map`, which must be written. A mistake (none or
+    /// several of its keys, an unset variable, an unreadable file) is recorded
+    /// and a placeholder stands in: loading goes on to find the next mistake.
+    static func required(from map: ConfigMapping, base: String = "password") -> Secret {
+        let owner = map.owner
+        if let secret = optional(from: map, base: base) { return secret }
+        let keys = Secret.keys(base)
+        if !keys.contains(where: { map.contains($0) }) {
+            let path = owner.path.isEmpty ? base : "\(owner.path).\(base)"
+            owner.context.issues.report(
+                owner.path, "exactly one of \(keys.joined(separator: ", ")) is required; found none", standIn: path)
         }
-        self = secret
+        return Secret(source: .inline, value: Secret.unresolvedPlaceholder)
     }
 
-    /// The `base` secret in `map`, or nil when none of its keys is written;
-    /// more than one of them is an error.
-    static func decodeOptional(from owner: ConfigNode, _ map: ConfigMapping, base: String) throws(ConfigError) -> Secret? {
+    /// The `base` secret of `map`, or nil when none of its keys is written.
+    /// A mistake is recorded and a placeholder stands in (nil when it cannot
+    /// be told which of the keys was meant).
+    static func optional(from map: ConfigMapping, base: String) -> Secret? {
+        let owner = map.owner
         let keys = Secret.keys(base)
         let present = keys.filter { map.contains($0) }
         if present.isEmpty { return nil }
         guard present.count == 1, let node = map.entries[present[0]] else {
-            throw owner.error("exactly one of \(keys.joined(separator: ", ")) is required; found \(present.joined(separator: " and "))")
+            let path = owner.path.isEmpty ? base : "\(owner.path).\(base)"
+            owner.context.issues.report(
+                owner.path, "exactly one of \(keys.joined(separator: ", ")) is required; found \(present.joined(separator: " and "))",
+                standIn: path)
+            return Secret(source: .inline, value: Secret.unresolvedPlaceholder)
         }
+        do {
+            return try resolve(node, key: present[0], keys: keys)
+        } catch {
+            owner.context.issues.reject(error)
+            return Secret(source: .inline, value: Secret.unresolvedPlaceholder)
+        }
+    }
+
+    /// The secret `node` holds under `key` (one of `keys`: `_env`, `_file`, inline).
+    /// With ``SecretLoading/skip`` a variable or file is named but not read.
+    private static func resolve(_ node: ConfigNode, key: String, keys: [String]) throws(ConfigError) -> Secret {
         guard !node.isNull else { throw node.error("must not be empty") }
-        if owner.context.secrets == .skip, present[0] != keys[2] {
+        let context = node.context
+        if context.secrets == .skip, key != keys[2] {
             let name = try node.nonEmptyString()
-            let source: SecretSource = present[0] == keys[0] ? .env(name) : .file(owner.context.resolvePath(name))
+            let source: SecretSource = key == keys[0] ? .env(name) : .file(context.resolvePath(name))
             return Secret(source: source, value: Secret.unresolvedPlaceholder)
         }
-        switch present[0] {
+        switch key {
         case keys[0]:
             let name = try node.nonEmptyString()
-            guard let value = owner.context.environment[name] else {
+            guard let value = context.environment[name] else {
                 throw node.error("environment variable \(name) is not set")
             }
             guard !value.isEmpty else { throw node.error("environment variable \(name) is empty") }
             return Secret(source: .env(name), value: value)
         case keys[1]:
-            let path = owner.context.resolvePath(try node.nonEmptyString())
+            let path = context.resolvePath(try node.nonEmptyString())
             return Secret(source: .file(path), value: try Secret.readFile(path, node: node))
         default:
             let value = try node.string()

@@ -16,36 +16,24 @@ extension PostgresStateConfig {
 
     init(decoding node: ConfigNode) throws(ConfigError) {
         let map = try node.mapping(keys: PostgresStateConfig.keys)
-        let url = try Secret(decodingFrom: node, map, base: "url")
-        let endpoint: PostgresURL
-        if node.context.secrets == .skip, url.value == Secret.unresolvedPlaceholder {
-            endpoint = PostgresURL(host: "unresolved", username: "unresolved")
-        } else {
+        let url = Secret.required(from: map, base: "url")
+        // A URL not read (not set, or not to be read) stands in as a placeholder.
+        var endpoint = PostgresURL(host: "unresolved", username: "unresolved")
+        if url.value != Secret.unresolvedPlaceholder {
             let urlNode = Secret.keys("url").lazy.compactMap { map[$0] }.first ?? node
             switch PostgresURL.parse(url.value) {
             case .success(let parsed): endpoint = parsed
-            case .failure(let problem): throw urlNode.error("not a usable PostgreSQL URL (\(url)): \(problem.message)")
+            case .failure(let problem): node.context.issues.reject(urlNode.error("not a usable PostgreSQL URL (\(url)): \(problem.message)"))
             }
         }
         self.init(url: url, endpoint: endpoint)
-        if let value = map["tls"] { tls = try value.choice(PostgresStateConfig.TLSMode.self) }
-        if let value = map["ca_file"] { caFile = node.context.resolvePath(try value.nonEmptyString()) }
-        if let value = map["on_unavailable"] { onUnavailable = try value.choice(PostgresStateConfig.OnUnavailable.self) }
-        if let value = map["connect_timeout"] { connectTimeout = try value.duration() }
-        if let value = map["query_timeout"] { queryTimeout = try value.duration() }
-        if let value = map["max_connections"] { maxConnections = try value.int() }
-        if let value = map["rate_limit_lease"] { rateLimitLease = try value.duration() }
-        if let value = map["sync_interval"] { syncInterval = try value.duration() }
-    }
-}
-
-extension ConfigNode {
-    /// One of the raw values of `T`; the error lists them.
-    func choice<T: RawRepresentable & CaseIterable>(_ type: T.Type) throws(ConfigError) -> T where T.RawValue == String {
-        let text = try string()
-        guard let value = T(rawValue: text) else {
-            throw error("expected one of: \(T.allCases.map(\.rawValue).joined(separator: ", ")); got '\(text)'")
-        }
-        return value
+        map.decode("tls", into: &tls) { try $0.choice(PostgresStateConfig.TLSMode.self) }
+        map.decode("ca_file", into: &caFile) { node throws(ConfigError) in node.context.resolvePath(try node.nonEmptyString()) }
+        map.decode("on_unavailable", into: &onUnavailable) { try $0.choice(PostgresStateConfig.OnUnavailable.self) }
+        map.decode("connect_timeout", into: &connectTimeout) { try $0.duration() }
+        map.decode("query_timeout", into: &queryTimeout) { try $0.duration() }
+        map.decode("max_connections", into: &maxConnections) { try $0.int() }
+        map.decode("rate_limit_lease", into: &rateLimitLease) { try $0.duration() }
+        map.decode("sync_interval", into: &syncInterval) { try $0.duration() }
     }
 }

@@ -6,14 +6,14 @@ extension TraceConfig {
         let map = try node.mapping(keys: [
             "file", "max_file_size", "max_files", "redact", "redact_headers", "redact_query", "redact_json_fields", "buffer",
         ])
-        if let value = map["file"] { file = try value.nonEmptyString() }
-        if let value = map["max_file_size"] { maxFileBytes = try value.size() }
-        if let value = map["max_files"] { maxFiles = try value.int() }
-        if let value = map["redact"] { redact = try value.bool() }
-        if let value = map["redact_headers"] { redactHeaders = try value.names(of: "header names") }
-        if let value = map["redact_query"] { redactQuery = try value.names(of: "query parameters") }
-        if let value = map["redact_json_fields"] { redactJSONFields = try value.names(of: "JSON field names") }
-        if let value = map["buffer"] { bufferRecords = try value.int() }
+        map.decode("file", into: &file) { try $0.nonEmptyString() }
+        map.decode("max_file_size", into: &maxFileBytes) { try $0.size() }
+        map.decode("max_files", into: &maxFiles) { try $0.int() }
+        map.decode("redact", into: &redact) { try $0.bool() }
+        map.decode("redact_headers", into: &redactHeaders) { try $0.names(of: "header names") }
+        map.decode("redact_query", into: &redactQuery) { try $0.names(of: "query parameters") }
+        map.decode("redact_json_fields", into: &redactJSONFields) { try $0.names(of: "JSON field names") }
+        map.decode("buffer", into: &bufferRecords) { try $0.int() }
     }
 }
 
@@ -21,8 +21,8 @@ extension MetricsConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
         let map = try node.mapping(keys: ["max_endpoints_per_upstream", "stats_window"])
-        if let value = map["max_endpoints_per_upstream"] { maxEndpointsPerUpstream = try value.int() }
-        if let value = map["stats_window"] { statsWindow = try value.duration() }
+        map.decode("max_endpoints_per_upstream", into: &maxEndpointsPerUpstream) { try $0.int() }
+        map.decode("stats_window", into: &statsWindow) { try $0.duration() }
     }
 }
 
@@ -30,19 +30,15 @@ extension InterceptionConfig {
     init(decoding node: ConfigNode, stateDir: String) throws(ConfigError) {
         self.init(stateDir: stateDir)
         let map = try node.mapping(keys: ["ca_cert", "ca_key", "leaf_cache_size"])
-        if let value = map["ca_cert"] { caCert = try value.nonEmptyString() }
-        if let value = map["ca_key"] { caKey = try value.nonEmptyString() }
-        if let value = map["leaf_cache_size"] { leafCacheSize = try value.int() }
+        map.decode("ca_cert", into: &caCert) { try $0.nonEmptyString() }
+        map.decode("ca_key", into: &caKey) { try $0.nonEmptyString() }
+        map.decode("leaf_cache_size", into: &leafCacheSize) { try $0.int() }
     }
 }
 
 extension ConfigNode {
     /// A list of non-empty strings (names); their syntax is checked by validation.
     func names(of what: String) throws(ConfigError) -> [String] {
-        var names: [String] = []
-        for element in try sequence(of: what) {
-            names.append(try element.nonEmptyString())
-        }
-        return names
+        try elements(of: what) { try $0.nonEmptyString() }
     }
 }

@@ -9,19 +9,15 @@ extension TracingConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
         let map = try node.mapping(keys: TracingConfig.keys)
-        if let value = map["enabled"] { enabled = try value.bool() }
-        if let value = map["endpoint"] { endpoint = try value.nonEmptyString() }
-        if let value = map["protocol"] { exportProtocol = try value.choice(TracingConfig.ExportProtocol.self) }
-        if let value = map["headers"] {
-            for element in try value.sequence(of: "headers") {
-                headers.append(try TracingConfig.Header(decoding: element))
-            }
-        }
-        if let value = map["service_name"] { serviceName = try value.nonEmptyString() }
-        if let value = map["sampler"] { sampler = try value.choice(TracingConfig.Sampler.self) }
-        if let value = map["sampler_ratio"] { samplerRatio = try value.number() }
-        if let value = map["schedule_delay"] { scheduleDelay = try value.duration() }
-        if let value = map["max_queue"] { maxQueue = try value.int() }
+        map.decode("enabled", into: &enabled) { try $0.bool() }
+        map.decode("endpoint", into: &endpoint) { try $0.nonEmptyString() }
+        map.decode("protocol", into: &exportProtocol) { try $0.choice(TracingConfig.ExportProtocol.self) }
+        map.decode("headers", into: &headers) { try $0.elements(of: "headers") { try TracingConfig.Header(decoding: $0) } }
+        map.decode("service_name", into: &serviceName) { try $0.nonEmptyString() }
+        map.decode("sampler", into: &sampler) { try $0.choice(TracingConfig.Sampler.self) }
+        map.decode("sampler_ratio", into: &samplerRatio) { try $0.number() }
+        map.decode("schedule_delay", into: &scheduleDelay) { try $0.duration() }
+        map.decode("max_queue", into: &maxQueue) { try $0.int() }
     }
 }
 
@@ -31,6 +27,6 @@ extension TracingConfig.Header {
         guard let name = map["name"] else {
             throw node.error("expected a name and one of value_env, value_file, value ({name: X-API-Key, value_env: OTLP_API_KEY})")
         }
-        self.init(name: try name.nonEmptyString(), value: try Secret(decodingFrom: node, map, base: "value"))
+        self.init(name: try name.nonEmptyString(), value: Secret.required(from: map, base: "value"))
     }
 }

@@ -3,85 +3,93 @@ import GatewayCore
 
 /// Decoding of one `upstreams` entry and its `tls` section.
 extension UpstreamConfig {
-    init(decoding node: ConfigNode) throws(ConfigError) {
-        let map = try node.mapping(keys: [
-            "name", "hosts", "origin", "ports", "tls", "http_version", "endpoints", "intercept", "auth", "retry", "rate_limit",
-            "faults", "mocks", "replay",
-        ])
-        guard let nameNode = map["name"] else { throw node.error("missing required key 'name'") }
-        guard let hostsNode = map["hosts"] else { throw node.error("missing required key 'hosts'") }
-        let name = try nameNode.string()
-        let hosts = try hostsNode.hostPatterns()
-        var origin: UpstreamOrigin?
-        if let originNode = map["origin"] {
-            let text = try originNode.string()
-            switch UpstreamOrigin.parse(text) {
-            case .success(let parsed): origin = parsed
-            case .failure(.userInfo):
-                // Never echo the text: it holds credentials.
-                throw originNode.error(UpstreamOrigin.OriginProblem.userInfo.message)
-            case .failure(let problem): throw originNode.error("\(problem.message); got '\(text)'")
-            }
+    static let keys = [
+        "name", "hosts", "origin", "ports", "tls", "http_version", "endpoints", "intercept", "auth", "retry", "rate_limit",
+        "faults", "mocks", "replay",
+    ]
+
+    /// The `upstreams` list. An entry that is no mapping keeps its place as a
+    /// stand-in, so the entries after it are still checked under their own index.
+    static func decodeList(_ node: ConfigNode) throws(ConfigError) -> [UpstreamConfig] {
+        try node.sequence(of: "upstreams").map { element in
+            element.decoded { try UpstreamConfig(decoding: $0) }
+                ?? UpstreamConfig(name: "", hosts: [], origin: nil, tls: .standard)
         }
+    }
+
+    /// One entry; a missing `name` or `hosts` is recorded and an empty one stands in.
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        let map = try node.mapping(keys: UpstreamConfig.keys)
+        let name = map.required("name") { try $0.string() } ?? ""
+        let hosts = map.required("hosts") { try $0.hostPatterns() } ?? []
+        let origin = map.decode("origin") { try UpstreamOrigin(decoding: $0) }
         var tls = UpstreamTLSSettings.standard
         if let tlsNode = map["tls"] {
             if let origin, origin.scheme == .http {
-                throw tlsNode.error("tls settings have no effect: origin \(origin) is plain http")
+                node.context.issues.reject(tlsNode.error("tls settings have no effect: origin \(origin) is plain http"))
+            } else {
+                tls = tlsNode.decoded { try UpstreamTLSSettings(decoding: $0) } ?? tls
             }
-            tls = try UpstreamTLSSettings(decoding: tlsNode)
         }
         self.init(name: name, hosts: hosts, origin: origin, tls: tls)
         if let portsNode = map["ports"] {
             if let origin {
-                throw portsNode.error("ports has no effect with an origin: the credential goes to \(origin) only")
+                node.context.issues.reject(portsNode.error("ports has no effect with an origin: the credential goes to \(origin) only"))
+            } else {
+                ports = portsNode.decoded { try $0.credentialPorts() } ?? ports
             }
-            ports = try portsNode.credentialPorts()
         }
-        if let value = map["http_version"] { httpVersion = try value.upstreamHTTPVersion() }
-        if let value = map["endpoints"] { endpoints = try value.endpointTemplates() }
-        if let value = map["intercept"] { intercept = try value.bool() }
-        if let value = map["auth"] { auth = try AuthConfig(decoding: value) }
-        if let value = map["retry"] { retry = try RetryConfig(decoding: value) }
-        if let value = map["rate_limit"] { rateLimit = try RateLimitConfig(decoding: value) }
-        if let value = map["faults"] { faults = try FaultsConfig(decoding: value) }
-        if let value = map["mocks"] { mocks = try MocksConfig(decoding: value) }
-        if let value = map["replay"] { replay = try ReplayConfig(decoding: value) }
+        map.decode("http_version", into: &httpVersion) { try $0.upstreamHTTPVersion() }
+        map.decode("endpoints", into: &endpoints) { try $0.endpointTemplates() }
+        map.decode("intercept", into: &intercept) { try $0.bool() }
+        map.decode("auth", into: &auth) { try AuthConfig(decoding: $0) }
+        map.decode("retry", into: &retry) { try RetryConfig(decoding: $0) }
+        map.decode("rate_limit", into: &rateLimit) { try RateLimitConfig(decoding: $0) }
+        map.decode("faults", into: &faults) { try FaultsConfig(decoding: $0) }
+        map.decode("mocks", into: &mocks) { try MocksConfig(decoding: $0) }
+        map.decode("replay", into: &replay) { try ReplayConfig(decoding: $0) }
+    }
+}
+
+extension UpstreamOrigin {
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        let text = try node.string()
+        switch UpstreamOrigin.parse(text) {
+        case .success(let parsed): self = parsed
+        case .failure(.userInfo):
+            // Never echo the text: it holds credentials.
+            throw node.error(UpstreamOrigin.OriginProblem.userInfo.message)
+        case .failure(let problem): throw node.error("\(problem.message); got '\(text)'")
+        }
     }
 }
 
 extension ConfigNode {
     /// `ports`: a non-empty list of ports 1–65535.
     func credentialPorts() throws(ConfigError) -> [Int] {
-        var ports: [Int] = []
-        for element in try sequence(of: "ports") {
+        let ports = try elements(of: "ports") { element throws(ConfigError) in
             let port = try element.int()
             guard (1...65535).contains(port) else { throw element.error("port must be an integer from 1 to 65535; got \(port)") }
-            ports.append(port)
+            return port
         }
-        guard !ports.isEmpty else { throw error("must list at least one port") }
+        guard case .sequence(let written) = node, !written.isEmpty else { throw error("must list at least one port") }
         return ports
     }
 
     /// `http_version`: auto, http1 or http2 (any case).
     func upstreamHTTPVersion() throws(ConfigError) -> UpstreamHTTPVersion {
-        let text = try string()
-        guard let version = UpstreamHTTPVersion(rawValue: text.lowercased()) else {
-            throw error("expected one of: auto, http1, http2; got '\(text)'")
-        }
-        return version
+        UpstreamHTTPVersion(rawValue: try oneOf(["auto", "http1", "http2"]))!
     }
 
     /// A list of `[METHOD ]/path/{param}` templates.
     func endpointTemplates() throws(ConfigError) -> [EndpointTemplate] {
-        var templates: [EndpointTemplate] = []
-        for element in try sequence(of: "endpoint templates") {
+        try elements(of: "endpoint templates") { element throws(ConfigError) in
             let text = try element.string()
             switch EndpointTemplate.parse(text.trimmingCharacters(in: .whitespaces)) {
-            case .success(let template): templates.append(template)
+            case .success(let template): return template
             case .failure(let problem): throw element.error("not an endpoint template: \(problem.message); got '\(text)'")
             }
         }
-        return templates
     }
 }
 
@@ -91,26 +99,17 @@ extension UpstreamTLSSettings {
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
         let map = try node.mapping(keys: ["pins", "pin_mode", "ca_file", "insecure_skip_verify"])
-        if let value = map["pins"] {
-            for element in try value.sequence(of: "pins") {
-                let text = try element.string()
-                guard let pin = SPKIPin(text.trimmingCharacters(in: .whitespaces)) else {
+        map.decode("pins", into: &pins) { node throws(ConfigError) in
+            try node.elements(of: "pins") { element throws(ConfigError) in
+                guard let pin = SPKIPin(try element.string().trimmingCharacters(in: .whitespaces)) else {
                     throw element.error(UpstreamTLSSettings.pinMessage)
                 }
-                pins.append(pin)
+                return pin
             }
         }
-        if let value = map["pin_mode"] {
-            let text = try value.string()
-            guard let mode = PinMode(rawValue: text.lowercased()) else {
-                throw value.error("expected one of: enforce, report; got '\(text)'")
-            }
-            pinMode = mode
-        }
-        if let value = map["ca_file"] {
-            caFile = try UpstreamTLSSettings.checkedCAFile(value)
-        }
-        if let value = map["insecure_skip_verify"] { insecureSkipVerify = try value.bool() }
+        map.decode("pin_mode", into: &pinMode) { PinMode(rawValue: try $0.oneOf(["enforce", "report"]))! }
+        map.decode("ca_file", into: &caFile) { try UpstreamTLSSettings.checkedCAFile($0) }
+        map.decode("insecure_skip_verify", into: &insecureSkipVerify) { try $0.bool() }
     }
 
     /// The CA file's absolute path, after checking it exists and is readable.

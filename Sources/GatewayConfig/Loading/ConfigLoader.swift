@@ -3,8 +3,9 @@ import Yams
 
 /// Reads, decodes and validates a gateway config file.
 ///
-/// Every problem becomes a `ConfigError` naming the file and the exact key
-/// path; unknown keys are errors, never ignored. Relative `ca_file` and
+/// Every problem becomes an issue of one `ConfigError` naming the file and the
+/// exact key path, all of them found in one load; unknown keys are errors,
+/// never ignored. Relative `ca_file` and
 /// `password_file` paths are resolved against the config file's directory.
 /// The standard `OTEL_*` variables of `environment` apply over `tracing`
 /// (``TracingConfig/applyEnvironment(_:file:)``).
@@ -33,10 +34,12 @@ public enum ConfigLoader {
     }
 
     /// Parses YAML text; `file` labels errors and anchors relative paths
-    /// (its directory, or the working directory when it has none).
+    /// (its directory, or the working directory when it has none). Decoding
+    /// and validation go on past a mistake: the error lists every one found.
     public static func parse(yaml: String, file: String, environment: [String: String], secrets: SecretLoading = .resolve) throws(ConfigError) -> GatewayConfig {
         let baseDirectory = URL(fileURLWithPath: file).deletingLastPathComponent()
-        let context = DecodeContext(file: file, environment: environment, baseDirectory: baseDirectory, secrets: secrets)
+        let issues = ConfigIssueCollector(file: file)
+        let context = DecodeContext(file: file, environment: environment, baseDirectory: baseDirectory, secrets: secrets, issues: issues)
         let root: Node?
         do {
             // The basic resolver: the decoders read every scalar's text themselves
@@ -54,12 +57,17 @@ public enum ConfigLoader {
                 guard case .mapping = root else {
                     throw ConfigError(file: file, keyPath: "", message: "expected a mapping of settings at the top level, got \(node.kindName)")
                 }
-                config = try GatewayConfig(decoding: node)
+                config = node.decoded { try GatewayConfig(decoding: $0) } ?? config
             }
         }
         // The OpenTelemetry variables apply over the file (and to a file without `tracing`).
-        try config.tracing.applyEnvironment(environment, file: file)
-        try config.validate(file: file)
+        do {
+            try config.tracing.applyEnvironment(environment, file: file)
+        } catch {
+            issues.reject(error)
+        }
+        config.validate(into: issues)
+        if let error = issues.error { throw error }
         return config
     }
 

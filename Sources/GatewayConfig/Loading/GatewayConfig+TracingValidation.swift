@@ -4,36 +4,36 @@ import Foundation
 /// named in the error with its variable; such values only exist while tracing
 /// is on (``TracingConfig/applyEnvironment(_:file:)`` reads none otherwise).
 extension GatewayConfig {
-    func validateTracing(_ fail: (String, String) -> ConfigError) throws(ConfigError) {
+    func validateTracing(_ fail: (String, String) -> Void) {
         let tracing = self.tracing
-        func failing(_ key: String, _ message: String) -> ConfigError {
+        func failing(_ key: String, _ message: String) {
             let source = tracing.environmentSources[key].map { " (set by \($0))" } ?? ""
-            return fail("tracing.\(key)", message + source)
+            fail("tracing.\(key)", message + source)
         }
         if let problem = TracingConfig.endpointProblem(tracing.endpoint) {
-            throw failing("endpoint", problem)
+            failing("endpoint", problem)
         }
         if tracing.serviceName.isEmpty || AuthConfig.hasControlCharacter(tracing.serviceName) {
-            throw failing("service_name", tracing.serviceName.isEmpty ? "must not be empty" : "must not contain control characters")
+            failing("service_name", tracing.serviceName.isEmpty ? "must not be empty" : "must not contain control characters")
         }
         if !(0...1).contains(tracing.samplerRatio) {
-            throw failing("sampler_ratio", "must be between 0 and 1, got \(ConfigUnits.formatNumber(tracing.samplerRatio))")
+            failing("sampler_ratio", "must be between 0 and 1, got \(ConfigUnits.formatNumber(tracing.samplerRatio))")
         }
         if tracing.scheduleDelay <= .zero {
-            throw failing("schedule_delay", "must be greater than 0, got \(ConfigUnits.formatDuration(tracing.scheduleDelay))")
+            failing("schedule_delay", "must be greater than 0, got \(ConfigUnits.formatDuration(tracing.scheduleDelay))")
         }
         if !(1...TracingConfig.maxQueueLimit).contains(tracing.maxQueue) {
-            throw failing("max_queue", "must be between 1 and \(TracingConfig.maxQueueLimit), got \(tracing.maxQueue)")
+            failing("max_queue", "must be between 1 and \(TracingConfig.maxQueueLimit), got \(tracing.maxQueue)")
         }
         let fromEnvironment = tracing.environmentSources["headers"] != nil
         for (index, header) in tracing.headers.enumerated() {
             // From the variable the headers have no index of their own to name.
             let key = fromEnvironment ? "headers" : "headers[\(index)]"
             if header.name.isEmpty || !header.name.unicodeScalars.allSatisfy(EndpointTemplate.isTokenCharacter) {
-                throw failing(key, "not a valid header name: '\(header.name)'")
+                failing(key, "not a valid header name: '\(header.name)'")
             }
             if header.value.value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) {
-                throw failing(key, "the value of \(header.name) contains control characters (\(header.value))")
+                failing(key, "the value of \(header.name) contains control characters (\(header.value))")
             }
         }
     }
@@ -58,7 +58,7 @@ extension TracingConfig {
     /// `https://` URL with a host and no credentials (those go in `headers`).
     static func endpointProblem(_ endpoint: String) -> String? {
         // Not echoed when it may hold a user and password.
-        let shown = endpoint.contains("@") ? "<not shown: it holds an @>" : endpoint
+        let shown = endpoint.contains("@") ? "<not shown: it holds an @>" : shownEndpoint(endpoint)
         let expected = "expected an http:// or https:// URL such as http://127.0.0.1:4318/v1/traces, got '\(shown)'"
         guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return expected

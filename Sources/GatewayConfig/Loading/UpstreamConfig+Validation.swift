@@ -2,29 +2,31 @@
 /// run by `GatewayConfig.validate` with the upstream's key path as `prefix`.
 /// Messages name secrets by their source only, never by value.
 extension UpstreamConfig {
-    typealias Fail = (String, String) -> ConfigError
+    typealias Fail = (String, String) -> Void
 
-    func validateFeatures(prefix: String, maxEndpoints: Int, _ fail: Fail) throws(ConfigError) {
-        try validateEndpoints(prefix: "\(prefix).endpoints", maxEndpoints: maxEndpoints, fail)
-        if let auth { try auth.validate(prefix: "\(prefix).auth", fail) }
-        if let retry { try retry.validate(prefix: "\(prefix).retry", fail) }
-        if let rateLimit { try rateLimit.validate(prefix: "\(prefix).rate_limit", fail) }
+    func validateFeatures(prefix: String, maxEndpoints: Int, _ fail: Fail) {
+        validateEndpoints(prefix: "\(prefix).endpoints", maxEndpoints: maxEndpoints, fail)
+        if let auth { auth.validate(prefix: "\(prefix).auth", fail) }
+        if let retry { retry.validate(prefix: "\(prefix).retry", fail) }
+        if let rateLimit { rateLimit.validate(prefix: "\(prefix).rate_limit", fail) }
     }
 
-    private func validateEndpoints(prefix: String, maxEndpoints: Int, _ fail: Fail) throws(ConfigError) {
+    private func validateEndpoints(prefix: String, maxEndpoints: Int, _ fail: Fail) {
         if endpoints.count > maxEndpoints {
-            throw fail(prefix, "lists \(endpoints.count) templates, more than metrics.max_endpoints_per_upstream (\(maxEndpoints))")
+            fail(prefix, "lists \(endpoints.count) templates, more than metrics.max_endpoints_per_upstream (\(maxEndpoints))")
         }
         var firstIndex: [String: Int] = [:]
         for (index, template) in endpoints.enumerated() {
             let text = template.description
             guard case .success(let parsed) = EndpointTemplate.parse(text), parsed == template else {
-                throw fail("\(prefix)[\(index)]", "not a valid endpoint template: '\(text)'")
+                fail("\(prefix)[\(index)]", "not a valid endpoint template: '\(text)'")
+                continue
             }
             if let first = firstIndex[text] {
-                throw fail("\(prefix)[\(index)]", "duplicate endpoint '\(text)' (also endpoints[\(first)])")
+                fail("\(prefix)[\(index)]", "duplicate endpoint '\(text)' (also endpoints[\(first)])")
+            } else {
+                firstIndex[text] = index
             }
-            firstIndex[text] = index
         }
     }
 }
@@ -37,41 +39,40 @@ extension AuthConfig {
         "proxy-authorization", "proxy-authenticate", "proxy-connection", "via",
     ]
 
-    func validate(prefix: String, _ fail: UpstreamConfig.Fail) throws(ConfigError) {
+    func validate(prefix: String, _ fail: UpstreamConfig.Fail) {
         switch kind {
         case .bearer(let token):
-            try AuthConfig.checkHeaderSafe(token, key: "\(prefix).token", fail)
+            AuthConfig.checkHeaderSafe(token, key: "\(prefix).token", fail)
         case .header(let name, let value):
-            guard !name.isEmpty, name.unicodeScalars.allSatisfy(EndpointTemplate.isTokenCharacter) else {
-                throw fail("\(prefix).name", "not a valid header name: letters, digits and !#$%&'*+-.^_`|~ only")
+            if name.isEmpty || !name.unicodeScalars.allSatisfy(EndpointTemplate.isTokenCharacter) {
+                fail("\(prefix).name", "not a valid header name: letters, digits and !#$%&'*+-.^_`|~ only")
+            } else if AuthConfig.reservedHeaderNames.contains(name.lowercased()) {
+                fail("\(prefix).name", "\(name) cannot carry a credential: the gateway manages it per connection")
             }
-            if AuthConfig.reservedHeaderNames.contains(name.lowercased()) {
-                throw fail("\(prefix).name", "\(name) cannot carry a credential: the gateway manages it per connection")
-            }
-            try AuthConfig.checkHeaderSafe(value, key: "\(prefix).value", fail)
+            AuthConfig.checkHeaderSafe(value, key: "\(prefix).value", fail)
         case .basic(let username, let password):
-            if username.isEmpty { throw fail("\(prefix).username", "must not be empty") }
+            if username.isEmpty { fail("\(prefix).username", "must not be empty") }
             if username.contains(":") {
-                throw fail("\(prefix).username", "must not contain ':' (Basic auth separates user and password with it)")
+                fail("\(prefix).username", "must not contain ':' (Basic auth separates user and password with it)")
             }
             if AuthConfig.hasControlCharacter(username) {
-                throw fail("\(prefix).username", "must not contain control characters")
+                fail("\(prefix).username", "must not contain control characters")
             }
-            try AuthConfig.checkHeaderSafe(password, key: "\(prefix).password", fail)
+            AuthConfig.checkHeaderSafe(password, key: "\(prefix).password", fail)
         case .query(let parameter, _):
-            guard !parameter.isEmpty, parameter.unicodeScalars.allSatisfy(AuthConfig.isUnreserved) else {
-                throw fail("\(prefix).param", "must be a non-empty name of letters, digits and - . _ ~")
+            if parameter.isEmpty || !parameter.unicodeScalars.allSatisfy(AuthConfig.isUnreserved) {
+                fail("\(prefix).param", "must be a non-empty name of letters, digits and - . _ ~")
             }
         case .oauth2(let oauth):
-            try oauth.validate(prefix: prefix, fail)
+            oauth.validate(prefix: prefix, fail)
         }
     }
 
     /// A value sent in a header line must not contain CR, LF or other
     /// control characters (it would split or corrupt the request head).
-    static func checkHeaderSafe(_ secret: Secret, key: String, _ fail: UpstreamConfig.Fail) throws(ConfigError) {
+    static func checkHeaderSafe(_ secret: Secret, key: String, _ fail: UpstreamConfig.Fail) {
         guard hasControlCharacter(secret.value) else { return }
-        throw fail(
+        fail(
             key + secret.keySuffix,
             "the secret \(secret) contains a line break or control character, which would corrupt the request header")
     }
@@ -89,71 +90,71 @@ extension AuthConfig {
 }
 
 extension OAuth2Config {
-    func validate(prefix: String, _ fail: UpstreamConfig.Fail) throws(ConfigError) {
+    func validate(prefix: String, _ fail: UpstreamConfig.Fail) {
         if case .failure(let problem) = OAuth2Config.parseTokenURL(tokenURL) {
-            throw fail("\(prefix).token_url", problem.message)
+            fail("\(prefix).token_url", problem.message)
         }
-        try AuthConfig.checkHeaderSafe(clientID, key: "\(prefix).client_id", fail)
-        if let clientSecret { try AuthConfig.checkHeaderSafe(clientSecret, key: "\(prefix).client_secret", fail) }
+        AuthConfig.checkHeaderSafe(clientID, key: "\(prefix).client_id", fail)
+        if let clientSecret { AuthConfig.checkHeaderSafe(clientSecret, key: "\(prefix).client_secret", fail) }
         switch grant {
         case .refreshToken:
-            guard refreshToken != nil else {
-                throw fail(
+            if refreshToken == nil {
+                fail(
                     prefix,
                     "grant refresh_token requires one of refresh_token_env, refresh_token_file, refresh_token (the initial refresh token)")
             }
         case .clientCredentials:
-            guard clientSecret != nil else {
-                throw fail(prefix, "grant client_credentials requires one of client_secret_env, client_secret_file, client_secret")
+            if clientSecret == nil {
+                fail(prefix, "grant client_credentials requires one of client_secret_env, client_secret_file, client_secret")
             }
             if let refreshToken {
-                throw fail("\(prefix).refresh_token\(refreshToken.keySuffix)", "a refresh token applies only to grant refresh_token")
+                fail("\(prefix).refresh_token\(refreshToken.keySuffix)", "a refresh token applies only to grant refresh_token")
             }
         }
         for (key, value) in [("scope", scope), ("audience", audience)] {
             guard let value else { continue }
-            if value.isEmpty { throw fail("\(prefix).\(key)", "must not be empty") }
-            if AuthConfig.hasControlCharacter(value) { throw fail("\(prefix).\(key)", "must not contain control characters") }
+            if value.isEmpty { fail("\(prefix).\(key)", "must not be empty") }
+            if AuthConfig.hasControlCharacter(value) { fail("\(prefix).\(key)", "must not contain control characters") }
         }
         if refreshBeforeExpiry < .zero {
-            throw fail("\(prefix).refresh_before_expiry", "must not be negative, got \(ConfigUnits.formatDuration(refreshBeforeExpiry))")
+            fail("\(prefix).refresh_before_expiry", "must not be negative, got \(ConfigUnits.formatDuration(refreshBeforeExpiry))")
         }
     }
 }
 
 extension RetryConfig {
-    func validate(prefix: String, _ fail: UpstreamConfig.Fail) throws(ConfigError) {
-        if attempts < 1 { throw fail("\(prefix).attempts", "must be at least 1 (1 means no retries), got \(attempts)") }
+    func validate(prefix: String, _ fail: UpstreamConfig.Fail) {
+        if attempts < 1 { fail("\(prefix).attempts", "must be at least 1 (1 means no retries), got \(attempts)") }
         if backoffBase <= .zero {
-            throw fail("\(prefix).backoff.base", "must be greater than 0, got \(ConfigUnits.formatDuration(backoffBase))")
+            fail("\(prefix).backoff.base", "must be greater than 0, got \(ConfigUnits.formatDuration(backoffBase))")
         }
         if backoffMax < backoffBase {
-            throw fail(
+            fail(
                 "\(prefix).backoff.max",
                 "must be at least backoff.base (\(ConfigUnits.formatDuration(backoffBase))), got \(ConfigUnits.formatDuration(backoffMax))")
         }
         if on.isEmpty {
-            throw fail("\(prefix).on", "must list at least one condition; to turn retries off, remove retry or set attempts: 1")
+            fail("\(prefix).on", "must list at least one condition; to turn retries off, remove retry or set attempts: 1")
         }
         for case .status(let code) in on where !RetryCondition.validStatuses.contains(code) {
-            throw fail("\(prefix).on", "status \(code) is not an error status; expected 400 to 599")
+            fail("\(prefix).on", "status \(code) is not an error status; expected 400 to 599")
         }
         if !budgetPercent.isFinite || !(0...100).contains(budgetPercent) {
-            throw fail("\(prefix).budget.percent", "must be between 0 and 100, got \(ConfigUnits.formatNumber(budgetPercent))")
+            fail("\(prefix).budget.percent", "must be between 0 and 100, got \(ConfigUnits.formatNumber(budgetPercent))")
         }
         if !budgetMinPerSecond.isFinite || budgetMinPerSecond < 0 {
-            throw fail("\(prefix).budget.min_per_second", "must be 0 or more, got \(ConfigUnits.formatNumber(budgetMinPerSecond))")
+            fail("\(prefix).budget.min_per_second", "must be 0 or more, got \(ConfigUnits.formatNumber(budgetMinPerSecond))")
         }
         if !(0...RetryConfig.maxBufferLimit).contains(bufferLimit) {
-            throw fail("\(prefix).buffer_limit", "must be between 0 and 1GiB, got \(ConfigUnits.formatSize(bufferLimit))")
+            fail("\(prefix).buffer_limit", "must be between 0 and 1GiB, got \(ConfigUnits.formatSize(bufferLimit))")
         }
         for (key, value) in [("per_try_timeout", perTryTimeout), ("deadline", deadline)] {
             if let value, value <= .zero {
-                throw fail("\(prefix).\(key)", "must be greater than 0, got \(ConfigUnits.formatDuration(value))")
+                fail("\(prefix).\(key)", "must be greater than 0, got \(ConfigUnits.formatDuration(value))")
             }
         }
         if let perTryTimeout, let deadline, perTryTimeout > deadline {
-            throw fail(
+            fail(
                 "\(prefix).per_try_timeout",
                 "is longer than deadline (\(ConfigUnits.formatDuration(deadline))), so it never applies; got \(ConfigUnits.formatDuration(perTryTimeout))")
         }
@@ -161,14 +162,14 @@ extension RetryConfig {
 }
 
 extension RateLimitConfig {
-    func validate(prefix: String, _ fail: UpstreamConfig.Fail) throws(ConfigError) {
+    func validate(prefix: String, _ fail: UpstreamConfig.Fail) {
         if let rate = requestsPerSecond, !rate.isFinite || rate <= 0 {
-            throw fail("\(prefix).requests_per_second", "must be greater than 0, got \(ConfigUnits.formatNumber(rate))")
+            fail("\(prefix).requests_per_second", "must be greater than 0, got \(ConfigUnits.formatNumber(rate))")
         }
-        if burst < 1 { throw fail("\(prefix).burst", "must be at least 1, got \(burst)") }
-        if maxQueue < 0 { throw fail("\(prefix).max_queue", "must be 0 or more, got \(maxQueue)") }
+        if burst < 1 { fail("\(prefix).burst", "must be at least 1, got \(burst)") }
+        if maxQueue < 0 { fail("\(prefix).max_queue", "must be 0 or more, got \(maxQueue)") }
         if maxWait < .zero {
-            throw fail("\(prefix).max_wait", "must not be negative, got \(ConfigUnits.formatDuration(maxWait))")
+            fail("\(prefix).max_wait", "must not be negative, got \(ConfigUnits.formatDuration(maxWait))")
         }
     }
 }

@@ -27,7 +27,7 @@ public protocol GatewayEvents: Sendable {
     func queueDepth(upstream: String, depth: Int)
     /// A token refresh for `upstream` finished. `trigger` is a bounded label
     /// (`expiry`: proactive, before the token expires; `401`: after a 401 from the upstream;
-    /// `startup`), `result` is `success` or `failure`.
+    /// `first_use`: the first request needing a token), `result` is `success` or `failure`.
     func tokenRefresh(upstream: String, trigger: String, result: String)
     /// A leaf certificate for an intercepted CONNECT was minted (`cached`: false)
     /// or taken from the cache.

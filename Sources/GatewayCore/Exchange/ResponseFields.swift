@@ -60,6 +60,38 @@ public struct ResponseFields: Sendable {
         return ResponseFields(lines: copy, dropped: dropped)
     }
 
+    /// Fields named `names` (any case) are not passed on: their lines are
+    /// marked dropped (still there for ``receivedHeaders``), or removed from `HTTPHeaders`.
+    public mutating func drop(named names: [String]) {
+        switch storage {
+        case .headers(var headers):
+            for name in names { headers.remove(name: name) }
+            storage = .headers(headers)
+        case .lines(let lines, var dropped):
+            var index: UInt64 = 0
+            lines.withUnsafeReadableBytes { raw in
+                var start = 0
+                while let end = HTTP1HeadLines.lineEnd(in: raw, from: start), index < 64 {
+                    var colon = start
+                    while raw[colon] != UInt8(ascii: ":") { colon += 1 }
+                    let name = HTTP1HeadLines.text(raw, start..<colon)
+                    let lowercased = name.lowercased()
+                    if names.contains(where: { $0.lowercased() == lowercased }) { dropped |= 1 << index }
+                    start = end + 2
+                    index += 1
+                }
+            }
+            storage = .lines(lines, dropped: dropped)
+        }
+    }
+
+    /// Every field as received, the hop-by-hop ones not passed on included
+    /// (`Upgrade`, `Connection`): for the rare check that must read them (a WebSocket 101).
+    public var receivedHeaders: HTTPHeaders {
+        guard case .lines(let lines, _) = storage else { return headers }
+        return ResponseFields(lines: lines, dropped: 0).headers
+    }
+
     /// Whether a field passed on has a name `predicate` accepts (given its
     /// bytes): reads no value and, for lines, makes no string.
     public func containsName(where predicate: (UnsafeRawBufferPointer) -> Bool) -> Bool {

@@ -23,4 +23,13 @@ public enum HTTPFieldBytes {
     public static func isFieldValueByte(_ byte: UInt8) -> Bool {
         byte == 9 || (byte >= 32 && byte != 127)
     }
+
+    /// Whether HTTP/1.1 can carry a field read from an HTTP/2 field section
+    /// (HTTP/2 frames any byte but NUL, CR and LF in a value, RFC 9113
+    /// §8.2.1): a token name (a pseudo-field's `:` aside) and a value with no
+    /// control byte.
+    public static func canCarry(name: String, value: String) -> Bool {
+        let nameBytes = name.utf8.first == UInt8(ascii: ":") ? name.utf8.dropFirst() : name.utf8[...]
+        return !nameBytes.isEmpty && nameBytes.allSatisfy(isTokenByte) && value.utf8.allSatisfy(isFieldValueByte)
+    }
 }

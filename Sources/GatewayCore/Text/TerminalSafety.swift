@@ -39,8 +39,11 @@ public enum TerminalSafety {
         /// `\u{202E}`, `\u{1B}`: for text people read (log lines, `trace list`).
         case swift
         /// `\u202e`, `\u001b`: for JSON text, where it reads back as the same
-        /// string (every unsafe scalar is in the BMP; outside strings JSON has
-        /// only ASCII punctuation, so a whole document may be escaped at once).
+        /// string (every unsafe scalar is in the BMP). Tab, newline and carriage
+        /// return stay as they are: in valid JSON they are only the whitespace
+        /// between tokens (inside a string an encoder writes them as escapes),
+        /// and outside strings there is only ASCII punctuation, so a whole
+        /// document, pretty-printed or not, may be escaped at once.
         case json
     }
 
@@ -49,11 +52,13 @@ public enum TerminalSafety {
     /// result is for reading, not for decoding (but in `.json` style, where
     /// it is valid JSON for valid JSON).
     public static func escaped(_ text: String, style: Style = .swift) -> String {
-        guard containsUnsafe(text) else { return text }
+        let json = style == .json
+        let passes = { (scalar: Unicode.Scalar) -> Bool in json && isJSONWhitespace(scalar) }
+        guard containsUnsafe(text, allowing: passes) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + 16)
         for scalar in text.unicodeScalars {
-            guard isUnsafe(scalar) else {
+            guard isUnsafe(scalar), !passes(scalar) else {
                 out.unicodeScalars.append(scalar)
                 continue
             }
@@ -70,5 +75,10 @@ public enum TerminalSafety {
             }
         }
         return out
+    }
+
+    /// Tab, newline, carriage return: JSON's whitespace between tokens (RFC 8259 §2).
+    private static func isJSONWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "\t" || scalar == "\n" || scalar == "\r"
     }
 }

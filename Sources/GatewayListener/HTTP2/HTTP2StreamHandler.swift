@@ -141,9 +141,11 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         } catch {
             let info = ExchangeInfo(method: .GET, version: .http2, uri: "/", expectsContinue: false, context: context, observations: [])
             self.info = info
-            let message = error == .connectNotSupported
-                ? "CONNECT inside an intercepted connection is not supported"
-                : "malformed HTTP/2 request"
+            let message = switch error {
+            case .connectNotSupported: "CONNECT inside an intercepted connection is not supported"
+            case .invalidField(let name): "malformed HTTP/2 request: \(name) has a character HTTP/1.1 does not allow"
+            case .missingPseudoField(let name): "malformed HTTP/2 request: no \(name)"
+            }
             return refuse(GatewayError(.badRequest, message), info: info)
         }
         let head = translated.head

@@ -27,6 +27,8 @@ package enum HTTP2Translation {
 
     package enum Refusal: Error, Equatable {
         case missingPseudoField(String)
+        /// A field HTTP/1.1 cannot carry (a control byte in its value): its name, if printable.
+        case invalidField(String)
         /// `CONNECT` (plain or extended) inside an intercepted connection.
         case connectNotSupported
     }
@@ -41,6 +43,9 @@ package enum HTTP2Translation {
         var declaredLength: Int?
         headers.reserveCapacity(fields.count + 2)
         for (name, value, _) in fields {
+            guard HTTPFieldBytes.canCarry(name: name, value: value) else {
+                throw .invalidField(name.utf8.allSatisfy(HTTPFieldBytes.isFieldValueByte) ? name : "a field")
+            }
             guard name.utf8.first == UInt8(ascii: ":") else {
                 switch name {
                 case "cookie":

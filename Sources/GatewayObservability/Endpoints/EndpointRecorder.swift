@@ -64,7 +64,7 @@ public final class EndpointRecorder: Sendable {
     private struct State {
         var requests: [Counter?] = Array(repeating: nil, count: StatusClass.allCases.count)
         var attempts: [Counter?] = Array(repeating: nil, count: StatusClass.allCases.count)
-        var phases: [ValueHistogram?] = Array(repeating: nil, count: UpstreamPhase.allCases.count)
+        var phases: [LatencyHistogram?] = Array(repeating: nil, count: UpstreamPhase.allCases.count)
         /// `gateway_requests_by_protocol_total` of this endpoint's upstream, by ``CompletedExchange/protocolSlot``.
         var protocols: [Counter?] = Array(repeating: nil, count: CompletedExchange.protocolLabels.count)
         var errors: [GatewayError.Code: Counter] = [:]
@@ -74,7 +74,7 @@ public final class EndpointRecorder: Sendable {
     public let key: EndpointKey
     private let labels: [String]
     private let factory: MetricHandleFactory
-    private let duration: ValueHistogram
+    private let duration: LatencyHistogram
     private let state: NIOLockedValueBox<State>
 
     init(key: EndpointKey, factory: MetricHandleFactory, stats: SlidingWindowStats) {
@@ -82,7 +82,10 @@ public final class EndpointRecorder: Sendable {
         self.labels = [key.upstream, key.endpoint, key.method]
         self.factory = factory
         self.duration = factory.histogram(.requestDuration, labels)
-        self.state = NIOLockedValueBox(State(stats: stats))
+        // Every status class at 0 from the start: an error-rate panel reads 0, not "No data".
+        var state = State(stats: stats)
+        state.requests = StatusClass.allCases.map { factory.counter(.requests, [key.upstream, key.endpoint, key.method, $0.label]) }
+        self.state = NIOLockedValueBox(state)
     }
 
     /// Records one finished exchange at `now` (the stats clock).
@@ -121,7 +124,7 @@ public final class EndpointRecorder: Sendable {
         return counter
     }
 
-    private func phase(_ slots: inout [ValueHistogram?], _ phase: UpstreamPhase) -> ValueHistogram {
+    private func phase(_ slots: inout [LatencyHistogram?], _ phase: UpstreamPhase) -> LatencyHistogram {
         if let histogram = slots[phase.rawValue] { return histogram }
         let histogram = factory.histogram(.upstreamPhase, labels + [phase.label])
         slots[phase.rawValue] = histogram

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 import NIOHTTP1
 
 /// Builds HAR 1.2 from trace records, off the hot path (`gateway trace har`,
@@ -23,11 +24,17 @@ public struct HARExport: Sendable {
         HARLog(log: HARLog.Log(creator: creator, entries: records.map(entry)))
     }
 
-    /// The document as pretty-printed JSON (slashes unescaped, keys sorted).
+    /// The document as pretty-printed JSON (slashes unescaped, keys sorted),
+    /// safe to show on a terminal: the encoder writes C0 controls inside
+    /// strings as `\u` escapes, and DEL, C1 and bidi formatting characters
+    /// (``TerminalSafety``) are written as `\u` escapes too, so a request's
+    /// bytes never act on the terminal that shows the file (`cat run.har`),
+    /// and the JSON reads back as the same strings.
     public func json(_ records: [TraceRecord]) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(log(records))) + [UInt8(ascii: "\n")]
+        let text = String(decoding: try encoder.encode(log(records)), as: UTF8.self)
+        return Array(TerminalSafety.escaped(text, style: .json).utf8) + [UInt8(ascii: "\n")]
     }
 
     public func entry(_ record: TraceRecord) -> HARLog.Entry {

@@ -18,11 +18,11 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     private let openConnections: LabeledHandles<Gauge>
     private let clientConnections: Gauge
     private let clientConnectionsRefused: LabeledHandles<Counter>
-    private let pinFailures: LabeledHandles<Counter>
-    private let retries: LabeledHandles<Counter>
-    private let tokenRefreshes: LabeledHandles<Counter>
-    private let rateLimitedRequests: LabeledHandles<Counter>
-    private let queued: LabeledHandles<Gauge>
+    let pinFailures: LabeledHandles<Counter>
+    let retries: LabeledHandles<Counter>
+    let tokenRefreshes: LabeledHandles<Counter>
+    let rateLimitedRequests: LabeledHandles<Counter>
+    let queued: LabeledHandles<Gauge>
     let interceptionCertificates: LabeledHandles<Counter>
     let interceptionHandshakeFailures: LabeledHandles<Counter>
     let webSockets: LabeledHandles<Gauge>

@@ -31,10 +31,8 @@ public struct MetricFamily: Sendable, Hashable {
         return Array(zip(labelNames, values))
     }
 
-    /// Latency buckets in seconds: 1 ms to 30 s, fit for API calls.
-    public static let latencyBuckets: [Double] = [
-        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
-    ]
+    /// Latency buckets in seconds: 1 ms to 30 s, within 10% from 50 ms to 5 s (``LatencyBuckets``).
+    public static let latencyBuckets: [Double] = LatencyBuckets.bounds
 
     // MARK: Per endpoint (recorded by MetricsObserver)
 
@@ -111,7 +109,7 @@ public struct MetricFamily: Sendable, Hashable {
         labelNames: [])
     public static let clientConnectionsRefused = MetricFamily(
         name: "gateway_client_connections_refused_total", kind: .counter,
-        help: "Client connections closed at once: reason max_client_connections (that many were open) or max_connections_per_client (that many from one address)",
+        help: "Client connections closed at once: reason max_client_connections (that many were open), max_connections_per_client (that many from one address), setup_failed (accepted but could not be set up) or accept_failed (accept itself failed, e.g. out of descriptors)",
         labelNames: ["reason"])
     public static let sharedStateUp = MetricFamily(
         name: "gateway_shared_state_up", kind: .gauge,

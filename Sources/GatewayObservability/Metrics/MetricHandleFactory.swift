@@ -8,6 +8,7 @@ import Prometheus
 struct MetricHandleFactory: Sendable {
     let registry: PrometheusCollectorRegistry
     private let familiesWithSeries = NIOLockedValueBox<Set<String>>([])
+    private let histograms = HistogramSeries()
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -29,12 +30,12 @@ struct MetricHandleFactory: Sendable {
             : registry.makeGauge(descriptor: family.descriptor, labels: family.labels(values))
     }
 
-    func histogram(_ family: MetricFamily, _ values: [String]) -> ValueHistogram {
+    /// The family's series for `values` (the same one for the same values), ours
+    /// rather than the registry's: see ``LatencyHistogram``.
+    func histogram(_ family: MetricFamily, _ values: [String]) -> LatencyHistogram {
         precondition(family.kind == .histogram)
         noteSeries(family)
-        return values.isEmpty
-            ? registry.makeValueHistogram(descriptor: family.descriptor, buckets: MetricFamily.latencyBuckets)
-            : registry.makeValueHistogram(descriptor: family.descriptor, labels: family.labels(values), buckets: MetricFamily.latencyBuckets)
+        return histograms.series(family, values)
     }
 
     /// Marked before the series is made: a scrape in between misses the family
@@ -47,6 +48,7 @@ struct MetricHandleFactory: Sendable {
     func exposition() -> [UInt8] {
         let announced = familiesWithSeries.withLockedValue { $0 }
         var buffer = registry.emitToBuffer()
+        histograms.emit(into: &buffer)
         for family in MetricFamily.all where !announced.contains(family.name) {
             buffer.append(contentsOf: "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(family.kind.rawValue)\n".utf8)
         }

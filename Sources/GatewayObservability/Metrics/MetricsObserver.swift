@@ -1,5 +1,6 @@
 public import GatewayConfig
 import GatewayCore
+public import Logging
 
 /// Records every client request per endpoint: `gateway_requests_total`,
 /// `gateway_request_duration_seconds` (client-visible, up to the end of the
@@ -16,12 +17,17 @@ public struct MetricsObserver: Sendable {
     /// Some upstream has faults, mocks or replay: exchanges' records are read for them.
     let watchesInjections: Bool
 
-    public init(metrics: GatewayMetrics, config: GatewayConfig) {
+    /// Made at each config load: registers the config's upstreams, starts the
+    /// series its label sets fix at 0 (``GatewayMetrics/startKnownSeries(of:)``),
+    /// and sends the warning about id-like paths to `logger`.
+    public init(metrics: GatewayMetrics, config: GatewayConfig, logger: Logger? = nil) {
         self.metrics = metrics
         self.watchesInjections = config.upstreams.contains { $0.faults != nil || $0.mocks != nil || $0.replay != nil }
         metrics.addConfiguredUpstreams(config.upstreams.map(\.name))
+        if let logger { metrics.endpoints.setLogger(logger) }
         self.templates = EndpointTemplates(config: config)
         self.maxEndpoints = config.metrics.maxEndpointsPerUpstream
+        metrics.startKnownSeries(of: config)
     }
 
     /// The endpoint: configured templates of the request's upstream first, then

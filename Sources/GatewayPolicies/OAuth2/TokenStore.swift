@@ -19,8 +19,11 @@ import NIOPosix
 public actor TokenStore {
     /// What made a refresh necessary; the `trigger` label of `gateway_token_refreshes_total`.
     public enum Trigger: String, Sendable {
-        /// No access token yet (first use, nothing stored).
-        case startup
+        /// No access token yet: the first request that needs one (nothing
+        /// stored). Tokens are fetched lazily, never at start-up, so this is
+        /// not `startup` (its name until issue 52: a first fetch an hour after
+        /// start was logged as one).
+        case firstUse = "first_use"
         /// The access token expired or is within `refresh_before_expiry` of it.
         case expiry
         /// The upstream answered 401 to the current token.
@@ -166,7 +169,7 @@ public actor TokenStore {
         if let token = state.accessToken, !state.needsRefresh(now: now, margin: config.refreshBeforeExpiry.seconds) {
             return AccessToken(token)
         }
-        let trigger: Trigger = state.accessToken == nil ? .startup : .expiry
+        let trigger: Trigger = state.accessToken == nil ? .firstUse : .expiry
         do {
             return try await refresh(trigger)
         } catch {

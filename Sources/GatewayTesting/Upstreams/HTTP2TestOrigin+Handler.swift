@@ -54,6 +54,12 @@ final class HTTP2TestOriginHandler: ChannelInboundHandler {
         headers.add(name: "x-path", value: head.uri)
         headers.add(name: "x-authority", value: head.headers.first(name: "host") ?? "")
         if let echo = head.headers.first(name: "x-echo") { headers.add(name: "x-echo", value: echo) }
+        // `/huge-head/N`: a field of N bytes (past a client's header list limit).
+        if head.uri.hasPrefix("/huge-head/"), let count = Int(head.uri.dropFirst("/huge-head/".count)) {
+            headers.add(name: "x-huge", value: String(repeating: "h", count: count))
+        }
+        // `/control-byte`: a field value with a control byte (allowed by HTTP/2's framing, not by HTTP/1.1).
+        if head.uri == "/control-byte" { headers.add(name: "x-control", value: "a\u{01}b") }
         headers.add(name: "x-protocol", value: protocolName)
         let trailers: HTTPHeaders? = head.uri == "/trailers" && protocolName == "h2" ? ["grpc-status": "0", "x-trailer": "done"] : nil
         if trailers == nil { headers.add(name: "content-length", value: String(body.readableBytes)) }

@@ -29,7 +29,7 @@ extension UpstreamConnection {
             throw error
         }
         try handler.value.start(
-            head: head, body: Self.requestBody(of: request).0, upgrade: request.isWebSocketHandshake, recorder: recorder, delegate: delegate
+            head: head, body: Self.requestBody(of: request).0, upgrade: request.isWebSocketHandshake ? WebSocketUpgrade(for: request) : nil, recorder: recorder, delegate: delegate
         )
     }
 

@@ -103,7 +103,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     func start(
         head: HTTP1RequestHead,
         body: RequestBody,
-        upgrade: Bool = false,
+        upgrade: WebSocketUpgrade? = nil,
         recorder: AttemptRecorder,
         delegate: any UpstreamExchangeDelegate
     ) throws {
@@ -111,7 +111,7 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
         if case .streamed = body { endQueued = false } else { endQueued = true }
         // Only a handshake's head asks for anything of the connection: hop-by-hop fields are not forwarded.
         let now = eventLoop.now
-        switch machine.startExchange(isHEAD: head.isHEAD, keepAlive: !upgrade, upgrade: upgrade, endQueued: endQueued, now: now) {
+        switch machine.startExchange(isHEAD: head.isHEAD, keepAlive: upgrade == nil, upgrade: upgrade, endQueued: endQueued, now: now) {
         case .refuseBusy:
             throw GatewayError(.internalError, "upstream connection leased twice", upstream: upstream)
         case .refuseClosed:

@@ -60,6 +60,8 @@ extension UpstreamExchangeStateMachine {
         case secondHead
         /// A 1xx head the framer let through (a 101 that answers no handshake).
         case informational(UInt)
+        /// A 101 to a WebSocket handshake that is not a valid answer to it (``WebSocketUpgrade``).
+        case invalidUpgrade(String)
         case bodyBeforeHead
         case endBeforeHead
         /// The bytes read do not frame as an HTTP/1.1 response.
@@ -69,6 +71,7 @@ extension UpstreamExchangeStateMachine {
             switch self {
             case .secondHead: "response without a request in flight"
             case .informational(let code): "unexpected \(code) response"
+            case .invalidUpgrade(let problem): problem
             case .bodyBeforeHead: "response body without a response in flight"
             case .endBeforeHead: "response end without a response in flight"
             case .malformed(let error): error.message

@@ -41,8 +41,8 @@ struct UpstreamExchangeStateMachine {
         let isHEAD: Bool
         /// The request did not ask to close the connection.
         let requestKeepAlive: Bool
-        /// A WebSocket handshake: a 101 hands the connection over.
-        let upgrade: Bool
+        /// A WebSocket handshake: a valid 101 hands the connection over.
+        let upgrade: WebSocketUpgrade?
         var request: RequestPhase
         var response: ResponsePhase
         /// Observed writes (the end of the request, streamed body chunks) not yet completed.
@@ -76,7 +76,7 @@ struct UpstreamExchangeStateMachine {
 
     /// Starts an exchange. `endQueued`: the whole request (head, any buffered
     /// body, end) is written at once; otherwise the delegate streams the body.
-    mutating func startExchange(isHEAD: Bool, keepAlive: Bool, upgrade: Bool = false, endQueued: Bool, now: NIODeadline) -> StartDecision {
+    mutating func startExchange(isHEAD: Bool, keepAlive: Bool, upgrade: WebSocketUpgrade? = nil, endQueued: Bool, now: NIODeadline) -> StartDecision {
         switch state {
         case .idle:
             lastExchangeID += 1
@@ -155,7 +155,8 @@ struct UpstreamExchangeStateMachine {
         guard case .exchange(var exchange) = state else { return unexpectedResponsePart() }
         guard exchange.response == .awaitingHead else { return fail(.protocolViolation(.secondHead)) }
         // 1xx other than 101 are dropped by the framer; a 101 answers only a handshake.
-        if status.code == 101, exchange.upgrade, exchange.request == .sent || exchange.request == .endQueued {
+        if status.code == 101, let upgrade = exchange.upgrade, exchange.request == .sent || exchange.request == .endQueued {
+            if let problem = upgrade.problem(with: fields.receivedHeaders) { return fail(.protocolViolation(.invalidUpgrade(problem))) }
             state = .upgraded
             readHeld = false
             timeout.disarm()

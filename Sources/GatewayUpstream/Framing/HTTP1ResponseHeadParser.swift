@@ -41,10 +41,8 @@ enum HTTP1ResponseHeadParser {
             fields = ResponseFields(scan.headers)
         }
         if !scan.connection.named.isEmpty {
-            // Rare: fields named in `Connection` are removed by name, as `HTTPHeaders`.
-            var headers = fields.headers
-            for name in scan.connection.named { headers.remove(name: name) }
-            fields = ResponseFields(headers)
+            // Rare: fields named in `Connection` are not passed on either.
+            fields.drop(named: scan.connection.named)
         }
         let status = scan.status
         let connection = scan.connection

@@ -6,13 +6,17 @@ import NIOHTTP2
 /// connection's start with its limit of concurrent streams; a later change of
 /// that limit goes to the pool. GOAWAY drains the connection (no new stream;
 /// the streams above its last stream id fail as refused, which NIOHTTP2 reports
-/// to them). An error on the connection drains it too: `NIOHTTP2Handler` has
-/// answered a connection error with its own GOAWAY, and a socket or TLS error
-/// closes it anyway. Every error drains it: NIOHTTP2 fires a stream's errors
-/// here too and cannot be told apart from a connection's by kind (frames on a
-/// stream reset longer ago than it remembers are `StreamClosed` and end the
-/// connection); draining one that was still good costs a new connection, using
-/// one that sent GOAWAY left every later request without an answer.
+/// to them).
+///
+/// An error closes the connection, failing its streams in flight at once
+/// (502, or a retry where that is safe). For a connection error
+/// `NIOHTTP2Handler` has sent GOAWAY, after which RFC 9113 §5.4.1 says the
+/// endpoint MUST close the TCP connection, and it does not: a stream waiting
+/// for a head the connection will never decode (an oversized header block
+/// breaks the HPACK state) waited for `request_timeout`. NIOHTTP2 fires a
+/// stream's errors here too, and cannot be told apart from a connection's by
+/// kind: a stream error from an upstream is a broken server, and closing costs
+/// its other streams a new connection.
 final class HTTP2ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
 
@@ -47,13 +51,11 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // NIOHTTP2 fires stream and connection errors alike (after its
-        // RST_STREAM or its GOAWAY); a stream's own errors reach its channel
-        // too. Whatever reaches here may have ended the connection (frames on a
-        // stream reset long ago are a connection error, GOAWAY sent): it takes
-        // no new stream and closes once its streams ended. At worst a later
-        // request opens a connection again.
+        // No new stream, then closed once NIOHTTP2's GOAWAY (or RST_STREAM),
+        // written in this read, is flushed at its end.
         drain(failingStartWith: error)
+        let loopBound = context.loopBound
+        context.eventLoop.execute { loopBound.value.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -63,6 +63,16 @@ enum HTTP2Fields {
         }
     }
 
+    /// The first field of a response or trailer section that HTTP/1.1 cannot
+    /// carry (``HTTPFieldBytes/canCarry(name:value:)``), or nil: an upstream's
+    /// control byte never reaches a client as it is.
+    static func invalidField(in headers: HPACKHeaders) -> String? {
+        for field in headers where !HTTPFieldBytes.canCarry(name: field.name, value: field.value) {
+            return field.name.utf8.allSatisfy(HTTPFieldBytes.isFieldValueByte) ? field.name : "a field"
+        }
+        return nil
+    }
+
     /// `:status` of a response section: three digits, else nil.
     static func status(of headers: HPACKHeaders) -> UInt? {
         guard let text = headers.first(name: ":status"), text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {

@@ -8,7 +8,9 @@ extension HTTP2StreamHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .headers(let frame):
-            if machine.isAwaitingHead {
+            if let invalid = HTTP2Fields.invalidField(in: frame.headers) {
+                perform(machine.malformedFields("\(invalid) with a character HTTP/1.1 does not allow"))
+            } else if machine.isAwaitingHead {
                 let status = HTTP2Fields.status(of: frame.headers)
                 let declaredLength = HTTP2Fields.declaredLength(of: frame.headers)
                 let action = machine.responseHead(status: status, declaredLength: declaredLength, endStream: frame.endStream, now: eventLoop.now)

@@ -123,6 +123,12 @@ struct HTTP2StreamStateMachine {
         return .forwardHead(hasBody: hasBody)
     }
 
+    /// A HEADERS frame (head or trailers) with a field HTTP/1.1 cannot carry.
+    mutating func malformedFields(_ problem: String) -> Action {
+        guard case .open = state else { return .none }
+        return fail(.protocolViolation("a response field \(problem)"))
+    }
+
     /// HEADERS after the head: trailers, which must end the stream.
     mutating func responseTrailers(endStream: Bool) -> Action {
         guard case .open(let request, .streaming, let writes) = state else {

@@ -85,6 +85,28 @@ struct HTTP2AbuseTests {
         #expect(result.status == 200 && result.ended, "stream 3 served on the same connection: \(result)\n\(gateway.logs.text)")
     }
 
+    struct ControlByteResult: Decodable {
+        var status: Int?
+        var error: String?
+        var after: Int?
+    }
+
+    /// A control byte in an HTTP/2 client's field value cannot be carried
+    /// as HTTP/1.1: 400 `bad_request` for that stream (it was 500
+    /// `internal_error`), nothing sent upstream, and the connection goes on.
+    @Test func aFieldWithAControlByteIs400AndTheConnectionGoesOn() async throws {
+        let f = try await interception.fixture()
+        let gateway = try await GatewayHarness.start(interception.configure(f))
+        defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
+
+        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.controlByteThenRequest], environment: environment(f, gateway), timeout: .seconds(30))
+        #expect(run.status == 0, "\(run.stderrString)")
+        let result = try JSONDecoder().decode(ControlByteResult.self, from: Data(run.stdout))
+        #expect(result.status == 400 && result.error == "bad_request", "\(result)")
+        #expect(result.after == 200, "the next stream is served: \(result)")
+        #expect(f.upstream.receivedRequests.allSatisfy { $0.target == "/echo?after=1" }, "\(f.upstream.receivedRequests.map(\.target))")
+    }
+
     struct SlowResult: Decodable {
         var status: Int?
         var ended: Bool
@@ -107,9 +129,10 @@ struct HTTP2AbuseTests {
         async let client = ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.slowRequest], environment: env, timeout: .seconds(30))
         async let curl = gateway.curl(["--http2", "--cacert", f.caPath, "-o", "/dev/null", "-w", "%{size_download} %{http_version} %{response_code}", "\(f.url)/bytes/1000?chunk=100&delay_ms=150"])
         // Once both streams are under way upstream, the gateway drains.
-        for _ in 0..<200 where f.upstream.receivedRequests.count < 2 {
+        for _ in 0..<1000 where f.upstream.receivedRequests.count < 2 {
             try await Task.sleep(for: .milliseconds(10))
         }
+        try #require(f.upstream.receivedRequests.count == 2, "both streams reached the upstream before the drain")
         try await gateway.stop()
         let run = try await client
         #expect(run.status == 0, "\(run.stderrString)")

@@ -21,7 +21,7 @@ extension TokenRefreshStepTests {
             f.clock.advance(by: .seconds(5))
         }
         #expect(await eventually { f.authority.tokenCallCount == 2 }, "startup, and one refresh for the rejected token")
-        #expect(await eventually { f.events.refreshes == ["payments/startup/success", "payments/401/success"] })
+        #expect(await eventually { f.events.refreshes == ["payments/first_use/success", "payments/401/success"] })
     }
 
     @Test func aPostWithIdempotencyKeyIsReplayedWithANewToken() async throws {

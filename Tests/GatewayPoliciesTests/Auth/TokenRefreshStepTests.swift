@@ -83,7 +83,7 @@ struct TokenRefreshStepTests {
         let (request, waited) = try await prepared(step(f, store), paymentsRequest())
         #expect(waited)
         #expect(request.headers.first(name: "Authorization") != old.authorizationValue)
-        #expect(f.events.refreshes == ["payments/startup/success", "payments/expiry/success"])
+        #expect(f.events.refreshes == ["payments/first_use/success", "payments/expiry/success"])
     }
 
     @Test func duringBackoffAStillValidTokenIsUsedWithoutWaiting() async throws {
@@ -131,7 +131,7 @@ struct TokenRefreshStepTests {
         let again = try await prepared(step, paymentsRequest())
         #expect(!again.waited)
         #expect(again.request.headers.first(name: "Authorization") != sent.headers.first(name: "Authorization"))
-        #expect(f.events.refreshes == ["payments/startup/success", "payments/401/success"])
+        #expect(f.events.refreshes == ["payments/first_use/success", "payments/401/success"])
         // The same request may not replay twice: the exchange says so.
         #expect(try await verdict(step, .unauthorized, to: again.request, mayReplay: false).isAccept)
     }

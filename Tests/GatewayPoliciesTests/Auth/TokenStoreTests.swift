@@ -18,7 +18,7 @@ struct TokenStoreTests {
         #expect(first == second)
         #expect(f.authority.tokenCallCount == 1)
         #expect(f.authority.isValid(accessToken: first.value))
-        #expect(f.events.refreshes == ["payments/startup/success"])
+        #expect(f.events.refreshes == ["payments/first_use/success"])
         let call = try #require(f.authority.tokenCalls.first)
         #expect(call.form["grant_type"] == "refresh_token")
         #expect(call.form["scope"] == "read write")
@@ -50,7 +50,7 @@ struct TokenStoreTests {
         #expect(tokens.first != old)
         #expect(f.authority.tokenCallCount == 2, "startup + exactly one refresh")
         #expect(await store.tokenCalls == 2)
-        #expect(f.events.refreshes == ["payments/startup/success", "payments/expiry/success"])
+        #expect(f.events.refreshes == ["payments/first_use/success", "payments/expiry/success"])
     }
 
     @Test func proactiveRefreshStartsRefreshBeforeExpiryBeforeExpiry() async throws {
@@ -108,7 +108,7 @@ struct TokenStoreTests {
         #expect(errors.count == 50)
         #expect(errors.allSatisfy { $0.code == .tokenRefreshFailed && $0.cause == "invalid_grant" && $0.status == .unauthorized })
         #expect(f.authority.tokenCallCount == 1)
-        #expect(f.events.refreshes == ["payments/startup/failure"])
+        #expect(f.events.refreshes == ["payments/first_use/failure"])
 
         // Within the backoff (1 s after the first failure): fail fast, no call.
         f.authority.setMode(.normal)
@@ -118,7 +118,7 @@ struct TokenStoreTests {
         f.clock.advance(by: .seconds(1))
         _ = try await store.accessToken()
         #expect(f.authority.tokenCallCount == 2)
-        #expect(f.events.refreshes == ["payments/startup/failure", "payments/startup/success"])
+        #expect(f.events.refreshes == ["payments/first_use/failure", "payments/first_use/success"])
     }
 
     @Test func backoffDoublesUpToSixtySeconds() async throws {

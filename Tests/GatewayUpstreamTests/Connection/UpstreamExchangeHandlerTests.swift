@@ -244,9 +244,9 @@ struct UpstreamExchangeHandlerTests {
         let delegate = RecordingDelegate()
         let record = try harness.start(upgrade: true, delegate: delegate)
         #expect(try harness.sent().contains("GET / HTTP/1.1\r\n"))
-        try harness.respond("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: abc\r\n\r\n\u{81}\u{02}hi")
+        try harness.respond("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(UpstreamExchangeHarness.sampleAccept)\r\n\r\n\u{81}\u{02}hi")
         #expect(delegate.events == [.started, .upgraded(status: 101, leftover: "\u{81}\u{02}hi")])
-        #expect(delegate.head?.headers["sec-websocket-accept"] == ["abc"])
+        #expect(delegate.head?.headers["sec-websocket-accept"] == [UpstreamExchangeHarness.sampleAccept])
         // Hop-by-hop fields stay behind: the client's side writes its own.
         #expect(delegate.head?.headers["upgrade"] == [])
         #expect(harness.releases.isEmpty)
@@ -276,6 +276,36 @@ struct UpstreamExchangeHandlerTests {
         #expect(refusedDelegate.events == [.started, .head(status: 403, hasBody: true), .body("no"), .end])
         #expect(refused.releases == [false])
         #expect(!refused.channel.isActive)
+    }
+
+    /// A 101 that is not a valid answer to the handshake (no or a wrong
+    /// `Sec-WebSocket-Accept`, no `Upgrade: websocket`, no `Connection:
+    /// upgrade`) is the upstream's protocol error: the connection closes and
+    /// never becomes a raw tunnel past per-request policy.
+    @Test func aSwitchingProtocolsThatDoesNotAnswerTheKeyIsAProtocolError() throws {
+        let accept = UpstreamExchangeHarness.sampleAccept
+        let invalid = [
+            "Upgrade: websocket\r\nConnection: Upgrade\r\n",
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n",
+            "Connection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n",
+            "Upgrade: h2c\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n",
+            "Upgrade: websocket\r\nSec-WebSocket-Accept: \(accept)\r\n",
+        ]
+        for fields in invalid {
+            let harness = try UpstreamExchangeHarness()
+            let delegate = RecordingDelegate()
+            try harness.start(upgrade: true, delegate: delegate)
+            try harness.respond("HTTP/1.1 101 Switching Protocols\r\n\(fields)\r\nGET /raw HTTP/1.1\r\n\r\n")
+            #expect(delegate.events == [.started, .failed(.upstreamProtocolError)], "\(fields)")
+            #expect(delegate.tunnel == nil)
+            #expect(!harness.channel.isActive)
+        }
+        // A handshake without a key cannot be answered by any 101.
+        let keyless = try UpstreamExchangeHarness()
+        let keylessDelegate = RecordingDelegate()
+        try keyless.start(upgrade: true, webSocketKey: nil, delegate: keylessDelegate)
+        try keyless.respond("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
+        #expect(keylessDelegate.events == [.started, .failed(.upstreamProtocolError)])
     }
 
     /// A response the framer refuses (here a smuggling shape) fails its exchange

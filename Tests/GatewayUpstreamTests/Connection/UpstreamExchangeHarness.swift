@@ -44,6 +44,7 @@ final class UpstreamExchangeHarness {
         headers: HTTPHeaders = ["Host": "upstream.test"],
         body: UpstreamExchangeHandler.RequestBody = .none,
         upgrade: Bool = false,
+        webSocketKey: String? = UpstreamExchangeHarness.sampleKey,
         delegate: RecordingDelegate
     ) throws -> ExchangeRecord {
         let record = ExchangeRecord()
@@ -53,9 +54,13 @@ final class UpstreamExchangeHarness {
             if HopByHopHeaders.equalsIgnoringCase(name, "transfer-encoding") { head.addChunkedFraming() } else { try head.add(name: name, value: value) }
         }
         head.end()
-        try handler.start(head: head, body: body, upgrade: upgrade, recorder: AttemptRecorder(record: record, index: index), delegate: delegate)
+        try handler.start(head: head, body: body, upgrade: upgrade ? WebSocketUpgrade(requestKey: webSocketKey) : nil, recorder: AttemptRecorder(record: record, index: index), delegate: delegate)
         return record
     }
+
+    /// RFC 6455's sample handshake key, and the accept value that answers it.
+    static let sampleKey = "dGhlIHNhbXBsZSBub25jZQ=="
+    static let sampleAccept = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
 
     /// Everything written to the upstream since the last call.
     func sent() throws -> String {

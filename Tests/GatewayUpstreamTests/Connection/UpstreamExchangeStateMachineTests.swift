@@ -319,17 +319,28 @@ struct UpstreamExchangeStateMachineTests {
     /// is the machine's (no close, no release), and no exchange starts on it again.
     @Test func aHandshakesSwitchingProtocolsIsAnUpgrade() {
         var machine = Machine(requestTimeout: .seconds(5))
-        guard case .start = machine.startExchange(isHEAD: false, keepAlive: false, upgrade: true, endQueued: true, now: .at(0)) else {
+        let upgrade = WebSocketUpgrade(requestKey: "dGhlIHNhbXBsZSBub25jZQ==")
+        guard case .start = machine.startExchange(isHEAD: false, keepAlive: false, upgrade: upgrade, endQueued: true, now: .at(0)) else {
             Issue.record("the handshake did not start")
             return
         }
-        let switching = HTTPResponseHead(version: .http1_1, status: .switchingProtocols)
+        let switching = HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: [
+            "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Accept": "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=",
+        ])
         #expect(machine.responseHead(switching, untilClose: false, now: .at(1)).seen == .upgrade(status: 101))
         #expect(machine.isClosed)
         #expect(machine.timeout.deadline == nil)
         #expect(machine.channelClosed().seen == Seen.none)
         #expect(machine.errorCaught(CancellationError()).seen == Seen.none)
         #expect(machine.startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(2)) == .refuseClosed)
+    }
+
+    /// RFC 6455's sample: the key `dGhlIHNhbXBsZSBub25jZQ==` is answered by `s3pPLMBiTxaQ9kYGzzhZRbK+xOo=`.
+    @Test func theAcceptValueIsTheRFCs() {
+        let upgrade = WebSocketUpgrade(requestKey: " dGhlIHNhbXBsZSBub25jZQ== ")
+        #expect(upgrade.expectedAccept == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        #expect(upgrade.problem(with: ["upgrade": "WebSocket", "connection": "keep-alive, Upgrade", "sec-websocket-accept": "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="]) == nil)
+        #expect(upgrade.problem(with: ["upgrade": "websocket", "connection": "upgrade"]) == "101 without Sec-WebSocket-Accept")
     }
 
     @Test func bytesThatDoNotFrameFailTheExchangeOrCloseAnIdleConnection() {
