@@ -84,6 +84,9 @@ extension GatewayError {
         /// database could not be reached for what the request needs (a token
         /// refresh, a shared rate limit): 503.
         case sharedStateUnavailable = "shared_state_unavailable"
+        /// The upstream's `mocks` or `replay` says `unmatched: block` and no rule
+        /// or recorded entry matched the request: 502, and nothing reached the network.
+        case notMocked = "not_mocked"
 
         public var status: HTTPResponseStatus {
             switch self {
@@ -94,7 +97,7 @@ extension GatewayError {
             case .proxyAuthRequired: return .proxyAuthenticationRequired
             case .bodyTooLarge: return .payloadTooLarge
             case .dnsFailure, .connectFailed, .connectionReset, .upstreamProtocolError,
-                .tlsHandshakeFailed, .certificateInvalid, .pinMismatch, .interceptionFailed:
+                .tlsHandshakeFailed, .certificateInvalid, .pinMismatch, .interceptionFailed, .notMocked:
                 return .badGateway
             case .connectTimeout, .requestTimeout, .sendTimeout: return .gatewayTimeout
             case .poolExhausted, .shuttingDown, .sharedStateUnavailable: return .serviceUnavailable
