@@ -87,6 +87,10 @@ extension GatewayError {
         /// The upstream's `mocks` or `replay` says `unmatched: block` and no rule
         /// or recorded entry matched the request: 502, and nothing reached the network.
         case notMocked = "not_mocked"
+        /// Inside an intercepted `CONNECT`, a request for another host (its
+        /// `:authority` or `Host`): 421, never sent to the CONNECT's origin
+        /// under another name's certificate (RFC 9110 §15.5.20).
+        case misdirectedRequest = "misdirected_request"
 
         public var status: HTTPResponseStatus {
             switch self {
@@ -105,6 +109,7 @@ extension GatewayError {
             case .localRateLimit: return .tooManyRequests
             case .tokenRefreshFailed: return .unauthorized
             case .unsupportedTransferCoding: return .notImplemented
+            case .misdirectedRequest: return .misdirectedRequest
             }
         }
 

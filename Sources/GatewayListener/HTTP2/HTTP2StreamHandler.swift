@@ -173,6 +173,9 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         guard let target = ClientTarget.parse(head.uri, isConnect: false) else {
             return refuse(GatewayError(.badRequest, "malformed request target"), info: info)
         }
+        if origin.misdirects(head.headers.first(name: "host")) {
+            return refuse(GatewayError(.misdirectedRequest, "this connection is for \(origin.host):\(origin.port) only (its CONNECT)"), info: info)
+        }
         let resolved = origin.resolve(target)
         let admission = AdmissionRequest(head: head, target: resolved, insideInterception: true, bodyless: endStream)
         switch active.admit(admission) {

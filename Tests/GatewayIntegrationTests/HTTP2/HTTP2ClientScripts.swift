@@ -144,6 +144,27 @@ enum HTTP2ClientScripts {
                           "seconds": round(time.time() - started, 2)}))
         """
 
+    /// Stream 1's `:authority` names `OTHER_AUTHORITY`, not the CONNECT's
+    /// host; stream 3 is a plain GET. Prints stream 1's status and
+    /// `x-gateway-error`, and stream 3's status.
+    static let otherAuthorityThenRequest = connect + """
+        conn.send_headers(1, [(":method", "GET"), (":scheme", "https"), (":authority", os.environ["OTHER_AUTHORITY"]), (":path", "/echo?misdirected=1")], end_stream=True)
+        conn.send_headers(3, request_headers("/echo?after=1"), end_stream=True)
+        sock.sendall(conn.data_to_send())
+        heads, ended = {}, set()
+        for event in events(10):
+            if isinstance(event, h2.events.ResponseReceived):
+                heads[event.stream_id] = dict(event.headers)
+            if isinstance(event, h2.events.StreamEnded):
+                ended.add(event.stream_id)
+                if {1, 3} <= ended:
+                    break
+        first = heads.get(1, {})
+        error = first.get(b"x-gateway-error")
+        print(json.dumps({"status": int(first[b":status"]) if first else None, "error": error.decode() if error else None,
+                          "after": int(heads[3][b":status"]) if 3 in heads else None}))
+        """
+
     /// One stream to `PATH_TO_RESET`, reset after `RESET_AFTER` seconds; then a
     /// second stream on the same connection, read to its end. Prints its status.
     static let resetThenRequest = thenStreamThree("""
