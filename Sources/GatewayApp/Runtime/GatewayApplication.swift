@@ -207,6 +207,7 @@ extension UpstreamPoolConfiguration {
         connectTimeout = pool.connectTimeout
         requestTimeout = pool.requestTimeout
         maxWaitForConnection = pool.connectTimeout
+        maxWebSocketsPerKey = pool.maxWebSocketsPerHost
     }
 }
 

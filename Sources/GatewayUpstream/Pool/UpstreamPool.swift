@@ -57,6 +57,8 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
     let configuration: UpstreamPoolConfiguration
     let eventLoopGroup: any EventLoopGroup
     let connector: UpstreamConnector
+    /// WebSocket connections open per host and port (outside the pool's own connections).
+    let webSockets = WebSocketSlots()
     let events: any GatewayEvents
     let logger: Logger
     let state: NIOLockedValueBox<State>
