@@ -53,7 +53,7 @@ public final class GatewayTracer: Sendable {
         }
         tracer.exporter.start()
         let sampler = config.sampler.rawValue + (config.sampler.usesRatio ? " \(config.samplerRatio)" : "")
-        logger.info("tracing on: spans to \(config.endpoint) (OTLP/HTTP), service.name \(config.serviceName), sampler \(sampler)")
+        logger.info("tracing on: spans to \(config.shownEndpoint) (OTLP/HTTP), service.name \(config.serviceName), sampler \(sampler)")
         return tracer
     }
 

@@ -31,6 +31,7 @@ extension UpstreamConfig {
             out.key("rate_limit")
             out.indented { out in rateLimit.write(to: &out) }
         }
+        writeInjection(to: &out)
     }
 }
 
