@@ -1,4 +1,5 @@
 import GatewayCore
+import GatewayTesting
 import Testing
 
 @testable import GatewayUpstream
@@ -274,7 +275,7 @@ struct PoolStateMachineTests {
     @Test func everyWaiterEndsServedOrFailedUnderRandomEvents() {
         // A small model check: random events never lose a waiter, never exceed
         // the per-key maximum, and never hand one connection to two waiters.
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededRandom(seed: 42)
         for _ in 0..<200 {
             var machine = Machine(maxConnectionsPerKey: 2)
             var waiting = Set<Int>()
@@ -325,22 +326,5 @@ struct PoolStateMachineTests {
             apply(machine.shutdown())
             #expect(waiting.isEmpty)
         }
-    }
-}
-
-/// A deterministic generator for the model check.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49EB_133B_111B
-        return z ^ (z >> 31)
     }
 }
