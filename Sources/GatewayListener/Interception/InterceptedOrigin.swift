@@ -25,7 +25,9 @@ struct InterceptedOrigin: Sendable, Equatable {
     func misdirects(_ authority: String?) -> Bool {
         guard let authority, !authority.isEmpty else { return false }
         let (named, port) = Self.split(authority)
-        guard Self.bare(named).lowercased() == Self.bare(host).lowercased() else { return true }
+        // Compared by bytes, ignoring ASCII case: no string is made per request.
+        let (a, b) = (Self.bare(named).utf8, Self.bare(host).utf8)
+        guard a.count == b.count, zip(a, b).allSatisfy({ Self.lowered($0) == Self.lowered($1) }) else { return true }
         return port.map { $0 != self.port } ?? false
     }
 
@@ -39,6 +41,10 @@ struct InterceptedOrigin: Sendable, Equatable {
         }
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return (text, nil) }
         return (text[..<colon], port)
+    }
+
+    private static func lowered(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
     }
 
     /// A host without IPv6 brackets or a trailing dot.
