@@ -28,6 +28,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     let webSockets: LabeledHandles<Gauge>
     let webSocketBytes: LabeledHandles<Counter>
     let spansDropped: LabeledHandles<Counter>
+    /// Upstreams with a client certificate expiry series (`+ClientCertificates.swift`).
+    let clientCertificateUpstreams = NIOLockedValueBox<Set<String>>([])
 
     /// - Parameters:
     ///   - statsWindow: the sliding window of `/stats` (`metrics.stats_window`).

@@ -119,6 +119,10 @@ public struct MetricFamily: Sendable, Hashable {
         name: "gateway_trace_spans_dropped_total", kind: .counter,
         help: "OpenTelemetry spans not exported (tracing on): reason queue_full (more spans waiting than tracing.max_queue) or export_failed (the collector did not take a batch)",
         labelNames: ["reason"])
+    public static let clientCertificateExpiry = MetricFamily(
+        name: "gateway_upstream_client_certificate_expiry_seconds", kind: .gauge,
+        help: "When the client certificate an upstream's tls.client_certificate presents expires (its notAfter), in Unix seconds; alert on this minus time()",
+        labelNames: ["upstream"])
     public static let buildInfo = MetricFamily(
         name: "gateway_build_info", kind: .gauge,
         help: "Build information",
@@ -129,6 +133,6 @@ public struct MetricFamily: Sendable, Hashable {
         requests, requestErrors, requestDuration, upstreamAttempts, upstreamPhase,
         retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
         interceptionCertificates, interceptionHandshakeFailures, webSocketsOpen, webSocketBytes,
-        requestsByProtocol, upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, traceSpansDropped, buildInfo,
+        requestsByProtocol, upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, traceSpansDropped, clientCertificateExpiry, buildInfo,
     ]
 }
