@@ -84,6 +84,8 @@ extension GatewayError {
         /// database could not be reached for what the request needs (a token
         /// refresh, a shared rate limit): 503.
         case sharedStateUnavailable = "shared_state_unavailable"
+        /// A path the gateway's own onboarding site does not have: 404.
+        case notFound = "not_found"
 
         public var status: HTTPResponseStatus {
             switch self {
@@ -102,6 +104,7 @@ extension GatewayError {
             case .localRateLimit: return .tooManyRequests
             case .tokenRefreshFailed: return .unauthorized
             case .unsupportedTransferCoding: return .notImplemented
+            case .notFound: return .notFound
             }
         }
 
