@@ -59,7 +59,7 @@ public final class GatewayApplication: Sendable {
         var tracing: GatewayTracer?
         if config.tracing.enabled {
             do {
-                tracing = try GatewayTracer.start(config: config.tracing, metrics: metrics, logger: logger)
+                tracing = try GatewayTracer.start(config: config.tracing, metrics: metrics, logger: logger, transport: pool)
             } catch {
                 tracingError = "tracing: cannot start the span exporter: \(error)"
             }
