@@ -61,7 +61,7 @@ public final class GatewayTracer: Sendable {
         tracer.exporter.start()
         let sampler = config.sampler.rawValue + (config.sampler.usesRatio ? " \(config.samplerRatio)" : "")
         let how = config.exportProtocol == .grpc ? "OTLP/gRPC" : "OTLP/HTTP"
-        logger.info("tracing on: spans to \(config.effectiveEndpoint) (\(how)), service.name \(config.serviceName), sampler \(sampler)")
+        logger.info("tracing on: spans to \(TracingConfig.shownEndpoint(config.effectiveEndpoint)) (\(how)), service.name \(config.serviceName), sampler \(sampler)")
         return tracer
     }
 

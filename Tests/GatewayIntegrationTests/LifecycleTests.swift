@@ -73,8 +73,11 @@ struct LifecycleTests {
         var environment = ProcessInfo.processInfo.environment
         environment["GATEWAY_TEST_UNSET_TOKEN"] = nil
 
+        // An empty trace file: `trace list` reads it (no trace file at all is exit 1 with a hint, TraceListTests).
+        FileManager.default.createFile(atPath: "\(dir)/trace.jsonl", contents: nil)
         let list = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["trace", "list", "--config", path], environment: environment)
         #expect(list.status == 0, "\(list.stderrString)")
+        #expect(!list.stderrString.contains("GATEWAY_TEST_UNSET_TOKEN"), "\(list.stderrString)")
         let export = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["ca", "export", "--config", path], environment: environment)
         #expect(export.status == 0, "\(export.stderrString)")
         #expect(export.stdoutString.contains("BEGIN CERTIFICATE"))

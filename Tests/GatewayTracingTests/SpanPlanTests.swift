@@ -120,7 +120,7 @@ import Testing
         #expect(server.get("server.address") == .string("api.test"))
         #expect(server.get("server.port") == .int64(80))
         #expect(server.get("url.path") == .string("/users/42"))
-        #expect(server.get("url.query") == .string("token=REDACTED&page=2&sig=REDACTED"))
+        #expect(server.get("url.query") == .string("token=&page=&sig="))
         #expect(server.get("http.route") == .string("/users/{id}"))
         #expect(server.get("network.protocol.version") == .string("1.1"))
         #expect(server.get("client.address") == .string("127.0.0.1"))
@@ -151,7 +151,7 @@ import Testing
         let first = plan.clients[0], second = plan.clients[1]
         #expect(first.attributes.get("http.request.method") == .string("GET"))
         #expect(first.attributes.get("server.address") == .string("api.test"))
-        #expect(first.attributes.get("url.full") == .string("http://api.test/users/42?token=REDACTED&page=2&sig=REDACTED"))
+        #expect(first.attributes.get("url.full") == .string("http://api.test/users/42?token=&page=&sig="))
         #expect(first.attributes.get("http.response.status_code") == .int64(503))
         #expect(first.attributes.get("error.type") == .string("503"))
         #expect(first.status == SpanStatus(code: .error, message: "503"))

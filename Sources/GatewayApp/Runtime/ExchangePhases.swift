@@ -26,11 +26,14 @@ import GatewayUpstream
 ///    exchange, and never change it.
 /// 4. Retry: the upstream's retry planner (`retry`), asked once per client
 ///    request and after each attempt.
-/// 5. Attempt steps, on each upstream attempt, in order: rate limit
+/// 5. Attempt steps, on each upstream attempt, in order: faults toward the
+///    app (`faults`, issue 55), rate limit
 ///    (`rate_limit`), OAuth2 token (`auth: oauth2`), static credential
 ///    (`auth`), and last, while `tracing` is on, the trace context (the
 ///    attempt's CLIENT span, the upstream's `traceparent`; the rate limit's
-///    and the token's waits are then timed for the span). Then the upstream pool.
+///    and the token's waits are then timed for the span). Then the transport:
+///    faults toward the policies, mocks and replay (`faults`, `mocks`,
+///    `replay`; ``InjectionPhases``), then the upstream pool.
 /// 6. Observers finish: the response has gone out, the exchange failed, or
 ///    the client went away.
 ///
@@ -113,11 +116,14 @@ enum ExchangePhases {
         )
         let tokenRefresh = TokenRefreshPolicy(upstream: upstream, store: tokenStore)
         let credential = AuthInjectionPolicy(upstream: upstream)
+        // Mocks, replay and faults (issue 55): absent unless configured (`ExchangePhases+Injection.swift`).
+        let injection = InjectionPhases.make(upstream: upstream, services: services)
         var steps: [any AttemptStep] = []
+        if let step = injection?.firstStep { steps.append(step) }
         if let step = rateLimit?.step { steps.append(services.tracing?.timingWaits(of: step, as: .rateLimit) ?? step) }
         if let step = tokenRefresh?.step { steps.append(services.tracing?.timingWaits(of: step, as: .tokenRefresh) ?? step) }
         if let credential { steps.append(credential) }
         if let tracing = services.tracing { steps.append(tracing.propagation) }
-        return UpstreamRoute(observers: observers, steps: steps, retry: retry?.planner)
+        return UpstreamRoute(observers: observers, steps: steps, retry: retry?.planner, transport: injection?.transport, injects: injection != nil)
     }
 }

@@ -57,8 +57,8 @@ extension TracingConfig {
             endpoint = value
             environmentSources["endpoint"] = name
         } else if case let (name, value)? = variable("OTEL_EXPORTER_OTLP_ENDPOINT") {
-            // The base URL of every signal: the traces' path is added (as the specification says).
-            endpoint = value.hasSuffix("/") ? value + "v1/traces" : value + "/v1/traces"
+            // The base URL of every signal: the traces' path is added to its path (as the specification says).
+            endpoint = TracingConfig.signalEndpoint(base: value)
             environmentSources["endpoint"] = name
         }
         if case let (name, value)? = variable("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL") {
@@ -70,7 +70,7 @@ extension TracingConfig {
         }
         if case let (name, value)? = variable("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS") {
             guard let pairs = TracingConfig.headerPairs(value) else {
-                throw fail("headers", name, "expected comma-separated name=value pairs (values are not shown)")
+                throw fail("headers", name, "expected comma-separated name=value pairs, values percent-encoded (values are not shown)")
             }
             headers = pairs.map { Header(name: $0.name, value: Secret(source: .env(name), value: $0.value)) }
             environmentSources["headers"] = name
@@ -110,16 +110,17 @@ extension TracingConfig {
         }
     }
 
-    /// `name=value,name2=value2` as the OpenTelemetry exporters read it: each pair split at its first `=`, both sides trimmed;
-    /// nil when a pair has no name or no value.
+    /// `name=value,name2=value2` as the OpenTelemetry exporters read it: each pair split at its first `=`, both sides trimmed,
+    /// the value then percent-decoded (the specification's format: `api-key=a%2Cb` is `a,b`);
+    /// nil when a pair has no name or no value, or a value's `%` starts no valid escape.
     static func headerPairs(_ text: String) -> [(name: String, value: String)]? {
         var pairs: [(name: String, value: String)] = []
         for item in text.split(separator: ",") {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: true)
             guard parts.count == 2 else { return nil }
             let name = parts[0].trimmingCharacters(in: .whitespacesAndNewlines)
-            let value = parts[1].trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !name.isEmpty, !value.isEmpty else { return nil }
+            let encoded = parts[1].trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !name.isEmpty, !encoded.isEmpty, let value = encoded.removingPercentEncoding, !value.isEmpty else { return nil }
             pairs.append((name, value))
         }
         return pairs

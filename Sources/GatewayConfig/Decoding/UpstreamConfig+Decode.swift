@@ -5,6 +5,7 @@ import GatewayCore
 extension UpstreamConfig {
     static let keys = [
         "name", "hosts", "origin", "ports", "tls", "http_version", "endpoints", "intercept", "auth", "retry", "rate_limit",
+        "faults", "mocks", "replay",
     ]
 
     /// The `upstreams` list. An entry that is no mapping keeps its place as a
@@ -44,6 +45,9 @@ extension UpstreamConfig {
         map.decode("auth", into: &auth) { try AuthConfig(decoding: $0) }
         map.decode("retry", into: &retry) { try RetryConfig(decoding: $0) }
         map.decode("rate_limit", into: &rateLimit) { try RateLimitConfig(decoding: $0) }
+        map.decode("faults", into: &faults) { try FaultsConfig(decoding: $0) }
+        map.decode("mocks", into: &mocks) { try MocksConfig(decoding: $0) }
+        map.decode("replay", into: &replay) { try ReplayConfig(decoding: $0) }
     }
 }
 

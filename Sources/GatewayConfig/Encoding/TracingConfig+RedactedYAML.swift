@@ -7,7 +7,10 @@ extension TracingConfig {
     func write(to out: inout YAMLLines) {
         func from(_ key: String) -> String? { environmentSources[key].map { "from \($0)" } }
         out.plain("enabled", String(enabled) + (from("enabled").map { "  # \($0)" } ?? ""))
-        out.scalar("endpoint", endpoint, comment: from("endpoint"))
+        // A key in the collector's URL is a secret too: its query's values are not shown.
+        let shown = shownEndpoint
+        let comments = [from("endpoint"), shown == endpoint ? nil : "query values not shown"].compactMap { $0 }
+        out.scalar("endpoint", shown, comment: comments.isEmpty ? nil : comments.joined(separator: "; "))
         out.plain("protocol", exportProtocol.rawValue + (from("protocol").map { "  # \($0)" } ?? ""))
         if let variable = environmentSources["headers"] {
             let names = headers.map(\.name).joined(separator: ", ")

@@ -38,6 +38,7 @@ extension UpstreamConfig {
             out.key("rate_limit")
             out.indented { out in rateLimit.write(to: &out) }
         }
+        writeInjection(to: &out)
     }
 }
 

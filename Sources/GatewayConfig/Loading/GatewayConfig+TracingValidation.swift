@@ -58,7 +58,7 @@ extension TracingConfig {
     /// `https://` URL with a host and no credentials (those go in `headers`).
     static func endpointProblem(_ endpoint: String) -> String? {
         // Not echoed when it may hold a user and password.
-        let shown = endpoint.contains("@") ? "<not shown: it holds an @>" : endpoint
+        let shown = endpoint.contains("@") ? "<not shown: it holds an @>" : shownEndpoint(endpoint)
         let expected = "expected an http:// or https:// URL such as http://127.0.0.1:4318/v1/traces, got '\(shown)'"
         guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return expected

@@ -60,9 +60,25 @@ public struct CredentialScope: Sendable, Equatable {
 }
 
 extension CredentialScope {
-    /// Rules that hold whatever the upstream: a `TRACE` never carries a
-    /// credential (RFC 9110 §9.3.8).
+    /// Rules that hold whatever the upstream: a `TRACE` (or IIS's `TRACK`)
+    /// never carries a credential (RFC 9110 §9.3.8: the upstream echoes the
+    /// request), in any case: a lowercase `trace` is no method NIO knows
+    /// (`.RAW("trace")`), but an origin that matches methods without regard
+    /// to case echoes it all the same.
     public static func mayCarryCredential(_ request: ProxyRequest) -> Bool {
-        request.method != .TRACE
+        switch request.method {
+        case .TRACE: false
+        case .RAW(let value): !isEchoMethod(value)
+        default: true
+        }
+    }
+
+    /// Whether `method` is `TRACE` or `TRACK`, in any case. By bytes: five of them, ASCII letters folded.
+    static func isEchoMethod(_ method: String) -> Bool {
+        let bytes = method.utf8
+        guard bytes.count == 5 else { return false }
+        // `| 0x20` lowercases an ASCII letter; only the letter's two cases fold to it.
+        func isWord(_ word: String.UTF8View) -> Bool { zip(bytes, word).allSatisfy { $0 | 0x20 == $1 } }
+        return isWord("trace".utf8) || isWord("track".utf8)
     }
 }

@@ -30,6 +30,12 @@ public struct UpstreamConfig: Sendable, Equatable {
     public var retry: RetryConfig?
     /// `rate_limit`: nil = no rate limiting.
     public var rateLimit: RateLimitConfig?
+    /// `faults`: injected errors, latency and resets; nil = none.
+    public var faults: FaultsConfig?
+    /// `mocks`: answers in the upstream's place; nil = none.
+    public var mocks: MocksConfig?
+    /// `replay`: answers from a HAR file; nil = none.
+    public var replay: ReplayConfig?
 
     public init(
         name: String,

@@ -84,6 +84,13 @@ extension GatewayError {
         /// database could not be reached for what the request needs (a token
         /// refresh, a shared rate limit): 503.
         case sharedStateUnavailable = "shared_state_unavailable"
+        /// The upstream's `mocks` or `replay` says `unmatched: block` and no rule
+        /// or recorded entry matched the request: 502, and nothing reached the network.
+        case notMocked = "not_mocked"
+        /// Inside an intercepted `CONNECT`, a request for another host (its
+        /// `:authority` or `Host`): 421, never sent to the CONNECT's origin
+        /// under another name's certificate (RFC 9110 §15.5.20).
+        case misdirectedRequest = "misdirected_request"
         /// A path the gateway's own onboarding site does not have: 404.
         case notFound = "not_found"
 
@@ -96,7 +103,7 @@ extension GatewayError {
             case .proxyAuthRequired: return .proxyAuthenticationRequired
             case .bodyTooLarge: return .payloadTooLarge
             case .dnsFailure, .connectFailed, .connectionReset, .upstreamProtocolError,
-                .tlsHandshakeFailed, .certificateInvalid, .pinMismatch, .interceptionFailed:
+                .tlsHandshakeFailed, .certificateInvalid, .pinMismatch, .interceptionFailed, .notMocked:
                 return .badGateway
             case .connectTimeout, .requestTimeout, .sendTimeout: return .gatewayTimeout
             case .poolExhausted, .shuttingDown, .sharedStateUnavailable: return .serviceUnavailable
@@ -104,6 +111,7 @@ extension GatewayError {
             case .localRateLimit: return .tooManyRequests
             case .tokenRefreshFailed: return .unauthorized
             case .unsupportedTransferCoding: return .notImplemented
+            case .misdirectedRequest: return .misdirectedRequest
             case .notFound: return .notFound
             }
         }

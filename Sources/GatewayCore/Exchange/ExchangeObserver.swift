@@ -78,11 +78,22 @@ public final class UpstreamRoute: Sendable {
     public let observers: [any ExchangeObserver]
     public let steps: [any AttemptStep]
     public let retry: (any RetryPlanner)?
+    /// The upstream's transport when mocks, replay or faults toward the
+    /// policies stand in front of the pool (they wrap it); nil: the pool.
+    public let transport: (any UpstreamTransport)?
+    /// Faults, mocks or replay may act on its exchanges: their log lines read
+    /// the record's ``ExchangeRecord/injectedResponse`` (other routes never do).
+    public let injects: Bool
 
-    public init(observers: [any ExchangeObserver], steps: [any AttemptStep] = [], retry: (any RetryPlanner)? = nil) {
+    public init(
+        observers: [any ExchangeObserver], steps: [any AttemptStep] = [], retry: (any RetryPlanner)? = nil,
+        transport: (any UpstreamTransport)? = nil, injects: Bool = false
+    ) {
         self.observers = observers
         self.steps = steps
         self.retry = retry
+        self.transport = transport
+        self.injects = injects
     }
 }
 

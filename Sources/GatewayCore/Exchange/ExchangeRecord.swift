@@ -15,6 +15,10 @@ public final class ExchangeRecord: Sendable {
         /// Empty (no allocation) unless a retry was decided.
         var retries: [AttemptRetry] = []
         var trace: (any ExchangeTraceContext)?
+        /// Empty (no allocation) unless a fault, mock or replay acted (``Injection``).
+        var injections: [Injection] = []
+        /// Whether the client's response is the last injection's (not the upstream's).
+        var responseInjected = false
     }
 
     private let state = Mutex(State())
@@ -63,6 +67,30 @@ public final class ExchangeRecord: Sendable {
 
     /// The retries decided so far, in order.
     public var retries: [AttemptRetry] { state.withLock { $0.retries } }
+
+    /// A fault, mock or replayed entry acted on the exchange. `answered`: the
+    /// injection is the response (a mocked or made-up one); an attempt that
+    /// reaches the upstream afterwards clears that with ``upstreamAnswered()``.
+    public func noteInjection(_ injection: Injection, answered: Bool) {
+        state.withLock { s in
+            s.injections.append(injection)
+            if answered { s.responseInjected = true }
+        }
+    }
+
+    /// An attempt reached the upstream: the response is no longer an injected one.
+    public func upstreamAnswered() {
+        state.withLock { s in if s.responseInjected { s.responseInjected = false } }
+    }
+
+    /// What acted on the exchange, in order.
+    public var injections: [Injection] { state.withLock { $0.injections } }
+
+    /// The client's response was made by the gateway in the upstream's place
+    /// (a mock, a replayed entry, an injected error): the last of ``injections``.
+    public var injectedResponse: Injection? {
+        state.withLock { s in s.responseInjected ? s.injections.last : nil }
+    }
 
     /// The exchange's trace context while tracing is on (``ExchangeTraceContext``); nil otherwise.
     public var trace: (any ExchangeTraceContext)? {

@@ -32,6 +32,10 @@ extension ExchangeLine {
             line.append(contentsOf: " error=".utf8)
             line.append(contentsOf: error.rawValue.utf8)
         }
+        if let injected {
+            line.append(contentsOf: " injected=".utf8)
+            line.append(contentsOf: injected.utf8)
+        }
         line.append(contentsOf: " ms=".utf8)
         LoggedText.appendHundredths(milliseconds, to: &line)
         if let requestID {

@@ -23,6 +23,9 @@ public struct ExchangeLine: Sendable {
     public var bytesOut: Int
     public var upstream: String?
     public var error: GatewayError.Code?
+    /// `injected=mock`, `injected=fault:error`: the response was made by the
+    /// gateway in the upstream's place (``Injection``); nil for the upstream's own.
+    public var injected: String?
     /// The exchange's trace context while tracing is on: the writer reads its
     /// `trace_id` and `span_id` (they never change: ``ExchangeTraceContext``).
     public var trace: (any ExchangeTraceContext)?

@@ -39,6 +39,11 @@ extension ClientConnectionHandler {
             return refuse(error, info: info)
         }
 
+        // Inside an intercepted CONNECT, a request for another host is not this origin's.
+        if let origin, origin.misdirects(head.headers.first(name: "host")) {
+            return refuse(GatewayError(.misdirectedRequest, "this connection is for \(origin.host):\(origin.port) only (its CONNECT)"), info: info)
+        }
+
         // A probe of the proxy port itself (``ProxyReadiness``): answered before admission, not an exchange.
         if ProxyReadiness.isProbe(target, method: head.method, bodyless: framing == .none, insideInterception: origin != nil) {
             respond(ProxyReadiness.response, info: info)

@@ -11,7 +11,7 @@ import NIOHTTP1
 /// channel and a pooled upstream channel, with back-pressure by holding
 /// `read()` on either side. `CONNECT` hands the connection to a tunnel or to
 /// interception. Its protocol state is ``ClientConnectionStateMachine``.
-final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, ClientTimeoutOwner {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer

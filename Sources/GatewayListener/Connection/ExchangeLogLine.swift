@@ -34,13 +34,15 @@ enum ExchangeLogLine {
         bytesIn: Int,
         bytesOut: Int,
         upstream: String?,
-        error: GatewayError.Code?
+        error: GatewayError.Code?,
+        injected: String? = nil
     ) {
         guard context.logsExchangeLine else { return }
-        let line = line(
+        var line = line(
             context, method: method, target: target(), status: status, milliseconds: milliseconds(since: started),
             bytesIn: bytesIn, bytesOut: bytesOut, upstream: upstream, error: error
         )
+        line.injected = injected
         if let sink = context.exchangeLines {
             sink.log(line)
         } else {
@@ -90,6 +92,7 @@ enum ExchangeLogLine {
         metadata["bytes_out"] = .string(String(line.bytesOut))
         if let upstream = line.upstream { metadata["upstream"] = .string(upstream) }
         if let error = line.error { metadata["error"] = .string(error.rawValue) }
+        if let injected = line.injected { metadata["injected"] = .string(injected) }
         context.addRequestMetadata(to: &metadata)
         // `METHOD url status` in a string sized once (interpolation regrows it as it goes).
         let name = LoggedText.text(of: line.method)

@@ -35,7 +35,7 @@ extension Exchange {
             info.observations = observations
         }
         let plan = route.retry?.begin(request) ?? .single
-        let exchange = Exchange(client: client, info: info, request: consume request, route: route, transport: active.transport, eventLoop: eventLoop)
+        let exchange = Exchange(client: client, info: info, request: consume request, route: route, transport: route.transport ?? active.transport, eventLoop: eventLoop)
         return (exchange, plan)
     }
 }

@@ -1,3 +1,4 @@
+import GatewayConfig
 import GatewayCore
 import Logging
 import NIOCore
@@ -249,7 +250,7 @@ final class Exchange: UpstreamExchangeDelegate {
         if gatewayError.code == .internalError {
             info.logger.error("forwarding failed", metadata: ["error": "\(error)"])
         }
-        guard !client.responseStarted else {
+        guard !client.responseStarted, !isInjectedReset(gatewayError) else {
             info.logger.info("\(LoggedText.text(of: info.method)) \(LoggedText.loggedTarget(routed.url)) aborted: \(gatewayError.code.rawValue)")
             info.finish(ExchangeOutcome(status: machine.status, responseBytes: machine.bytesOut, error: gatewayError.code))
             // Parts this read already gave go out before the close (a close drops unflushed writes).
@@ -264,12 +265,20 @@ final class Exchange: UpstreamExchangeDelegate {
         client.respond(gatewayError.response(), info: info, addVia: true, keepAlive: false)
     }
 
+    /// A fault toward the app that resets the client's connection (issue 55):
+    /// the client gets no response, as from an upstream that hung up.
+    private func isInjectedReset(_ error: GatewayError) -> Bool {
+        guard error.code == .connectionReset, let injected = info.context.record.injectedResponse else { return false }
+        return injected.kind == "reset" && injected.toward == FaultTarget.app.rawValue
+    }
+
     func log(status: Int, error: GatewayError.Code?) {
         // Asked of the info first: passing its context on copied it (a retain per field) for a line not logged.
         guard info.logsExchangeLine else { return }
         ExchangeLogLine.log(
             info.context, method: info.method, target: routedTarget, status: status, started: info.started,
-            bytesIn: machine.bytesIn, bytesOut: machine.bytesOut, upstream: request.upstreamName, error: error
+            bytesIn: machine.bytesIn, bytesOut: machine.bytesOut, upstream: request.upstreamName, error: error,
+            injected: route.injects ? info.context.record.injectedResponse?.description : nil
         )
     }
 }

@@ -10,8 +10,10 @@ import NIOHTTP2
 /// (streams in flight finish; the connection closes when the last one ends,
 /// or at the drain timeout). A connection error (a flood of resets, of
 /// CONTINUATION or control frames, a flow-control violation: NIOHTTP2 sent
-/// its GOAWAY) closes the connection and is logged once; a stream error
-/// (a bad content-length, an uppercase field name) resets that stream only.
+/// its GOAWAY) closes the connection; a stream error (a bad content-length,
+/// an uppercase field name) resets that stream only. However it closes, the
+/// connection logs one line when it has (``CloseReason``: the first cause
+/// seen), at info only for abuse.
 final class HTTP2ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -24,6 +26,9 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     private var lastStreamID = HTTP2StreamID.rootStream
     private var draining = false
     private var idleTimer: Scheduled<Void>?
+    /// Why it closes: the first cause seen (nil until one is: the client closed it).
+    private var closeReason: CloseReason?
+    private var loggedClose = false
 
     init(logger: Logger, clientAddress: String, idleTimeout: TimeAmount) {
         self.logger = logger
@@ -44,7 +49,30 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         idleTimer = nil
+        logClose()
         context.fireChannelInactive()
+    }
+
+    /// Connection-level frames (streams' frames go to their own channels):
+    /// a client's GOAWAY for an error is remembered as the reason.
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .goAway(_, let errorCode, _) = unwrapInboundIn(data).payload, errorCode != .noError {
+            closing(.clientGoAway(errorCode))
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// `reason` is why the connection closes, unless an earlier one was.
+    private func closing(_ reason: CloseReason) {
+        if closeReason == nil { closeReason = reason }
+    }
+
+    /// The connection's one line, once.
+    private func logClose() {
+        guard !loggedClose else { return }
+        loggedClose = true
+        let reason = closeReason ?? .clientClosed
+        logger.log(level: reason.level, "closed HTTP/2 connection: \(reason.text)", metadata: ["client": "\(clientAddress)"])
     }
 
     /// A stream opened (told by NIOHTTP2's stream delegate, on this loop).
@@ -84,17 +112,8 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
             logger.debug("HTTP/2 stream reset", metadata: ["client": "\(clientAddress)", "error": "\(error)"])
             return
         }
-        let reason: String = switch error {
-        case is NIOHTTP2Errors.ExcessiveRSTFrames: "too many stream resets (rapid reset)"
-        case is NIOHTTP2Errors.ExcessiveContinuationFrames: "too many CONTINUATION frames"
-        case is NIOHTTP2Errors.ExcessiveEmptyDataFrames: "too many empty DATA frames"
-        case is NIOHTTP2Errors.ExcessiveStreamErrors: "too many stream errors"
-        case is NIOHTTP2Errors.ExcessiveControlFrames: "too many control frames"
-        case is NIOHTTP2Errors.ExcessiveNumberOfGlitches: "too many protocol glitches"
-        case is NIOHTTP2Errors.ExcessivelyLargeHeaderBlock: "a header block over the limit"
-        default: "\(error)"
-        }
-        logger.info("closed HTTP/2 connection: \(reason)", metadata: ["client": "\(clientAddress)"])
+        // Logged once, when the connection has closed (``logClose()``).
+        closing(CloseReason(connectionError: error))
         context.close(promise: nil)
     }
 
@@ -102,6 +121,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     func drain() {
         guard let context, !draining else { return }
         draining = true
+        closing(.drained)
         let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
         context.writeAndFlush(wrapOutboundOut(goAway), promise: nil)
         if openStreams == 0 { closeAfterPendingWrites() }
@@ -119,6 +139,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
 
     /// The drain timeout passed: whatever is still open closes.
     func abort() {
+        if closeReason == nil || closeReason == .drained { closeReason = .drainTimeout }
         context?.close(promise: nil)
     }
 
@@ -129,6 +150,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
             let handler = bound.value
             handler.idleTimer = nil
             guard handler.openStreams == 0 else { return }
+            handler.closing(.idle)
             handler.drain()
         }
     }

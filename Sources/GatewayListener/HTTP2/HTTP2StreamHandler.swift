@@ -38,6 +38,8 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     private var heldRead = false
     /// The request's END_STREAM arrived.
     private var requestEnded = false
+    /// The body and send timeouts, once a body or a closed window needs them (`+Timeouts.swift`).
+    var timeouts: ClientTimeouts?
 
     init(environment: ClientConnectionEnvironment, origin: InterceptedOrigin, clientAddress: String) {
         self.environment = environment
@@ -50,10 +52,12 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        timeouts?.detach()
         self.context = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        timeouts?.channelClosed()
         responseEnded = true
         if let exchange {
             self.exchange = nil
@@ -66,12 +70,14 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         switch unwrapInboundIn(data) {
         case .headers(let headers):
             if info == nil {
+                if !headers.endStream { streamTimeouts.headReceived(bodyFollows: true) }
                 startExchange(headers.headers, endStream: headers.endStream)
             } else if headers.endStream {
                 // Request trailers: HTTP/1.1 upstreams take none; the body ends here.
                 requestEnd()
             }
         case .data(let data):
+            timeouts?.bytesRead()
             if case .byteBuffer(let buffer) = data.data, buffer.readableBytes > 0 {
                 exchange?.requestBodyPart(buffer)
             }
@@ -84,6 +90,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     private func requestEnd() {
         guard !requestEnded else { return }
         requestEnded = true
+        timeouts?.requestEnded()
         exchange?.requestEnd()
     }
 
@@ -103,12 +110,19 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         if mayRead {
             context.read()
         } else {
+            if !heldRead { timeouts?.readsHeld(true) }
             heldRead = true
         }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { exchange?.clientWritable() }
+        let writable = context.channel.isWritable
+        if writable {
+            timeouts?.writabilityChanged(writable: true)
+            exchange?.clientWritable()
+        } else if !responseEnded || exchange != nil {
+            streamTimeouts.writabilityChanged(writable: false)
+        }
         context.fireChannelWritabilityChanged()
     }
 
@@ -116,6 +130,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     func requestBodyDemand() {
         guard heldRead, let context, mayRead else { return }
         heldRead = false
+        timeouts?.readsHeld(false)
         context.read()
     }
 
@@ -157,6 +172,9 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         self.info = info
         guard let target = ClientTarget.parse(head.uri, isConnect: false) else {
             return refuse(GatewayError(.badRequest, "malformed request target"), info: info)
+        }
+        if origin.misdirects(head.headers.first(name: "host")) {
+            return refuse(GatewayError(.misdirectedRequest, "this connection is for \(origin.host):\(origin.port) only (its CONNECT)"), info: info)
         }
         let resolved = origin.resolve(target)
         let admission = AdmissionRequest(head: head, target: resolved, insideInterception: true, bodyless: endStream)

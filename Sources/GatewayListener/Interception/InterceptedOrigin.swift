@@ -16,4 +16,36 @@ struct InterceptedOrigin: Sendable, Equatable {
             return target
         }
     }
+
+    /// Whether a request's authority (HTTP/2 `:authority`, HTTP/1.1 `Host`)
+    /// names another host, or another port, than the intercepted `CONNECT`:
+    /// answered 421 `misdirected_request`, as a server answers a request it is
+    /// not configured for (RFC 9110 §15.5.20). Without a port, the authority is
+    /// read as this origin's; without an authority, the request is this origin's.
+    func misdirects(_ authority: String?) -> Bool {
+        guard let authority, !authority.isEmpty else { return false }
+        let (named, port) = Self.split(authority)
+        guard Self.bare(named).lowercased() == Self.bare(host).lowercased() else { return true }
+        return port.map { $0 != self.port } ?? false
+    }
+
+    /// Host and port of `host[:port]` or `[v6][:port]`; a port that is not a number stays in the host.
+    private static func split(_ authority: String) -> (host: Substring, port: Int?) {
+        let text = authority[...]
+        if text.first == "[", let close = text.firstIndex(of: "]") {
+            let rest = text[text.index(after: close)...]
+            guard rest.first == ":" else { return (text[...close], nil) }
+            return (text[...close], Int(rest.dropFirst()))
+        }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return (text, nil) }
+        return (text[..<colon], port)
+    }
+
+    /// A host without IPv6 brackets or a trailing dot.
+    private static func bare<S: StringProtocol>(_ host: S) -> Substring {
+        var bare = Substring(host)
+        if bare.first == "[", bare.last == "]" { bare = bare.dropFirst().dropLast() }
+        if bare.last == "." { bare = bare.dropLast() }
+        return bare
+    }
 }

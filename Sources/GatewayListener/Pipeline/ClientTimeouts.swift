@@ -2,16 +2,26 @@ import GatewayConfig
 import GatewayCore
 import NIOCore
 
-/// Runs a client connection's ``ClientTimeoutStateMachine`` with one timer:
-/// the head (slowloris), idle keep-alive connections, the pauses of a request
-/// body, and a client that does not read its response.
+/// Who a ``ClientTimeouts`` reports to: an HTTP/1.1 connection, or one HTTP/2 stream.
+protocol ClientTimeoutOwner: AnyObject {
+    /// A head, body or send timeout expired.
+    func timedOut(_ error: GatewayError)
+    /// Writes held for a batched flush go out (before an idle connection closes).
+    func flushDeferred()
+}
+
+/// Runs a client's ``ClientTimeoutStateMachine`` with one timer: the head
+/// (slowloris), idle keep-alive connections, the pauses of a request body,
+/// and a client that does not read its response.
 ///
-/// Not a handler of its own: ``ClientConnectionHandler`` owns it and tells it
-/// of raw bytes read (before they are framed), heads, the end of request
-/// bodies, held reads and finished exchanges. A head or body timeout goes to
-/// the connection as a `GatewayError` (it answers 408 and closes); so does a
-/// send timeout, on which the connection closes at once (nothing can reach a
-/// client that does not read); an idle connection is closed quietly.
+/// Not a handler of its own: ``ClientConnectionHandler`` owns one per HTTP/1.1
+/// connection and tells it of raw bytes read (before they are framed), heads,
+/// the end of request bodies, held reads and finished exchanges; an
+/// ``HTTP2StreamHandler`` owns one per stream, for the body and send timeouts
+/// only (the connection's idle and head limits are its own). A head or body
+/// timeout goes to the owner as a `GatewayError` (it answers 408); so does a
+/// send timeout, on which the connection (or stream) ends at once (nothing can
+/// reach a client that does not read); an idle connection is closed quietly.
 final class ClientTimeouts {
     private var machine: ClientTimeoutStateMachine
     private var timer: Scheduled<Void>?
@@ -23,17 +33,18 @@ final class ClientTimeouts {
     /// as the context's is: a weak reference gave the handler a side table,
     /// and every retain and release of it (several per request) took the
     /// runtime's slow path.
-    private var owner: ClientConnectionHandler?
+    private var owner: (any ClientTimeoutOwner)?
 
     init(limits: ClientTimeoutStateMachine.Limits) {
         machine = ClientTimeoutStateMachine(limits: limits)
     }
 
-    /// The owner joined a pipeline; `connected` when its channel is active already.
-    func attach(_ context: ChannelHandlerContext, owner: ClientConnectionHandler) {
+    /// The owner joined a pipeline; `connected` when its channel is active
+    /// already (a connection's, for its idle limit; a stream's is not).
+    func attach(_ context: ChannelHandlerContext, owner: any ClientTimeoutOwner, isConnection: Bool = true) {
         self.context = context
         self.owner = owner
-        if context.channel.isActive { connected() }
+        if isConnection, context.channel.isActive { connected() }
     }
 
     /// The owner left the pipeline, or its channel closed: no timer runs any more.

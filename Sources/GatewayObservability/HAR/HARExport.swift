@@ -55,7 +55,8 @@ public struct HARExport: Sendable {
                 )
             },
             _gatewayError: record.error,
-            _traceId: record.traceId
+            _traceId: record.traceId,
+            _injected: record.injected
         )
     }
 

@@ -42,6 +42,8 @@ public struct HARLog: Sendable, Codable, Equatable {
         public var _gatewayError: String?
         /// The exchange's distributed trace (tracing on): its trace id in Jaeger or Tempo.
         public var _traceId: String? = nil
+        /// The response was made by the gateway (a mock, a replayed entry, an injected fault): `mock`, `fault:error`...
+        public var _injected: String? = nil
     }
 
     public struct Request: Sendable, Codable, Equatable {

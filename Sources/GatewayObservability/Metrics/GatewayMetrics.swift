@@ -28,6 +28,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     let webSockets: LabeledHandles<Gauge>
     let webSocketBytes: LabeledHandles<Counter>
     let spansDropped: LabeledHandles<Counter>
+    let faultsInjected: LabeledHandles<Counter>
+    let mockedResponses: LabeledHandles<Counter>
     /// Upstreams with a client certificate expiry series (`+ClientCertificates.swift`).
     let clientCertificateUpstreams = NIOLockedValueBox<Set<String>>([])
 
@@ -69,6 +71,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
         self.webSockets = LabeledHandles { factory.gauge(.webSocketsOpen, $0) }
         self.webSocketBytes = LabeledHandles { factory.counter(.webSocketBytes, $0) }
         self.spansDropped = LabeledHandles { factory.counter(.traceSpansDropped, $0) }
+        self.faultsInjected = LabeledHandles { factory.counter(.faultsInjected, $0) }
+        self.mockedResponses = LabeledHandles { factory.counter(.mockedResponses, $0) }
     }
 
     /// The exposition text for `/metrics`: every family, with HELP and TYPE even before its first sample.

@@ -119,6 +119,14 @@ public struct MetricFamily: Sendable, Hashable {
         name: "gateway_trace_spans_dropped_total", kind: .counter,
         help: "OpenTelemetry spans not exported (tracing on): reason queue_full (more spans waiting than tracing.max_queue) or export_failed (the collector did not take a batch)",
         labelNames: ["reason"])
+    public static let faultsInjected = MetricFamily(
+        name: "gateway_faults_injected_total", kind: .counter,
+        help: "Faults the gateway injected (faults rules): kind error, latency or reset; never counted as the upstream's own outcome",
+        labelNames: ["upstream", "endpoint", "kind"])
+    public static let mockedResponses = MetricFamily(
+        name: "gateway_mocked_responses_total", kind: .counter,
+        help: "Responses the gateway gave in the upstream's place from a mock rule or a replayed HAR entry; nothing reached the network",
+        labelNames: ["upstream", "endpoint"])
     public static let clientCertificateExpiry = MetricFamily(
         name: "gateway_upstream_client_certificate_expiry_seconds", kind: .gauge,
         help: "When the client certificate an upstream's tls.client_certificate presents expires (its notAfter), in Unix seconds; alert on this minus time()",
@@ -133,6 +141,7 @@ public struct MetricFamily: Sendable, Hashable {
         requests, requestErrors, requestDuration, upstreamAttempts, upstreamPhase,
         retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
         interceptionCertificates, interceptionHandshakeFailures, webSocketsOpen, webSocketBytes,
-        requestsByProtocol, upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, traceSpansDropped, clientCertificateExpiry, buildInfo,
+        requestsByProtocol, upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, traceSpansDropped, buildInfo,
+        faultsInjected, mockedResponses, clientCertificateExpiry,
     ]
 }

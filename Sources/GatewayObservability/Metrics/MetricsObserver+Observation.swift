@@ -6,7 +6,8 @@ import NIOCore
 extension MetricsObserver: ExchangeObserver {
     public func begin(_ request: ProxyRequest, context: RequestContext) -> any ExchangeObservation {
         MetricsObservation(pending: PendingExchange(
-            metrics: metrics, recorder: recorder(for: request), record: context.record, started: context.started, statusClass: .error
+            metrics: metrics, recorder: recorder(for: request), record: context.record, started: context.started, statusClass: .error,
+            watchesInjections: watchesInjections
         ))
     }
 }

@@ -14,12 +14,15 @@ public struct MetricsObserver: Sendable {
     let metrics: GatewayMetrics
     private let templates: EndpointTemplates
     private let maxEndpoints: Int
+    /// Some upstream has faults, mocks or replay: exchanges' records are read for them.
+    let watchesInjections: Bool
 
     /// Made at each config load: registers the config's upstreams, starts the
     /// series its label sets fix at 0 (``GatewayMetrics/startKnownSeries(of:)``),
     /// and sends the warning about id-like paths to `logger`.
     public init(metrics: GatewayMetrics, config: GatewayConfig, logger: Logger? = nil) {
         self.metrics = metrics
+        self.watchesInjections = config.upstreams.contains { $0.faults != nil || $0.mocks != nil || $0.replay != nil }
         metrics.addConfiguredUpstreams(config.upstreams.map(\.name))
         if let logger { metrics.endpoints.setLogger(logger) }
         self.templates = EndpointTemplates(config: config)
@@ -45,8 +48,18 @@ struct PendingExchange: Sendable {
     let record: ExchangeRecord
     let started: StoredInstant
     var statusClass: StatusClass
+    var watchesInjections = false
 
     func finish(errorCode: GatewayError.Code? = nil) {
+        // A response the gateway made in the upstream's place is counted as
+        // such, never as the upstream's outcome (requests, errors, /stats).
+        if watchesInjections {
+            let injections = record.injections
+            if !injections.isEmpty {
+                metrics.countInjections(injections, endpoint: recorder.key)
+                if record.injectedResponse != nil { return }
+            }
+        }
         let duration = StoredInstant.now - started
         let exchange = CompletedExchange(
             duration: duration,

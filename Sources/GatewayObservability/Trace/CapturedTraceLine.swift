@@ -25,6 +25,7 @@ struct CapturedTraceLine: TraceLineFields {
     var responseBytes: Int { capture.responseBytes }
     var status: Int? { capture.status }
     var traceId: String? { capture.traceID }
+    var injected: String? { capture.injected }
     var httpVersion: String? { capture.clientHTTPVersion == UpstreamHTTPVersion.http2Name ? capture.clientHTTPVersion : nil }
 
     func writeCurl(into text: inout JSONStringText) { through.writeLine(into: &text) }

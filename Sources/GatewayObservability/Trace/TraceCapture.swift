@@ -37,6 +37,8 @@ struct TraceCapture: Sendable {
     var tagsLinesWithID = false
     /// The exchange's distributed trace while tracing is on (the record's `traceId`).
     var traceID: String? = nil
+    /// A fault, mock or replay acted (``TraceObserver/injectedMark(_:)``): the record's `injected`.
+    var injected: String? = nil
     /// The protocol the client spoke (`HTTP/1.1`, `HTTP/2`).
     var clientHTTPVersion = UpstreamHTTPVersion.http1Name
 

@@ -19,6 +19,8 @@ protocol TraceLineFields {
     /// `HTTP/2` for a client that spoke it; nil (left out) for HTTP/1.1.
     var httpVersion: String? { get }
     var id: String { get }
+    /// `mock`, `replay`, `fault:error`...: the gateway made (or shaped) the response (issue 55).
+    var injected: String? { get }
     var method: String { get }
     var requestBytes: Int? { get }
     var responseBytes: Int { get }
@@ -54,6 +56,7 @@ extension TraceLineFields {
         if let error { json.field("error", error) }
         if let httpVersion { json.field("httpVersion", httpVersion) }
         json.field("id", id)
+        if let injected { json.field("injected", injected) }
         json.field("method", method)
         if let requestBytes { json.field("requestBytes", requestBytes) }
         json.field("responseBytes", responseBytes)

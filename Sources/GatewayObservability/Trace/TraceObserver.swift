@@ -36,7 +36,7 @@ public struct TraceObserver: Sendable {
         request: ProxyRequest, declaredLength: Int?, body: [UInt8]?, context: RequestContext, wallStart: Date,
         status: Int?, responseBytes: Int, error: String?, responseFields: ResponseFields?, responseVia: String?
     ) {
-        let capture = TraceCapture(
+        var capture = TraceCapture(
             id: context.id,
             wallStart: wallStart,
             client: context.clientAddress,
@@ -59,16 +59,26 @@ public struct TraceObserver: Sendable {
             traceID: context.record.trace?.traceID,
             clientHTTPVersion: context.record.clientHTTPVersion
         )
+        capture.injected = Self.injectedMark(context.record)
+        let captured = capture
         let formatter = self.formatter
         let bodiesDirectory = writer.bodiesDirectory
-        writer.submit(estimatedBytes: capture.estimatedBytes) {
+        writer.submit(estimatedBytes: captured.estimatedBytes) {
             // The body file's path is only made for a record that has one.
-            formatter.entry(for: capture, bodyPath: TraceFiles.bodyFile(id: capture.id, bodiesDirectory: bodiesDirectory))
+            formatter.entry(for: captured, bodyPath: TraceFiles.bodyFile(id: captured.id, bodiesDirectory: bodiesDirectory))
         }
     }
 }
 
 extension TraceObserver {
+    /// `mock`, `replay`, `fault:error` for a response the gateway made in the
+    /// upstream's place; `fault:latency` (and the like) for one it only
+    /// delayed; nil when nothing was injected. Read only when the record has injections.
+    static func injectedMark(_ record: ExchangeRecord) -> String? {
+        if let response = record.injectedResponse { return response.description }
+        return record.injections.last?.description
+    }
+
     /// The observer for `config` with its long-lived writer; warns when `trace.redact` is off.
     public static func make(
         config: GatewayConfig, writers: TraceWriterRegistry, boundProxy: TraceProxyAddress? = nil,

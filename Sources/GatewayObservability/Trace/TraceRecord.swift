@@ -79,6 +79,9 @@ public struct TraceRecord: Sendable, Codable, Equatable {
     public var traceId: String?
     /// `HTTP/2` when the client spoke HTTP/2 (a stream of an intercepted connection); nil: HTTP/1.1.
     public var httpVersion: String?
+    /// The response was made by the gateway in the upstream's place (`mock`,
+    /// `replay`, `fault:error`) or shaped by it (`fault:latency`); nil otherwise.
+    public var injected: String?
 
     public init(
         id: String, time: String, client: String, upstream: String?, method: String, endpoint: String,

@@ -134,5 +134,5 @@ final class SpanExporter: Sendable {
 struct ExportSetupError: Error, CustomStringConvertible {
     let endpoint: String
 
-    var description: String { "not an http:// or https:// URL: \(endpoint.contains("@") ? "<not shown>" : endpoint)" }
+    var description: String { "not an http:// or https:// URL: \(endpoint.contains("@") ? "<not shown>" : TracingConfig.shownEndpoint(endpoint))" }
 }

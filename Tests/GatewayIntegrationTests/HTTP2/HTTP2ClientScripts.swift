@@ -113,6 +113,58 @@ enum HTTP2ClientScripts {
                           "after": int(heads[3][b":status"]) if 3 in heads else None}))
         """
 
+    /// A POST that announces `content-length: 10` and never sends its body
+    /// (`STALL=body`), or a GET of a large response with the stream's window
+    /// shut (`STALL=window`: SETTINGS_INITIAL_WINDOW_SIZE 0, no WINDOW_UPDATE).
+    /// Prints stream 1's status, `x-gateway-error`, whether it was reset, and
+    /// the seconds until it ended either way.
+    static let stalledStream = connect + """
+        import h2.settings
+        stall = os.environ["STALL"]
+        if stall == "window":
+            conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+            conn.send_headers(1, request_headers(os.environ["PATH_STALLED"]), end_stream=True)
+        else:
+            conn.send_headers(1, [(":method", "POST"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", "/echo"), ("content-length", "10")])
+        sock.sendall(conn.data_to_send())
+        started = time.time()
+        status, error, reset = None, None, None
+        for event in events(30, reply=(stall != "window")):
+            if isinstance(event, h2.events.ResponseReceived) and event.stream_id == 1:
+                head = dict(event.headers)
+                status, error = int(head[b":status"]), head.get(b"x-gateway-error")
+            if isinstance(event, h2.events.StreamReset) and event.stream_id == 1:
+                reset = int(event.error_code)
+                break
+            if isinstance(event, h2.events.StreamEnded) and event.stream_id == 1:
+                break
+            if stall == "window" and isinstance(event, h2.events.RemoteSettingsChanged):
+                sock.sendall(conn.data_to_send())
+        print(json.dumps({"status": status, "error": error.decode() if error else None, "reset": reset,
+                          "seconds": round(time.time() - started, 2)}))
+        """
+
+    /// Stream 1's `:authority` names `OTHER_AUTHORITY`, not the CONNECT's
+    /// host; stream 3 is a plain GET. Prints stream 1's status and
+    /// `x-gateway-error`, and stream 3's status.
+    static let otherAuthorityThenRequest = connect + """
+        conn.send_headers(1, [(":method", "GET"), (":scheme", "https"), (":authority", os.environ["OTHER_AUTHORITY"]), (":path", "/echo?misdirected=1")], end_stream=True)
+        conn.send_headers(3, request_headers("/echo?after=1"), end_stream=True)
+        sock.sendall(conn.data_to_send())
+        heads, ended = {}, set()
+        for event in events(10):
+            if isinstance(event, h2.events.ResponseReceived):
+                heads[event.stream_id] = dict(event.headers)
+            if isinstance(event, h2.events.StreamEnded):
+                ended.add(event.stream_id)
+                if {1, 3} <= ended:
+                    break
+        first = heads.get(1, {})
+        error = first.get(b"x-gateway-error")
+        print(json.dumps({"status": int(first[b":status"]) if first else None, "error": error.decode() if error else None,
+                          "after": int(heads[3][b":status"]) if 3 in heads else None}))
+        """
+
     /// One stream to `PATH_TO_RESET`, reset after `RESET_AFTER` seconds; then a
     /// second stream on the same connection, read to its end. Prints its status.
     static let resetThenRequest = thenStreamThree("""

@@ -70,6 +70,21 @@ struct CredentialScopeTests {
         #expect(try !injected(request(.http, port: 80), config))
     }
 
+    /// Issue 54: `TRACE` and `TRACK` never carry the credential, in any case
+    /// (a lowercase `trace` reaches the gateway as `.RAW("trace")`); a method
+    /// that merely looks like them still does.
+    @Test(arguments: ["TRACE", "trace", "Trace", "tRaCe", "TRACK", "track", "Track"])
+    func anEchoMethodInAnyCaseGetsNoCredential(_ name: String) throws {
+        let method = HTTPMethod(rawValue: name)
+        #expect(!CredentialScope.mayCarryCredential(request(.https, port: 443, method: method)))
+        #expect(try !injected(request(.https, port: 443, method: method), config()), "in scope, yet no credential")
+    }
+
+    @Test(arguments: ["GET", "PATCH", "TRACES", "TRAC", "tracK2", "PURGE", "tr@ce", "TRACT"])
+    func otherMethodsStillGetIt(_ name: String) throws {
+        #expect(try injected(request(.https, port: 443, method: HTTPMethod(rawValue: name)), config()))
+    }
+
     @Test func outOfScopeRequestsKeepTheClientsOwnHeaders() async throws {
         let policy = try policy(config())
         var request = request(.http, port: 80)
