@@ -42,7 +42,9 @@ enum OnboardingPage {
                 """
         }
         let auth = proxyAuthRequired
-            ? "<p><small>Proxy authentication is on: the phone's Wi-Fi proxy settings need the user name and password.</small></p>"
+            ? "<p><small>Proxy authentication is on. iOS: turn on Authentication in the Wi-Fi proxy settings with the user and "
+                + "password. Android has no such field: Chrome asks for them, apps only when built to answer the proxy "
+                + "(OkHttp's <code>proxyAuthenticator</code>).</small></p>"
             : ""
         return """
             <!doctype html>
