@@ -10,24 +10,6 @@ import Testing
 /// from 50 ms to 5 s for `histogram_quantile`'s interpolation.
 @Suite(.timeLimit(.minutes(1)))
 struct DashboardQuantileTests {
-    /// SplitMix64 and a log-normal: the same samples on every run.
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        mutating func logNormal(median: Double, sigma: Double) -> Double {
-            let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
-            let u2 = Double.random(in: 0..<1, using: &self)
-            return median * exp(sigma * (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2))
-        }
-    }
-
     static func p95(_ samples: [Double]) -> Double {
         let sorted = samples.sorted()
         return sorted[Int((0.95 * Double(sorted.count)).rounded(.up)) - 1]
@@ -39,7 +21,7 @@ struct DashboardQuantileTests {
         let byEndpoint = try #require(panels["p95 by endpoint"]?.first)
         let selection = try #require(panels["Latency p50 / p95 / p99 (selection)"]?.first { $0.hasPrefix("histogram_quantile(0.95") })
 
-        var random = SeededRandom(state: 614)
+        var random = SeededRandom(seed: 614)
         let shapes: [(endpoint: String, samples: [Double])] = [
             ("/slow/{id}", (0..<5_000).map { _ in random.logNormal(median: 0.45, sigma: 0.2) }),
             ("/uniform", (0..<5_000).map { _ in Double.random(in: 0.05...5, using: &random) }),

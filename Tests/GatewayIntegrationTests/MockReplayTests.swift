@@ -48,6 +48,28 @@ struct MockReplayTests {
         #expect(!metrics.split(separator: "\n").contains { $0.hasPrefix("gateway_upstream_attempts_total{") }, "no attempt reached the network")
     }
 
+    /// A body held for the rules to match on is bounded (1 MiB): a larger one
+    /// is refused whole with 413, never passed on cut at the bound.
+    @Test func aBodyPastTheHoldLimitIsRefusedNotCutShort() async throws {
+        let upstream = try await TestUpstream.start()
+        let gateway = try await GatewayHarness.start { config in
+            var api = UpstreamConfig(name: "api", hosts: [HostPattern("127.0.0.1")!])
+            api.mocks = MocksConfig(rules: [MockRule(endpoint: EndpointTemplate("POST /echo")!, bodyContains: ["never"], response: MockResponse(status: 201, body: .inline("mocked")))])
+            config.upstreams = [api]
+        }
+        defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
+
+        let small = try await gateway.curl(["--data-binary", "a small body", "-o", "/dev/null", "-w", "%{http_code}", upstream.url("/echo")])
+        #expect(small.stdoutString == "200", "unmatched: pass, the whole body upstream")
+        let large = try await gateway.curl(
+            ["-H", "Content-Type: application/octet-stream", "--data-binary", "@-", "-D", "-", "-o", "/dev/null", upstream.url("/echo")],
+            stdin: Array(repeating: UInt8(ascii: "x"), count: 2 << 20)
+        )
+        #expect(large.stdoutString.contains("HTTP/1.1 413"), "\(large.stdoutString)")
+        #expect(large.stdoutString.lowercased().contains("x-gateway-error: body_too_large"))
+        #expect(upstream.receivedRequests.allSatisfy { $0.body.count < 1 << 20 }, "no body cut at 1 MiB reached the upstream")
+    }
+
     @Test func interceptedHTTPSAndHTTP2ClientsGetMocks() async throws {
         let interception = InterceptionTests()
         let f = try await interception.fixture()

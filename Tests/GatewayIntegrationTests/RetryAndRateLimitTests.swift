@@ -238,7 +238,7 @@ struct RetryScenarioMeasurement {
         let upstream = try await TestUpstream.start()
         let gateway = try await RetryAndRateLimitTests.gateway(retry: retry)
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown() } }
-        let random = NIOLockedValueBox(SplitMix(seed: 2024))
+        let random = NIOLockedValueBox(SeededRandom(seed: 2024))
         let received = NIOLockedValueBox(0)
         upstream.setResponder { _ in
             received.withLockedValue { $0 += 1 }
@@ -273,18 +273,5 @@ struct RetryScenarioMeasurement {
         #expect(unbounded.upstreamRequests < Self.requests * 3 / 2, "≈ 1 + 0.3 + 0.09 = 1.39x")
         #expect(budgeted.clientErrors < without.clientErrors)
         #expect(budgeted.upstreamRequests <= Self.requests * 6 / 5 + 5 * Int(budgeted.seconds.rounded(.up)) + 5, "retries ≤ 20% of requests + 5/s")
-    }
-}
-
-/// SplitMix64, for a repeatable failure pattern.
-struct SplitMix: Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayTesting
 import Testing
 @testable import GatewayObservability
 
@@ -10,25 +11,6 @@ import Testing
 /// exact p95 of ~620 ms read ~0.9 s.
 @Suite(.timeLimit(.minutes(1)))
 struct HistogramQuantileTests {
-    /// SplitMix64: the same samples on every run.
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        mutating func logNormal(median: Double, sigma: Double) -> Double {
-            // Box-Muller.
-            let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
-            let u2 = Double.random(in: 0..<1, using: &self)
-            return median * exp(sigma * (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2))
-        }
-    }
-
     /// Prometheus' `bucketQuantile` (promql/quantile.go) over cumulative `(le, count)` pairs, `+Inf` last.
     static func histogramQuantile(_ q: Double, _ buckets: [(le: Double, count: Double)]) -> Double {
         guard let total = buckets.last?.count, total > 0, buckets.last?.le == .infinity else { return .nan }
@@ -82,7 +64,7 @@ struct HistogramQuantileTests {
 
     @Test(arguments: ["log-normal around 600 ms", "uniform 50 ms to 5 s", "bimodal 80 ms and 1.3 s", "log-normal around 150 ms", "log-normal around 2 s"])
     func p95IsWithinTenPercent(_ shape: String) {
-        var random = SeededRandom(state: 52)
+        var random = SeededRandom(seed: 52)
         let samples: [Double] = (0..<20_000).map { _ in
             switch shape {
             case "log-normal around 600 ms": random.logNormal(median: 0.45, sigma: 0.2)
@@ -102,7 +84,7 @@ struct HistogramQuantileTests {
     /// inside a bucket, the interpolation stays within 10% (the worst case of
     /// a bucket is its upper ÷ lower bound − 1).
     @Test func p95IsWithinTenPercentAcrossTheRange() {
-        var random = SeededRandom(state: 7)
+        var random = SeededRandom(seed: 7)
         var worst = (estimate: 0.0, exact: 0.0, error: 0.0)
         for step in 0..<80 {
             let median = 0.055 * pow(4.6 / 0.055, Double(step) / 79)
@@ -128,7 +110,7 @@ struct HistogramQuantileTests {
 
     /// The binary search puts each value where a linear scan would (`le` inclusive).
     @Test func bucketIndexMatchesALinearScan() {
-        var random = SeededRandom(state: 1)
+        var random = SeededRandom(seed: 1)
         let bounds = LatencyBuckets.bounds
         let values = bounds + bounds.map { $0.nextUp } + bounds.map { $0.nextDown } + [0, 31, .infinity]
             + (0..<2_000).map { _ in random.logNormal(median: 0.3, sigma: 2) }

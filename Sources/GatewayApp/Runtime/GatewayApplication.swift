@@ -208,6 +208,7 @@ extension UpstreamPoolConfiguration {
         connectTimeout = pool.connectTimeout
         requestTimeout = pool.requestTimeout
         maxWaitForConnection = pool.connectTimeout
+        maxWebSocketsPerKey = pool.maxWebSocketsPerHost
     }
 }
 

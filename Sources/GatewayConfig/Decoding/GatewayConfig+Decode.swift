@@ -84,8 +84,9 @@ extension PoolConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
         let map = try node.mapping(keys: [
-            "max_connections_per_host", "idle_timeout", "connect_timeout", "request_timeout",
+            "max_connections_per_host", "idle_timeout", "connect_timeout", "request_timeout", "max_websockets_per_host",
         ])
+        map.decode("max_websockets_per_host", into: &maxWebSocketsPerHost) { try $0.int() }
         map.decode("max_connections_per_host", into: &maxConnectionsPerHost) { try $0.int() }
         map.decode("idle_timeout", into: &idleTimeout) { try $0.duration() }
         map.decode("connect_timeout", into: &connectTimeout) { try $0.duration() }

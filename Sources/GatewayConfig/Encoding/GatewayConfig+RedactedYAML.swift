@@ -62,6 +62,7 @@ extension GatewayConfig {
             out.plain("idle_timeout", ConfigUnits.formatDuration(pool.idleTimeout))
             out.plain("connect_timeout", ConfigUnits.formatDuration(pool.connectTimeout))
             out.plain("request_timeout", ConfigUnits.formatDuration(pool.requestTimeout))
+            out.plain("max_websockets_per_host", String(pool.maxWebSocketsPerHost))
         }
         writeObservability(to: &out)
         if upstreams.isEmpty {

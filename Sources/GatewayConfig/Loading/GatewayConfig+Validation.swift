@@ -108,6 +108,9 @@ extension GatewayConfig {
         if pool.maxConnectionsPerHost < 1 {
             fail("pool.max_connections_per_host", "must be at least 1, got \(pool.maxConnectionsPerHost)")
         }
+        if pool.maxWebSocketsPerHost < 1 {
+            fail("pool.max_websockets_per_host", "must be at least 1, got \(pool.maxWebSocketsPerHost)")
+        }
     }
 
     private func validateUpstreams(_ fail: (String, String) -> Void) {

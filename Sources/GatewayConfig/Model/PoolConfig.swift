@@ -9,13 +9,18 @@ public struct PoolConfig: Sendable, Equatable {
     /// From the request sent to the response head, and the longest gap
     /// between two response body chunks.
     public var requestTimeout: Duration
+    /// Open WebSocket connections per upstream host and port (each a connection
+    /// of its own, outside the pool); beyond, a handshake is refused (503).
+    public var maxWebSocketsPerHost: Int
 
     public init(
         maxConnectionsPerHost: Int = 64,
         idleTimeout: Duration = .seconds(60),
         connectTimeout: Duration = .seconds(5),
-        requestTimeout: Duration = .seconds(60)
+        requestTimeout: Duration = .seconds(60),
+        maxWebSocketsPerHost: Int = 256
     ) {
+        self.maxWebSocketsPerHost = maxWebSocketsPerHost
         self.maxConnectionsPerHost = maxConnectionsPerHost
         self.idleTimeout = idleTimeout
         self.connectTimeout = connectTimeout

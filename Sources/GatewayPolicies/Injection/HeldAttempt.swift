@@ -3,7 +3,8 @@ import NIOCore
 import NIOHTTP1
 
 /// One attempt an injection phase holds before it decides: the exchange writes
-/// the request body into it (kept, up to `limit`), and once the request is all
+/// the request body into it (kept, up to `limit`: a larger one is refused with
+/// 413 `body_too_large`, never passed on cut short), and once the request is all
 /// in (or at once, for a bodyless one) `decide` runs with the body. The phase
 /// then answers (``answer(_:)``, ``fail(_:)``) or lets the attempt go on to the
 /// next transport (``pass(to:request:record:)``): the kept body is written
@@ -121,7 +122,15 @@ final class HeldAttempt: UpstreamRequestWriter, UpstreamExchangeDelegate {
     }
 
     private func keep(_ chunk: ByteBuffer) {
-        guard (body?.readableBytes ?? 0) < limit else { return }
+        guard !done else { return }
+        guard (body?.readableBytes ?? 0) + chunk.readableBytes <= limit else {
+            // A body cut short must never go on as if whole: the request is refused, whole (413).
+            decide = nil
+            fail(GatewayError(
+                .bodyTooLarge, "the request body is larger than the \(limit >> 10) KiB a mock or replay rule of this upstream can hold to match on"
+            ))
+            return
+        }
         var chunk = chunk
         if body == nil { body = chunk } else { body!.writeBuffer(&chunk) }
     }

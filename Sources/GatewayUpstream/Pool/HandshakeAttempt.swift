@@ -42,21 +42,36 @@ final class HandshakeAttempt {
 
     private func connect() {
         let key = UpstreamKey(request)
+        let slot = "\(key.host):\(key.port)"
+        let limit = pool.configuration.maxWebSocketsPerKey
+        guard pool.webSockets.take(slot, limit: limit) else {
+            state = .done
+            let error = GatewayError(
+                .poolExhausted, "\(limit) WebSocket connections to \(slot) are open (pool.max_websockets_per_host)", upstream: slot
+            )
+            recorder.failed(error)
+            delegate.upstreamExchangeFailed(error)
+            return
+        }
         // Not pooled: the handler's releases concern nobody (it closes the connection after any answer but a 101).
         pool.connector.connect(id: 0, key: key, upstreamName: request.upstreamName, on: eventLoop, onRelease: { _ in })
             .hop(to: eventLoop)
             .assumeIsolated()
-            .whenComplete { result in self.connected(result, key: key) }
+            .whenComplete { result in self.connected(result, key: key, slot: slot) }
     }
 
-    private func connected(_ result: Result<UpstreamConnection, any Error>, key: UpstreamKey) {
+    private func connected(_ result: Result<UpstreamConnection, any Error>, key: UpstreamKey, slot: String) {
+        let webSockets = pool.webSockets
         switch result {
         case .failure(let error):
+            webSockets.give(slot)
             guard case .connecting = state else { return }
             state = .done
             recorder.failed(error)
             delegate.upstreamExchangeFailed(error)
         case .success(let connection):
+            // The slot is given back when the connection closes: after any answer but a 101, or the tunnel's end.
+            connection.closeFuture.whenComplete { _ in webSockets.give(slot) }
             guard case .connecting = state else { return connection.close() }
             state = .started
             let events = pool.events

@@ -1,17 +1,17 @@
 import GatewayCore
 import NIOCore
 
-/// One attempt on the pool's HTTP/2 side, on the caller's event loop: a key
-/// that asks for `http2`, or an `auto` key not known to speak HTTP/1.1. It
-/// leases a stream's slot, opens its stream (on the connection's loop, with a
-/// ``LoopHoppingDelegate`` when that is another loop), and lets the stream's
-/// handler run the exchange. When the key turns out to speak HTTP/1.1 the
-/// attempt becomes a ``PooledAttempt``: with the connection it waited for, or
-/// leasing on the HTTP/1 side. A stream that could not be opened carried no
+/// One attempt of a key that may speak HTTP/2 (`http2`, or `auto` with no
+/// idle HTTP/1.1 connection), on the caller's event loop. It leases from the
+/// pool, which grants a stream's slot or, when the key speaks HTTP/1.1 (its
+/// connection negotiated it), a whole connection: then the attempt becomes a
+/// ``PooledAttempt`` on it. A stream is opened on the connection's loop (with
+/// a ``LoopHoppingDelegate`` when that is another loop), and the stream's
+/// handler runs the exchange. A stream that could not be opened carried no
 /// byte of the request: another is leased (a few times at most).
 final class MultiplexedAttempt {
     private enum State {
-        /// Waiting for a stream's slot (or the word that the key speaks HTTP/1.1).
+        /// Waiting for a stream's slot or a connection.
         case leasing(waiterID: Int)
         /// The stream is being opened on the connection.
         case opening
@@ -30,7 +30,7 @@ final class MultiplexedAttempt {
     private var state = State.done
     private var staleLeases = 0
 
-    private init(
+    init(
         pool: UpstreamPool, request: ProxyRequest, key: UpstreamKey, recorder: AttemptRecorder, eventLoop: any EventLoop,
         delegate: any UpstreamExchangeDelegate
     ) {
@@ -53,22 +53,24 @@ final class MultiplexedAttempt {
     }
 
     private func lease() {
-        let (waiterID, future) = pool.leaseStream(key, upstreamName: request.upstreamName, on: eventLoop)
+        let (waiterID, future) = pool.lease(key, upstreamName: request.upstreamName, on: eventLoop)
         state = .leasing(waiterID: waiterID)
         future.assumeIsolated().whenComplete { result in
             self.leased(result)
         }
     }
 
-    private func leased(_ result: Result<UpstreamPool.HTTP2Lease, any Error>) {
+    /// Opens its stream on a slot a ``PooledAttempt`` was granted.
+    func take(stream connection: HTTP2Connection, reused: Bool) {
+        state = .leasing(waiterID: 0)
+        leased(.success(.stream(connection, reused: reused)))
+    }
+
+    private func leased(_ result: Result<UpstreamPool.PoolLease, any Error>) {
         guard case .leasing = state else { return giveBack(result) }
         switch result {
         case .failure(let error):
             fail(error)
-        case .success(.useHTTP1):
-            let attempt = PooledAttempt(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
-            state = .http1(attempt)
-            attempt.lease()
         case .success(.http1(let lease)):
             let attempt = PooledAttempt(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
             state = .http1(attempt)
@@ -130,14 +132,14 @@ final class MultiplexedAttempt {
     }
 
     /// A lease that came after the attempt was cancelled goes back unused.
-    private func giveBack(_ result: Result<UpstreamPool.HTTP2Lease, any Error>) {
+    private func giveBack(_ result: Result<UpstreamPool.PoolLease, any Error>) {
         switch result {
         case .success(.stream(let connection, _)):
             connection.events.streamEnded()
         case .success(.http1(let lease)):
             let handler = lease.connection.handler
             lease.connection.eventLoop.execute { handler.value.releaseUnused() }
-        case .success(.useHTTP1), .failure:
+        case .failure:
             break
         }
     }
@@ -155,7 +157,7 @@ final class MultiplexedAttempt {
         state = .done
         switch current {
         case .leasing(let waiterID):
-            pool.runHTTP2 { $0.http2.machine.waiterCancelled(waiterID) }
+            pool.run { $0.machine.waiterCancelled(waiterID) }
         case .open(let channel):
             channel.close(promise: nil)
         case .http1(let attempt):

@@ -1,17 +1,21 @@
-/// Every decision of the upstream pool, with no I/O: which connection serves a
-/// request, when to open or close one, which waiter gets a connection, when a
-/// waiter gives up. Events go in, actions come out; `UpstreamPool` drives it under
-/// a lock and performs the actions outside it (as async-http-client's
-/// `HTTPConnectionPool.StateMachine`).
+/// Every decision of the upstream pool, with no I/O, for both upstream
+/// protocols: which connection (HTTP/1.1) or stream (HTTP/2) serves a request,
+/// when to open or close a connection, which waiter is served, when a waiter
+/// gives up, and what a key speaks once its first connection has negotiated.
+/// Events go in, actions come out; `UpstreamPool` drives it under a lock and
+/// performs the actions outside it (as async-http-client's
+/// `HTTPConnectionPool.StateMachine`, with its HTTP/1 and HTTP/2 halves).
 ///
-/// Connections and waiters are plain integers: the state machine knows no channel.
-/// Per key it holds at most `maxConnectionsPerKey` connections (connecting + idle +
-/// in use); idle connections are reused last-in first-out; waiters are served first
-/// in, first out.
+/// Connections and waiters are plain integers, one id space each: the machine
+/// knows no channel. Per key (``KeyState``) it keeps a mode (negotiating,
+/// HTTP/1, HTTP/2), one waiter queue (first in, first out) and the
+/// connections of both halves (`+HTTP1.swift`, `+HTTP2.swift`). A connection
+/// that negotiated a protocol with ALPN is handed over here
+/// (``connectionEstablished(_:as:affinity:)``).
 ///
-/// Invariant: a key with an idle connection has no waiter (a connection that turns
-/// idle serves the oldest waiter first).
-struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
+/// Invariants: a key with an idle HTTP/1.1 connection has no waiter; a key
+/// with a free stream on an active HTTP/2 connection has no waiter.
+struct PoolStateMachine<Key: PoolKey>: Sendable {
     typealias ConnectionID = Int
     typealias WaiterID = Int
 
@@ -27,11 +31,29 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
         case cancelled
     }
 
+    /// How a new connection is opened.
+    enum Dial: Sendable, Hashable {
+        /// HTTP/1.1 only (ALPN `http/1.1`).
+        case http1
+        /// Offering what the key allows (`h2`, and `http/1.1` for `auto`), or prior-knowledge h2c.
+        case negotiate
+    }
+
+    /// What a new connection turned out to speak.
+    enum Negotiated: Sendable, Hashable {
+        case http1
+        /// With the server's `SETTINGS_MAX_CONCURRENT_STREAMS` from its first SETTINGS.
+        case http2(maxStreams: Int)
+    }
+
     enum Action: Sendable, Hashable {
-        /// Open a new connection for `key`; report `connectionEstablished` or `connectionFailed`.
-        case createConnection(ConnectionID, Key)
-        /// Hand the connection to the waiter. `reused`: the waiter did not wait for this connection's connect.
+        /// Open connection `id` for the key; report `connectionEstablished` or `connectionFailed`.
+        case createConnection(ConnectionID, Key, Dial)
+        /// Hand the HTTP/1.1 connection to the waiter. `reused`: the waiter did not wait for this connection's connect.
         case useConnection(ConnectionID, waiter: WaiterID, reused: Bool)
+        /// Open a stream on the HTTP/2 connection for the waiter (its slot is
+        /// taken: report `streamClosed` when the stream ends, or if it never opens).
+        case useStream(ConnectionID, waiter: WaiterID, reused: Bool)
         case failWaiter(WaiterID, Failure)
         /// Report `waiterTimedOut` after `maxWaitForConnection`.
         case scheduleWaiterTimeout(WaiterID)
@@ -46,8 +68,14 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
 
     enum ConnectionState: Sendable, Hashable {
         case connecting
+        /// HTTP/1.1, no exchange.
         case idle(generation: Int)
+        /// HTTP/1.1, one exchange.
         case inUse
+        /// HTTP/2, taking streams up to `maxStreams`.
+        case active
+        /// HTTP/2 after GOAWAY (or a connection error): no new stream; closed when its last stream ends.
+        case draining
     }
 
     struct Connection: Sendable {
@@ -57,26 +85,35 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
         var idleGeneration = 0
         /// Where the connection runs (its event loop); requests from there prefer it.
         var affinity: Int?
+        /// HTTP/2: the server's limit, and the streams leased.
+        var maxStreams = 0
+        var streamsInUse = 0
+
+        var hasFreeStream: Bool { state == .active && streamsInUse < maxStreams }
+
+        /// Idle since the idle timer of `generation` (nil: any) was scheduled.
+        func isIdle(generation: Int? = nil) -> Bool {
+            switch state {
+            case .idle(let g): generation == nil || generation == g
+            case .active: streamsInUse == 0 && (generation == nil || generation == idleGeneration)
+            case .connecting, .inUse, .draining: false
+            }
+        }
     }
 
-    struct KeyState: Sendable {
-        /// Idle connections, most recently used last.
-        var idle: [ConnectionID] = []
-        var connecting = 0
-        var inUse = 0
-        /// Oldest first.
-        var waiters: [WaiterID] = []
-
-        var total: Int { idle.count + connecting + inUse }
-        var isUnused: Bool { total == 0 && waiters.isEmpty }
-    }
+    /// The most keys remembered as HTTP/1.1 after negotiating; beyond, the set
+    /// starts over (a forgotten key costs one more handshake offering `h2`).
+    static var http1KeyLimit: Int { 4096 }
 
     let maxConnectionsPerKey: Int
     var connections: [ConnectionID: Connection] = [:]
     var keys: [Key: KeyState] = [:]
     var waiterKeys: [WaiterID: Key] = [:]
+    /// Keys whose connection negotiated HTTP/1.1: they start in `.http1` when they come back.
+    private(set) var http1Keys: Set<Key> = []
     var isShuttingDown = false
     var shutdownReported = false
+    /// One id space for connections of both protocols.
     var nextConnectionID = 0
 
     init(maxConnectionsPerKey: Int) {
@@ -86,77 +123,51 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
 
     // MARK: Counts
 
-    /// Established connections (idle or in use).
-    var openConnectionCount: Int {
-        connections.values.count { $0.state != .connecting }
-    }
-
-    var idleConnectionCount: Int {
-        keys.values.reduce(0) { $0 + $1.idle.count }
-    }
-
-    var connectingCount: Int {
-        keys.values.reduce(0) { $0 + $1.connecting }
-    }
-
+    /// Established connections, of both protocols.
+    var openConnectionCount: Int { connections.values.count { $0.state != .connecting } }
+    /// Established HTTP/2 connections.
+    var http2ConnectionCount: Int { connections.values.count { $0.state == .active || $0.state == .draining } }
+    var idleConnectionCount: Int { connections.values.count { $0.isIdle() } }
+    var connectingCount: Int { keys.values.reduce(0) { $0 + $1.connecting } }
     var waiterCount: Int { waiterKeys.count }
 
-    func state(of connection: ConnectionID) -> ConnectionState? {
-        connections[connection]?.state
-    }
+    func state(of connection: ConnectionID) -> ConnectionState? { connections[connection]?.state }
+    func connection(_ id: ConnectionID) -> Connection? { connections[id] }
+    func mode(of key: Key) -> KeyState.Mode? { keys[key]?.mode }
+    func speaksHTTP1(_ key: Key) -> Bool { http1Keys.contains(key) }
 
     // MARK: Shared steps
 
-    /// Opens connections while waiters outnumber connections being opened and the key has room.
+    /// Opens what the key's mode calls for: HTTP/1.1 connections while waiters
+    /// outnumber those being opened, or one connection at a time (`+HTTP2.swift`).
     mutating func createConnectionsIfNeeded(for key: Key) -> [Action] {
-        guard !isShuttingDown, var keyState = keys.removeValue(forKey: key) else { return [] }
-        defer { keys[key] = keyState }
-        var actions: [Action] = []
-        while keyState.waiters.count > keyState.connecting && keyState.total < maxConnectionsPerKey {
-            let id = nextConnectionID
-            nextConnectionID += 1
-            connections[id] = Connection(key: key, state: .connecting)
-            keyState.connecting += 1
-            actions.append(.createConnection(id, key))
+        guard !isShuttingDown, let k = keys.index(forKey: key) else { return [] }
+        switch keys.values[k].mode {
+        case .http1: return createHTTP1Connections(for: key)
+        case .negotiating, .http2: return createMultiplexedConnectionIfNeeded(for: key)
         }
-        return actions
     }
 
-    /// Serves the oldest waiter with `connection`, or parks the connection idle.
-    mutating func serveOrPark(_ id: ConnectionID, key: Key, reused: Bool) -> [Action] {
-        guard var connection = connections[id], var keyState = keys.removeValue(forKey: key) else { return [] }
-        defer { keys[key] = keyState }
-        if !keyState.waiters.isEmpty {
-            let waiter = keyState.waiters.removeFirst()
-            waiterKeys[waiter] = nil
-            keyState.inUse += 1
-            connection.state = .inUse
-            connections[id] = connection
-            return [.cancelWaiterTimeout(waiter), .useConnection(id, waiter: waiter, reused: reused)]
-        }
-        let generation = Self.park(id, &connection, in: &keyState)
-        connections[id] = connection
-        return [.scheduleIdleTimer(id, generation: generation)]
+    /// A new connection in `connecting` state, counted by its key.
+    mutating func newConnection(for key: Key, dial: Dial) -> Action {
+        let id = nextConnectionID
+        nextConnectionID += 1
+        connections[id] = Connection(key: key, state: .connecting)
+        updateKey(key) { $0.connecting += 1 }
+        return .createConnection(id, key, dial)
     }
 
-    /// Turns connection `id` idle (most recently used last); returns its new
-    /// idle generation. The caller keeps `connection` (or passes it in place).
-    static func park(_ id: ConnectionID, _ connection: inout Connection, in keyState: inout KeyState) -> Int {
-        connection.idleGeneration += 1
-        connection.state = .idle(generation: connection.idleGeneration)
-        keyState.idle.append(id)
-        return connection.idleGeneration
-    }
-
-    /// Forgets a connection in any state, keeping the per-key counts right.
+    /// Forgets a connection in any state, keeping the key's counts right.
     mutating func remove(_ id: ConnectionID) {
-        guard let connection = connections.removeValue(forKey: id), var keyState = keys.removeValue(forKey: connection.key) else { return }
-        switch connection.state {
-        case .connecting: keyState.connecting -= 1
-        case .inUse: keyState.inUse -= 1
-        case .idle: keyState.idle.removeAll { $0 == id }
+        guard let connection = connections.removeValue(forKey: id) else { return }
+        updateKey(connection.key) { keyState in
+            switch connection.state {
+            case .connecting: keyState.connecting -= 1
+            case .inUse: keyState.inUse -= 1
+            case .idle: keyState.idle.removeAll { $0 == id }
+            case .active, .draining: keyState.multiplexed.removeAll { $0 == id }
+            }
         }
-        keys[connection.key] = keyState
     }
 
     /// Drops the key's bookkeeping when nothing refers to it any more.
@@ -171,41 +182,33 @@ struct PoolStateMachine<Key: Hashable & Sendable>: Sendable {
         return [.shutdownCompleted]
     }
 
-    mutating func markShuttingDown() {
-        isShuttingDown = true
+    mutating func enqueue(_ waiter: WaiterID, key: Key) {
+        waiterKeys[waiter] = key
+        if let k = keys.index(forKey: key) {
+            keys.values[k].waiters.append(waiter)
+        } else {
+            var keyState = KeyState(mode: http1Keys.contains(key) ? .http1 : key.initialMode)
+            keyState.waiters.append(waiter)
+            keys[key] = keyState
+        }
     }
 
     mutating func removeWaiter(_ waiter: WaiterID) -> Key? {
         guard let key = waiterKeys.removeValue(forKey: waiter) else { return nil }
-        updateKey(key) { $0.waiters.removeAll { $0 == waiter } }
+        updateKey(key) { $0.removeWaiter(waiter) }
         return key
     }
 
-    mutating func enqueue(_ waiter: WaiterID, key: Key) {
-        waiterKeys[waiter] = key
-        var keyState = keys.removeValue(forKey: key) ?? KeyState()
-        keyState.waiters.append(waiter)
-        keys[key] = keyState
+    /// The key's oldest waiter, out of the queue.
+    mutating func dequeueOldest(of key: Key) -> WaiterID? {
+        guard let k = keys.index(forKey: key), let waiter = keys.values[k].popOldest() else { return nil }
+        waiterKeys[waiter] = nil
+        return waiter
     }
 
-    /// The most recently used idle connection, preferring one with `affinity`
-    /// (same event loop as the request: no thread hop) over a more recent one.
-    mutating func leaseIdle(for key: Key, affinity: Int? = nil) -> ConnectionID? {
-        guard let k = keys.index(forKey: key), !keys.values[k].idle.isEmpty else { return nil }
-        let position = Self.preferredIdleIndex(keys.values[k].idle, affinity: affinity, in: connections)
-        let id = keys.values[k].idle.remove(at: position)
-        keys.values[k].inUse += 1
-        updateConnection(id) { $0.state = .inUse }
-        return id
-    }
-
-    /// The last (most recently used) of `idle`, or the last one on `affinity`'s loop.
-    /// Static, given the connections: a method on the machine copied the whole
-    /// machine (a retain of each of its collections) on every lease.
-    private static func preferredIdleIndex(_ idle: [ConnectionID], affinity: Int?, in connections: [ConnectionID: Connection]) -> Int {
-        let last = idle.count - 1
-        guard let affinity, connections[idle[last]]?.affinity != affinity else { return last }
-        return idle.lastIndex(where: { connections[$0]?.affinity == affinity }) ?? last
+    mutating func rememberHTTP1(_ key: Key) {
+        if http1Keys.count >= Self.http1KeyLimit { http1Keys.removeAll(keepingCapacity: true) }
+        http1Keys.insert(key)
     }
 
     // MARK: Changing state in place

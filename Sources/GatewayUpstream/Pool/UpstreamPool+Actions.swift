@@ -9,17 +9,12 @@ extension UpstreamPool {
     typealias Action = PoolStateMachine<UpstreamKey>.Action
 
     enum Effect {
-        case resume(EventLoopPromise<Lease>, Result<Lease, any Error>)
-        case connect(id: Int, key: UpstreamKey, upstreamName: String?)
+        case resume(EventLoopPromise<PoolLease>, Result<PoolLease, any Error>)
+        case connect(id: Int, key: UpstreamKey, upstreamName: String?, dial: PoolStateMachine<UpstreamKey>.Dial)
         case close(UpstreamConnection)
+        case closeHTTP2(HTTP2Connection)
         case cancelTimer(Scheduled<Void>)
         case completeShutdown([CheckedContinuation<Void, Never>])
-        // The HTTP/2 side's (`+HTTP2.swift`).
-        case resumeStream(EventLoopPromise<HTTP2Lease>, Result<HTTP2Lease, any Error>)
-        case connectHTTP2(id: Int, key: UpstreamKey, upstreamName: String?)
-        case closeHTTP2(HTTP2Connection)
-        /// A connection adopted from the HTTP/2 side: its close goes to `PoolStateMachine`.
-        case watchAdopted(UpstreamConnection)
     }
 
     /// Runs one event. `connectError` is the error reported to a waiter failed with `.connectionFailed`.
@@ -34,12 +29,15 @@ extension UpstreamPool {
         var effects: [Effect] = []
         for action in actions {
             switch action {
-            case .createConnection(let id, let key):
+            case .createConnection(let id, let key, let dial):
                 let oldest = s.machine.keys[key]?.waiters.first.flatMap { s.waiters[$0] }
-                effects.append(.connect(id: id, key: key, upstreamName: oldest?.upstreamName))
+                effects.append(.connect(id: id, key: key, upstreamName: oldest?.upstreamName, dial: dial))
             case .useConnection(let id, let waiterID, let reused):
                 guard let waiter = s.waiters.removeValue(forKey: waiterID) else { continue }
-                effects.append(.resume(waiter.promise, s.lease(id, reused: reused, key: waiter.key)))
+                effects.append(.resume(waiter.promise, s.lease(id, reused: reused, key: waiter.key).map(PoolLease.http1)))
+            case .useStream(let id, let waiterID, let reused):
+                guard let waiter = s.waiters.removeValue(forKey: waiterID) else { continue }
+                effects.append(.resume(waiter.promise, s.stream(id, reused: reused, key: waiter.key)))
             case .failWaiter(let waiterID, let reason):
                 guard let waiter = s.waiters.removeValue(forKey: waiterID) else { continue }
                 let error = self.error(for: reason, key: waiter.key, connectError: connectError)
@@ -54,17 +52,17 @@ extension UpstreamPool {
             case .closeConnection(let id):
                 if let timer = s.idleTimers.removeValue(forKey: id) { effects.append(.cancelTimer(timer.scheduled)) }
                 if let connection = s.connections.removeValue(forKey: id) { effects.append(.close(connection)) }
+                if let connection = s.http2Connections.removeValue(forKey: id) { effects.append(.closeHTTP2(connection)) }
             case .scheduleIdleTimer(let id, let generation):
                 armIdleTimer(id, generation: generation, in: &s)
             case .cancelIdleTimer(let id):
-                if s.connections[id] != nil {
+                if s.eventLoop(of: id) != nil {
                     s.endIdlePeriod(of: id)
                 } else if let timer = s.idleTimers.removeValue(forKey: id) {
                     effects.append(.cancelTimer(timer.scheduled))
                 }
             case .shutdownCompleted:
-                s.http1ShutdownReported = true
-                effects += s.completeShutdownIfDone()
+                effects += s.completeShutdown()
             }
         }
         return effects
@@ -72,7 +70,7 @@ extension UpstreamPool {
 
     /// Starts connection `id`'s idle period `generation` (under the lock).
     func armIdleTimer(_ id: Int, generation: Int, in s: inout State) {
-        guard let connection = s.connections[id] else { return }
+        guard let eventLoop = s.eventLoop(of: id) else { return }
         let deadline = NIODeadline.now() + TimeAmount(configuration.idleTimeout)
         if let t = s.idleTimers.index(forKey: id) {
             // Still pending, due no later than `deadline`: it re-arms itself then.
@@ -80,7 +78,7 @@ extension UpstreamPool {
             s.idleTimers.values[t].generation = generation
             s.idleTimers.values[t].deadline = deadline
         } else {
-            let scheduled = scheduleIdleCheck(id, on: connection.eventLoop, at: deadline)
+            let scheduled = scheduleIdleCheck(id, on: eventLoop, at: deadline)
             s.idleTimers[id] = IdleTimer(scheduled: scheduled, generation: generation, deadline: deadline)
         }
     }
@@ -110,8 +108,8 @@ extension UpstreamPool {
                 s.idleTimers[id] = nil  // in use: its next idle period schedules a new timer
                 return []
             }
-            if NIODeadline.now() < timer.deadline, let connection = s.connections[id] {
-                s.idleTimers[id]?.scheduled = scheduleIdleCheck(id, on: connection.eventLoop, at: timer.deadline)
+            if NIODeadline.now() < timer.deadline, let eventLoop = s.eventLoop(of: id) {
+                s.idleTimers[id]?.scheduled = scheduleIdleCheck(id, on: eventLoop, at: timer.deadline)
                 return []
             }
             s.idleTimers[id] = nil
@@ -140,72 +138,24 @@ extension UpstreamPool {
         switch effect {
         case .resume(let promise, let result):
             promise.completeWith(result)
-        case .connect(let id, let key, let upstreamName):
-            openConnection(id: id, key: key, upstreamName: upstreamName)
+        case .connect(let id, let key, let upstreamName, let dial):
+            openConnection(id: id, key: key, upstreamName: upstreamName, dial: dial)
         case .close(let connection):
+            connection.close()
+        case .closeHTTP2(let connection):
             connection.close()
         case .cancelTimer(let timer):
             timer.cancel()
         case .completeShutdown(let continuations):
             for continuation in continuations { continuation.resume() }
-        case .resumeStream(let promise, let result):
-            promise.completeWith(result)
-        case .connectHTTP2(let id, let key, let upstreamName):
-            openHTTP2Connection(id: id, key: key, upstreamName: upstreamName)
-        case .closeHTTP2(let connection):
-            connection.close()
-        case .watchAdopted(let connection):
-            watchAdopted(connection)
-        }
-    }
-
-    private func openConnection(id: Int, key: UpstreamKey, upstreamName: String?) {
-        logger.debug("opening upstream connection", metadata: ["upstream": "\(key)", "connection": "\(id)"])
-        connector.connect(id: id, key: key, upstreamName: upstreamName) { [weak self] reusable in
-            self?.released(id, reusable: reusable)
-        }
-        .whenComplete { [weak self] result in
-            guard let self else {
-                if case .success(let connection) = result { connection.close() }
-                return
-            }
-            switch result {
-            case .success(let connection):
-                self.connectionEstablished(connection)
-            case .failure(let error):
-                self.logger.debug(
-                    "upstream connection failed",
-                    metadata: ["upstream": "\(key)", "connection": "\(id)", "error": "\(error)"]
-                )
-                self.run(connectError: error) { $0.machine.connectionFailed(id) }
-            }
-        }
-    }
-
-    private func connectionEstablished(_ connection: UpstreamConnection) {
-        let key = connection.key
-        events.upstreamConnectionOpened(host: key.host, port: key.port, httpVersion: UpstreamHTTPVersion.http1Name)
-        logger.debug("upstream connection opened", metadata: ["upstream": "\(key)", "connection": "\(connection.id)"])
-        run { s in
-            s.connections[connection.id] = connection
-            return s.machine.connectionEstablished(connection.id, affinity: Self.affinity(of: connection.eventLoop))
-        }
-        connection.closeFuture.whenComplete { [weak self] _ in
-            guard let self else { return }
-            self.events.upstreamConnectionClosed(host: key.host, port: key.port, httpVersion: UpstreamHTTPVersion.http1Name)
-            self.logger.debug("upstream connection closed", metadata: ["upstream": "\(key)", "connection": "\(connection.id)"])
-            self.run { s in
-                s.connections[connection.id] = nil
-                return s.machine.connectionClosed(connection.id)
-            }
         }
     }
 }
 
 extension UpstreamPool.State {
-    /// Once both machines reported `shutdownCompleted`: the continuations of `shutdown()` to resume.
-    mutating func completeShutdownIfDone() -> [UpstreamPool.Effect] {
-        guard http1ShutdownReported, http2ShutdownReported, !shutdownComplete else { return [] }
+    /// The machine reported `shutdownCompleted`: the continuations of `shutdown()` to resume.
+    mutating func completeShutdown() -> [UpstreamPool.Effect] {
+        guard !shutdownComplete else { return [] }
         shutdownComplete = true
         defer { shutdownWaiters = [] }
         return [.completeShutdown(shutdownWaiters)]
@@ -217,6 +167,19 @@ extension UpstreamPool.State {
             return .failure(GatewayError(.internalError, "pool handed out an unknown connection", upstream: key.upstream))
         }
         return .success(UpstreamPool.Lease(connection: connection, reused: reused))
+    }
+
+    /// A stream's slot on HTTP/2 connection `id`, or the error for a connection the pool does not know.
+    func stream(_ id: Int, reused: Bool, key: UpstreamKey) -> Result<UpstreamPool.PoolLease, any Error> {
+        guard let connection = http2Connections[id] else {
+            return .failure(GatewayError(.internalError, "pool handed out an unknown HTTP/2 connection", upstream: key.upstream))
+        }
+        return .success(.stream(connection, reused: reused))
+    }
+
+    /// Where connection `id` (of either protocol) runs, if the pool holds it.
+    func eventLoop(of id: Int) -> (any EventLoop)? {
+        connections[id]?.eventLoop ?? http2Connections[id]?.eventLoop
     }
 
     /// Connection `id` was leased: its pending idle timer finds no idle period

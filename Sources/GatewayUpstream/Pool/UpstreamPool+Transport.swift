@@ -25,6 +25,8 @@ final class PooledAttempt {
         /// Waiting for a connection (`waiterID` nil: served at once, within `lease()`).
         case leasing(waiterID: Int?)
         case started(UpstreamConnection)
+        /// The pool granted an HTTP/2 stream (the key's mode changed while it leased).
+        case multiplexed(MultiplexedAttempt)
         case done
     }
 
@@ -94,8 +96,8 @@ final class PooledAttempt {
         return UpstreamExchangeCancellation { bound.value.cancel() }
     }
 
-    /// Starts on a connection leased elsewhere (the HTTP/2 side's first
-    /// connection of an `auto` key, which negotiated HTTP/1.1).
+    /// Starts on a connection a ``MultiplexedAttempt`` was granted (an `auto`
+    /// key's connection that negotiated HTTP/1.1, or an idle one of a key that speaks it).
     func take(_ lease: UpstreamPool.Lease) {
         state = .leasing(waiterID: nil)
         leased(.success(lease))
@@ -109,9 +111,21 @@ final class PooledAttempt {
         case .waiting(let waiterID, let future):
             state = .leasing(waiterID: waiterID)
             future.hop(to: eventLoop).assumeIsolated().whenComplete { result in
-                self.leased(result)
+                switch result {
+                case .success(.http1(let lease)): self.leased(.success(lease))
+                case .success(.stream(let connection, let reused)): self.granted(stream: connection, reused: reused)
+                case .failure(let error): self.leased(.failure(error))
+                }
             }
         }
+    }
+
+    /// An HTTP/2 stream's slot: a ``MultiplexedAttempt`` opens the stream (or gives it back, if cancelled meanwhile).
+    private func granted(stream connection: HTTP2Connection, reused: Bool) {
+        guard case .leasing = state else { return connection.events.streamEnded() }
+        let attempt = MultiplexedAttempt(pool: pool, request: request, key: UpstreamKey(request), recorder: recorder, eventLoop: eventLoop, delegate: delegate)
+        state = .multiplexed(attempt)
+        attempt.take(stream: connection, reused: reused)
     }
 
     private func leased(_ result: Result<UpstreamPool.Lease, any Error>) {
@@ -186,6 +200,9 @@ final class PooledAttempt {
         case .leasing(let waiterID):
             state = .done
             if let waiterID { pool.run { $0.machine.waiterCancelled(waiterID) } }
+        case .multiplexed(let attempt):
+            state = .done
+            attempt.cancel()
         case .started, .done:
             state = .done
         }

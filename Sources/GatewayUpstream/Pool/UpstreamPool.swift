@@ -9,11 +9,10 @@ import NIOPosix
 /// waiters beyond that, idle connections closed after `idleTimeout`, phase
 /// timings recorded per attempt. An HTTP/1.1 connection carries one exchange
 /// at a time; an HTTP/2 connection carries up to the server's limit of
-/// concurrent streams (`+HTTP2.swift`).
+/// concurrent streams (`PoolStateMachine+HTTP2.swift`).
 ///
-/// Every pool decision is made by `PoolStateMachine` (HTTP/1.1) and
-/// `HTTP2PoolStateMachine` (HTTP/2, and the first connection of an `auto` key)
-/// under one lock; the actions they return (open, hand over, close, timers) are
+/// Every pool decision, for both protocols, is made by one `PoolStateMachine`
+/// under one lock; the actions it returns (open, hand over, close, timers) are
 /// performed outside the lock.
 public final class UpstreamPool: HTTPRequestSender, Sendable {
     struct Lease: Sendable {
@@ -22,8 +21,17 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         let reused: Bool
     }
 
+    /// What a waiting request gets: a whole HTTP/1.1 connection, or a
+    /// stream's slot on an HTTP/2 connection (which, for an `auto` key, only
+    /// the connection's ALPN decides).
+    enum PoolLease: Sendable {
+        case http1(Lease)
+        /// The request opens its stream there. `reused`: no connect or TLS phase to record.
+        case stream(HTTP2Connection, reused: Bool)
+    }
+
     struct Waiter {
-        let promise: EventLoopPromise<Lease>
+        let promise: EventLoopPromise<PoolLease>
         let key: UpstreamKey
         let upstreamName: String?
     }
@@ -43,20 +51,18 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         var nextWaiterID = 0
         var waiters: [Int: Waiter] = [:]
         var connections: [Int: UpstreamConnection] = [:]
+        var http2Connections: [Int: HTTP2Connection] = [:]
         var waiterTimers: [Int: Scheduled<Void>] = [:]
         var idleTimers: [Int: IdleTimer] = [:]
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
         var shutdownComplete = false
-        /// The HTTP/2 side's machine and what its actions refer to.
-        var http2: HTTP2State
-        /// Each machine reported `shutdownCompleted`.
-        var http1ShutdownReported = false
-        var http2ShutdownReported = false
     }
 
     let configuration: UpstreamPoolConfiguration
     let eventLoopGroup: any EventLoopGroup
     let connector: UpstreamConnector
+    /// WebSocket connections open per host and port (outside the pool's own connections).
+    let webSockets = WebSocketSlots()
     let events: any GatewayEvents
     let logger: Logger
     let state: NIOLockedValueBox<State>
@@ -77,10 +83,7 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         self.connector = connector
         self.events = events
         self.logger = logger
-        self.state = NIOLockedValueBox(State(
-            machine: PoolStateMachine(maxConnectionsPerKey: configuration.maxConnectionsPerKey),
-            http2: HTTP2State(machine: HTTP2PoolStateMachine(maxConnectionsPerKey: configuration.maxConnectionsPerKey))
-        ))
+        self.state = NIOLockedValueBox(State(machine: PoolStateMachine(maxConnectionsPerKey: configuration.maxConnectionsPerKey)))
     }
 
     /// Sends `request` to `scheme://host:port` with `target` on the request line and
@@ -147,7 +150,7 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
     /// every connection, and returns once they are closed.
     public func shutdown() async {
         let closed = state.withLockedValue { s in
-            s.connections.values.map(\.closeFuture) + s.http2.connections.values.map(\.closeFuture)
+            s.connections.values.map(\.closeFuture) + s.http2Connections.values.map(\.closeFuture)
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let alreadyDone = state.withLockedValue { s -> Bool in
@@ -159,7 +162,6 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
                 continuation.resume()
             } else {
                 run { $0.machine.shutdown() }
-                runHTTP2 { $0.http2.machine.shutdown() }
             }
         }
         for future in closed {
@@ -169,21 +171,21 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
 
     /// Established connections (HTTP/1.1 and HTTP/2), idle or in use.
     public var openConnectionCount: Int {
-        state.withLockedValue { $0.machine.openConnectionCount + $0.http2.machine.openConnectionCount }
+        state.withLockedValue { $0.machine.openConnectionCount }
     }
 
     /// Established HTTP/2 connections.
     public var http2ConnectionCount: Int {
-        state.withLockedValue { $0.http2.machine.openConnectionCount }
+        state.withLockedValue { $0.machine.http2ConnectionCount }
     }
 
     public var idleConnectionCount: Int {
-        state.withLockedValue { $0.machine.idleConnectionCount + $0.http2.machine.idleConnectionCount }
+        state.withLockedValue { $0.machine.idleConnectionCount }
     }
 
     /// Requests waiting for a connection (or an HTTP/2 stream).
     public var waitingRequestCount: Int {
-        state.withLockedValue { $0.machine.waiterCount + $0.http2.machine.waiterCount }
+        state.withLockedValue { $0.machine.waiterCount }
     }
 
     /// The pool's name for an event loop: a request prefers an idle connection on its own loop.
@@ -196,10 +198,18 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         // The calling task runs on its client connection's event loop (see `EventLoopTaskExecutor`).
         let eventLoop = MultiThreadedEventLoopGroup.currentEventLoop ?? eventLoopGroup.next()
         let (waiterID, lease) = lease(key, upstreamName: upstreamName, on: eventLoop)
-        return try await withTaskCancellationHandler {
+        let granted = try await withTaskCancellationHandler {
             try await lease.get()
         } onCancel: {
             self.run { $0.machine.waiterCancelled(waiterID) }
+        }
+        switch granted {
+        case .http1(let lease):
+            return lease
+        case .stream(let connection, _):
+            // Not for an HTTP/1.1 key (the only kind asked for here): give the slot back.
+            connection.events.streamEnded()
+            throw GatewayError(.internalError, "pool handed an HTTP/2 stream to an HTTP/1.1 request", upstream: key.upstream)
         }
     }
 
@@ -208,7 +218,7 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         /// An idle connection, leased under the lock: no waiter, no promise.
         case ready(Result<Lease, any Error>)
         /// Queued as waiter `waiterID` (cancel with `waiterCancelled`).
-        case waiting(waiterID: Int, EventLoopFuture<Lease>)
+        case waiting(waiterID: Int, EventLoopFuture<PoolLease>)
     }
 
     /// An idle connection for `key` at once if there is one (an exchange's
@@ -229,12 +239,12 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         }
     }
 
-    /// A connection for `key`, preferring one on `eventLoop`: when an idle one is
-    /// there, the future is already complete (no hop, no suspension). The waiter
-    /// id withdraws the request (`machine.waiterCancelled`).
-
-    func lease(_ key: UpstreamKey, upstreamName: String?, on eventLoop: any EventLoop) -> (Int, EventLoopFuture<Lease>) {
-        let promise = eventLoop.makePromise(of: Lease.self)
+    /// A connection or a stream for `key`, preferring a connection on
+    /// `eventLoop`: when an idle one (or a free stream) is there, the future is
+    /// already complete (no hop, no suspension). The waiter id withdraws the
+    /// request (`machine.waiterCancelled`).
+    func lease(_ key: UpstreamKey, upstreamName: String?, on eventLoop: any EventLoop) -> (Int, EventLoopFuture<PoolLease>) {
+        let promise = eventLoop.makePromise(of: PoolLease.self)
         var waiterID = 0
         run { s in
             s.nextWaiterID += 1

@@ -14,6 +14,8 @@ public struct UpstreamPoolConfiguration: Sendable, Hashable {
     public var maxWaitForConnection: Duration
     /// Not used by the pool (the listener adds `Via`); kept for configuration symmetry.
     public var viaPseudonym: String?
+    /// Open WebSocket connections per host and port (``WebSocketSlots``).
+    public var maxWebSocketsPerKey = 256
 
     public init(
         maxConnectionsPerKey: Int = 64,

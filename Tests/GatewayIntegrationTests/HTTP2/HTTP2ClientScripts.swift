@@ -95,23 +95,9 @@ enum HTTP2ClientScripts {
     /// Stream 1 carries a field value with a control byte (HTTP/2 frames it,
     /// HTTP/1.1 forbids it); stream 3 on the same connection is a plain GET.
     /// Prints stream 1's status and `x-gateway-error`, and stream 3's status.
-    static let controlByteThenRequest = connect + """
+    static let controlByteThenRequest = refusedThenRequest("""
         conn.send_headers(1, request_headers("/echo") + [("x-bad", "a\\x01b")], end_stream=True)
-        conn.send_headers(3, request_headers("/echo?after=1"), end_stream=True)
-        sock.sendall(conn.data_to_send())
-        heads, ended = {}, set()
-        for event in events(10):
-            if isinstance(event, h2.events.ResponseReceived):
-                heads[event.stream_id] = dict(event.headers)
-            if isinstance(event, h2.events.StreamEnded):
-                ended.add(event.stream_id)
-                if {1, 3} <= ended:
-                    break
-        first = heads.get(1, {})
-        error = first.get(b"x-gateway-error")
-        print(json.dumps({"status": int(first[b":status"]) if first else None, "error": error.decode() if error else None,
-                          "after": int(heads[3][b":status"]) if 3 in heads else None}))
-        """
+        """)
 
     /// A POST that announces `content-length: 10` and never sends its body
     /// (`STALL=body`), or a GET of a large response with the stream's window
@@ -147,23 +133,31 @@ enum HTTP2ClientScripts {
     /// Stream 1's `:authority` names `OTHER_AUTHORITY`, not the CONNECT's
     /// host; stream 3 is a plain GET. Prints stream 1's status and
     /// `x-gateway-error`, and stream 3's status.
-    static let otherAuthorityThenRequest = connect + """
+    static let otherAuthorityThenRequest = refusedThenRequest("""
         conn.send_headers(1, [(":method", "GET"), (":scheme", "https"), (":authority", os.environ["OTHER_AUTHORITY"]), (":path", "/echo?misdirected=1")], end_stream=True)
-        conn.send_headers(3, request_headers("/echo?after=1"), end_stream=True)
-        sock.sendall(conn.data_to_send())
-        heads, ended = {}, set()
-        for event in events(10):
-            if isinstance(event, h2.events.ResponseReceived):
-                heads[event.stream_id] = dict(event.headers)
-            if isinstance(event, h2.events.StreamEnded):
-                ended.add(event.stream_id)
-                if {1, 3} <= ended:
-                    break
-        first = heads.get(1, {})
-        error = first.get(b"x-gateway-error")
-        print(json.dumps({"status": int(first[b":status"]) if first else None, "error": error.decode() if error else None,
-                          "after": int(heads[3][b":status"]) if 3 in heads else None}))
-        """
+        """)
+
+    /// `stream1` opens stream 1 (a request the gateway answers itself); then a
+    /// plain GET on stream 3, both read to their end. Prints stream 1's status
+    /// and `x-gateway-error`, and stream 3's status.
+    private static func refusedThenRequest(_ stream1: String) -> String {
+        connect + stream1 + "\n" + """
+            conn.send_headers(3, request_headers("/echo?after=1"), end_stream=True)
+            sock.sendall(conn.data_to_send())
+            heads, ended = {}, set()
+            for event in events(10):
+                if isinstance(event, h2.events.ResponseReceived):
+                    heads[event.stream_id] = dict(event.headers)
+                if isinstance(event, h2.events.StreamEnded):
+                    ended.add(event.stream_id)
+                    if {1, 3} <= ended:
+                        break
+            first = heads.get(1, {})
+            error = first.get(b"x-gateway-error")
+            print(json.dumps({"status": int(first[b":status"]) if first else None, "error": error.decode() if error else None,
+                              "after": int(heads[3][b":status"]) if 3 in heads else None}))
+            """
+    }
 
     /// One stream to `PATH_TO_RESET`, reset after `RESET_AFTER` seconds; then a
     /// second stream on the same connection, read to its end. Prints its status.

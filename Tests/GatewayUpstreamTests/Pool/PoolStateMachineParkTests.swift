@@ -8,16 +8,16 @@ import Testing
 /// would park it; in every other case it declines and changes nothing.
 @Suite("PoolStateMachine: park idle now")
 struct PoolStateMachineParkTests {
-    typealias Machine = PoolStateMachine<String>
+    typealias Machine = PoolStateMachine<TestKey>
 
     /// A connection for `key`, established and in use by `waiter`.
-    private func inUse(_ machine: inout Machine, key: String = "a", waiter: Int) -> Int {
+    private func inUse(_ machine: inout Machine, key: TestKey = "a", waiter: Int) -> Int {
         let actions = machine.request(waiter, key: key)
-        guard case .createConnection(let id, _) = actions.last else {
+        guard case .createConnection(let id, _, .http1) = actions.last else {
             Issue.record("expected a new connection, got \(actions)")
             return -1
         }
-        _ = machine.connectionEstablished(id)
+        _ = machine.connectionEstablished(id, as: .http1)
         return id
     }
 

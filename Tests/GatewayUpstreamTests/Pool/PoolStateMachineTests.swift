@@ -1,31 +1,32 @@
 import GatewayCore
+import GatewayTesting
 import Testing
 
 @testable import GatewayUpstream
 
-/// The pool's decisions, without sockets.
-@Suite("PoolStateMachine")
+/// The pool's decisions for HTTP/1.1 keys, without sockets.
+@Suite("PoolStateMachine: HTTP/1.1")
 struct PoolStateMachineTests {
-    typealias Machine = PoolStateMachine<String>
+    typealias Machine = PoolStateMachine<TestKey>
     typealias Action = Machine.Action
 
     /// Opens a connection for `key` through a first waiter and returns its id, leaving it in use by `waiter`.
-    private func establishInUse(_ machine: inout Machine, key: String = "a", waiter: Int) -> Int {
+    private func establishInUse(_ machine: inout Machine, key: TestKey = "a", waiter: Int) -> Int {
         let actions = machine.request(waiter, key: key)
-        guard case .createConnection(let id, _) = actions.last else {
+        guard case .createConnection(let id, _, .http1) = actions.last else {
             Issue.record("expected a new connection, got \(actions)")
             return -1
         }
-        #expect(machine.connectionEstablished(id) == [.cancelWaiterTimeout(waiter), .useConnection(id, waiter: waiter, reused: false)])
+        #expect(machine.connectionEstablished(id, as: .http1) == [.cancelWaiterTimeout(waiter), .useConnection(id, waiter: waiter, reused: false)])
         return id
     }
 
     @Test func firstRequestOpensAConnectionAndServesTheWaiterWhenEstablished() {
         var machine = Machine(maxConnectionsPerKey: 4)
-        #expect(machine.request(1, key: "a") == [.scheduleWaiterTimeout(1), .createConnection(0, "a")])
+        #expect(machine.request(1, key: "a") == [.scheduleWaiterTimeout(1), .createConnection(0, "a", .http1)])
         #expect(machine.connectingCount == 1)
         #expect(machine.openConnectionCount == 0)
-        #expect(machine.connectionEstablished(0) == [.cancelWaiterTimeout(1), .useConnection(0, waiter: 1, reused: false)])
+        #expect(machine.connectionEstablished(0, as: .http1) == [.cancelWaiterTimeout(1), .useConnection(0, waiter: 1, reused: false)])
         #expect(machine.openConnectionCount == 1)
         #expect(machine.state(of: 0) == .inUse)
     }
@@ -71,9 +72,9 @@ struct PoolStateMachineTests {
         var machine = Machine(maxConnectionsPerKey: 4)
         // Connection 0 on loop 7, connection 1 (more recent) on loop 8.
         _ = machine.request(1, key: "a")
-        _ = machine.connectionEstablished(0, affinity: 7)
+        _ = machine.connectionEstablished(0, as: .http1, affinity: 7)
         _ = machine.request(2, key: "a")
-        _ = machine.connectionEstablished(1, affinity: 8)
+        _ = machine.connectionEstablished(1, as: .http1, affinity: 8)
         _ = machine.connectionReleased(0, reusable: true)
         _ = machine.connectionReleased(1, reusable: true)
         #expect(machine.request(3, key: "a", affinity: 7) == [.cancelIdleTimer(0), .useConnection(0, waiter: 3, reused: true)])
@@ -108,8 +109,8 @@ struct PoolStateMachineTests {
         var machine = Machine(maxConnectionsPerKey: 1)
         let a = establishInUse(&machine, waiter: 1)
         #expect(machine.request(2, key: "a") == [.scheduleWaiterTimeout(2)])
-        #expect(machine.connectionReleased(a, reusable: false) == [.closeConnection(a), .createConnection(a + 1, "a")])
-        #expect(machine.connectionEstablished(a + 1) == [.cancelWaiterTimeout(2), .useConnection(a + 1, waiter: 2, reused: false)])
+        #expect(machine.connectionReleased(a, reusable: false) == [.closeConnection(a), .createConnection(a + 1, "a", .http1)])
+        #expect(machine.connectionEstablished(a + 1, as: .http1) == [.cancelWaiterTimeout(2), .useConnection(a + 1, waiter: 2, reused: false)])
     }
 
     @Test func concurrentRequestsOpenUpToTheMaximum() {
@@ -117,15 +118,15 @@ struct PoolStateMachineTests {
         var created: [Int] = []
         for waiter in 1...5 {
             for action in machine.request(waiter, key: "a") {
-                if case .createConnection(let id, _) = action { created.append(id) }
+                if case .createConnection(let id, _, .http1) = action { created.append(id) }
             }
         }
         #expect(created == [0, 1, 2])
         #expect(machine.connectingCount == 3)
         #expect(machine.waiterCount == 5)
         // Connections serve waiters first in, first out, whichever connect finishes first.
-        #expect(machine.connectionEstablished(2) == [.cancelWaiterTimeout(1), .useConnection(2, waiter: 1, reused: false)])
-        #expect(machine.connectionEstablished(0) == [.cancelWaiterTimeout(2), .useConnection(0, waiter: 2, reused: false)])
+        #expect(machine.connectionEstablished(2, as: .http1) == [.cancelWaiterTimeout(1), .useConnection(2, waiter: 1, reused: false)])
+        #expect(machine.connectionEstablished(0, as: .http1) == [.cancelWaiterTimeout(2), .useConnection(0, waiter: 2, reused: false)])
     }
 
     @Test func waiterTimesOutWhenNoConnectionIsInFlightForIt() {
@@ -149,7 +150,7 @@ struct PoolStateMachineTests {
         var machine = Machine(maxConnectionsPerKey: 1)
         _ = machine.request(1, key: "a")  // connection 0
         _ = machine.request(2, key: "a")  // queued at the maximum
-        #expect(machine.connectionFailed(0) == [.cancelWaiterTimeout(1), .failWaiter(1, .connectionFailed), .createConnection(1, "a")])
+        #expect(machine.connectionFailed(0) == [.cancelWaiterTimeout(1), .failWaiter(1, .connectionFailed), .createConnection(1, "a", .http1)])
         #expect(machine.connectionFailed(1) == [.cancelWaiterTimeout(2), .failWaiter(2, .connectionFailed)])
         #expect(machine.keys.isEmpty)
         #expect(machine.connections.isEmpty)
@@ -167,7 +168,7 @@ struct PoolStateMachineTests {
         var machine = Machine(maxConnectionsPerKey: 2)
         _ = machine.request(1, key: "a")
         _ = machine.waiterCancelled(1)
-        #expect(machine.connectionEstablished(0) == [.scheduleIdleTimer(0, generation: 1)])
+        #expect(machine.connectionEstablished(0, as: .http1) == [.scheduleIdleTimer(0, generation: 1)])
         #expect(machine.request(2, key: "a") == [.cancelIdleTimer(0), .useConnection(0, waiter: 2, reused: true)])
     }
 
@@ -199,14 +200,14 @@ struct PoolStateMachineTests {
         #expect(machine.connectionClosed(id) == [.cancelIdleTimer(id)])
         #expect(machine.openConnectionCount == 0)
         // The next request opens a new connection instead of reusing a dead one.
-        #expect(machine.request(2, key: "a") == [.scheduleWaiterTimeout(2), .createConnection(id + 1, "a")])
+        #expect(machine.request(2, key: "a") == [.scheduleWaiterTimeout(2), .createConnection(id + 1, "a", .http1)])
     }
 
     @Test func connectionClosedWhileInUseFreesItsSlotForWaiters() {
         var machine = Machine(maxConnectionsPerKey: 1)
         let id = establishInUse(&machine, waiter: 1)
         _ = machine.request(2, key: "a")
-        #expect(machine.connectionClosed(id) == [.createConnection(id + 1, "a")])
+        #expect(machine.connectionClosed(id) == [.createConnection(id + 1, "a", .http1)])
         // The release the failed exchange reports afterwards is ignored.
         #expect(machine.connectionReleased(id, reusable: false) == [])
     }
@@ -237,16 +238,16 @@ struct PoolStateMachineTests {
         _ = machine.request(1, key: "a")  // connection 0
         _ = machine.request(2, key: "a")  // connection 1
         #expect(machine.shutdown() == [.cancelWaiterTimeout(1), .failWaiter(1, .shuttingDown), .cancelWaiterTimeout(2), .failWaiter(2, .shuttingDown)])
-        #expect(machine.connectionEstablished(0) == [.closeConnection(0)])
+        #expect(machine.connectionEstablished(0, as: .http1) == [.closeConnection(0)])
         #expect(machine.connectionFailed(1) == [.shutdownCompleted])
     }
 
     @Test func differentTLSSettingsAreDifferentKeys() throws {
         var machine = PoolStateMachine<UpstreamKey>(maxConnectionsPerKey: 1)
         let pin = try #require(SPKIPin("sha256/" + String(repeating: "A", count: 43) + "="))
-        let plain = UpstreamKey(scheme: .https, host: "API.example.com", port: 443)
-        let pinned = UpstreamKey(scheme: .https, host: "api.example.com", port: 443, tls: UpstreamTLSSettings(pins: [pin]))
-        let sameAsPlain = UpstreamKey(scheme: .https, host: "api.example.com", port: 443, tls: .standard)
+        let plain = UpstreamKey(scheme: .https, host: "API.example.com", port: 443, httpVersion: .http1)
+        let pinned = UpstreamKey(scheme: .https, host: "api.example.com", port: 443, tls: UpstreamTLSSettings(pins: [pin]), httpVersion: .http1)
+        let sameAsPlain = UpstreamKey(scheme: .https, host: "api.example.com", port: 443, tls: .standard, httpVersion: .http1)
         #expect(plain == sameAsPlain)
         #expect(plain.hashValue == sameAsPlain.hashValue, "the hash made once at init agrees with equality")
         #expect(plain != pinned)
@@ -256,25 +257,25 @@ struct PoolStateMachineTests {
         #expect(http.hashValue == UpstreamKey(scheme: .http, host: "api.example.com", port: 80).hashValue)
         #expect(http != UpstreamKey(scheme: .http, host: "api.example.com", port: 8080))
 
-        #expect(machine.request(1, key: plain) == [.scheduleWaiterTimeout(1), .createConnection(0, plain)])
-        _ = machine.connectionEstablished(0)
+        #expect(machine.request(1, key: plain) == [.scheduleWaiterTimeout(1), .createConnection(0, plain, .http1)])
+        _ = machine.connectionEstablished(0, as: .http1)
         _ = machine.connectionReleased(0, reusable: true)
         // The idle connection made without pins is not handed to a pinned request.
-        #expect(machine.request(2, key: pinned) == [.scheduleWaiterTimeout(2), .createConnection(1, pinned)])
+        #expect(machine.request(2, key: pinned) == [.scheduleWaiterTimeout(2), .createConnection(1, pinned, .http1)])
         #expect(machine.request(3, key: sameAsPlain) == [.cancelIdleTimer(0), .useConnection(0, waiter: 3, reused: true)])
     }
 
     @Test func keysAreIndependent() {
         var machine = Machine(maxConnectionsPerKey: 1)
         _ = establishInUse(&machine, key: "a", waiter: 1)
-        #expect(machine.request(2, key: "b") == [.scheduleWaiterTimeout(2), .createConnection(1, "b")])
+        #expect(machine.request(2, key: "b") == [.scheduleWaiterTimeout(2), .createConnection(1, "b", .http1)])
         #expect(machine.request(3, key: "a") == [.scheduleWaiterTimeout(3)])
     }
 
     @Test func everyWaiterEndsServedOrFailedUnderRandomEvents() {
         // A small model check: random events never lose a waiter, never exceed
         // the per-key maximum, and never hand one connection to two waiters.
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededRandom(seed: 42)
         for _ in 0..<200 {
             var machine = Machine(maxConnectionsPerKey: 2)
             var waiting = Set<Int>()
@@ -284,7 +285,7 @@ struct PoolStateMachineTests {
             func apply(_ actions: [Action]) {
                 for action in actions {
                     switch action {
-                    case .createConnection(let id, _): connecting.insert(id)
+                    case .createConnection(let id, _, .http1): connecting.insert(id)
                     case .useConnection(let id, let waiter, _):
                         #expect(inUse[id] == nil)
                         #expect(waiting.remove(waiter) != nil)
@@ -303,7 +304,7 @@ struct PoolStateMachineTests {
                 case 2:
                     if let id = connecting.randomElement(using: &generator) {
                         connecting.remove(id)
-                        apply(machine.connectionEstablished(id))
+                        apply(machine.connectionEstablished(id, as: .http1))
                     }
                 case 3:
                     if let id = connecting.randomElement(using: &generator) {
@@ -320,27 +321,10 @@ struct PoolStateMachineTests {
                         apply(machine.waiterTimedOut(waiter))
                     }
                 }
-                #expect((machine.keys["a"]?.total ?? 0) <= 2)
+                #expect((machine.keys["a"]?.http1Total ?? 0) <= 2)
             }
             apply(machine.shutdown())
             #expect(waiting.isEmpty)
         }
-    }
-}
-
-/// A deterministic generator for the model check.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49EB_133B_111B
-        return z ^ (z >> 31)
     }
 }
