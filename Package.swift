@@ -60,6 +60,9 @@ let package = Package(
             dependencies: [
                 "GatewayCore",
                 .product(name: "Yams", package: "Yams"),
+                // tls.client_certificate: the chain and key are parsed and matched when the config loads.
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -28,8 +28,11 @@ public final class GatewayTracer: Sendable {
     public let service: any Service
 
     /// The tracer exporting from `eventLoop` (the tests': nothing scheduled until ``SpanExporter/start()``).
-    init(config: TracingConfig, eventLoop: any EventLoop, logger: Logger, dropped: @escaping @Sendable (String, Int) -> Void, group: MultiThreadedEventLoopGroup? = nil) throws {
-        let exporter = try SpanExporter(config: config, eventLoop: eventLoop, logger: logger, dropped: dropped)
+    init(
+        config: TracingConfig, eventLoop: any EventLoop, logger: Logger, dropped: @escaping @Sendable (String, Int) -> Void,
+        group: MultiThreadedEventLoopGroup? = nil, transport: (any UpstreamTransport)? = nil
+    ) throws {
+        let exporter = try SpanExporter(config: config, eventLoop: eventLoop, logger: logger, dropped: dropped, transport: transport)
         self.sampler = TraceSampler(config: config)
         self.exporter = exporter
         self.service = TracingService(exporter: exporter, group: group)
@@ -39,13 +42,17 @@ public final class GatewayTracer: Sendable {
     /// applied): the export on a thread of its own; `metrics` counts the
     /// spans dropped, `logger` gets the export's warnings. Throws what the
     /// exporter refuses (an endpoint it cannot read, a TLS context it cannot make).
-    public static func start(config: TracingConfig, metrics: GatewayMetrics, logger: Logger) throws -> GatewayTracer {
+    /// `transport`: the upstream pool, which carries OTLP/gRPC (`protocol: grpc`).
+    public static func start(
+        config: TracingConfig, metrics: GatewayMetrics, logger: Logger, transport: (any UpstreamTransport)? = nil
+    ) throws -> GatewayTracer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let tracer: GatewayTracer
         do {
             tracer = try GatewayTracer(
                 config: config, eventLoop: group.next(), logger: logger,
-                dropped: { reason, count in metrics.traceSpansDropped(reason: reason, count: count) }, group: group
+                dropped: { reason, count in metrics.traceSpansDropped(reason: reason, count: count) }, group: group,
+                transport: transport
             )
         } catch {
             group.shutdownGracefully { _ in }
@@ -53,7 +60,8 @@ public final class GatewayTracer: Sendable {
         }
         tracer.exporter.start()
         let sampler = config.sampler.rawValue + (config.sampler.usesRatio ? " \(config.samplerRatio)" : "")
-        logger.info("tracing on: spans to \(config.shownEndpoint) (OTLP/HTTP), service.name \(config.serviceName), sampler \(sampler)")
+        let how = config.exportProtocol == .grpc ? "OTLP/gRPC" : "OTLP/HTTP"
+        logger.info("tracing on: spans to \(TracingConfig.shownEndpoint(config.effectiveEndpoint)) (\(how)), service.name \(config.serviceName), sampler \(sampler)")
         return tracer
     }
 

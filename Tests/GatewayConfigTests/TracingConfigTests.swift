@@ -44,7 +44,7 @@ struct TracingConfigTests {
 
     @Test func fileErrorsNameTheKey() {
         TestSupport.expectError("tracing:\n  enable: true\n", keyPath: "tracing.enable", contains: "did you mean \"enabled\"")
-        TestSupport.expectError("tracing:\n  protocol: grpc\n", keyPath: "tracing.protocol", contains: "http/protobuf")
+        TestSupport.expectError("tracing:\n  protocol: thrift\n", keyPath: "tracing.protocol", contains: "http/protobuf")
         TestSupport.expectError("tracing:\n  sampler: sometimes\n", keyPath: "tracing.sampler", contains: "parentbased_traceidratio")
         TestSupport.expectError("tracing:\n  sampler_ratio: 1.5\n", keyPath: "tracing.sampler_ratio", contains: "between 0 and 1")
         TestSupport.expectError("tracing:\n  endpoint: ftp://collector\n", keyPath: "tracing.endpoint", contains: "http:// or https://")
@@ -116,7 +116,7 @@ struct TracingConfigTests {
     @Test func variableErrorsNameTheVariableAndTheKeyNeverTheValue() {
         func on(_ more: [String: String]) -> [String: String] { Self.on.merging(more) { $1 } }
         TestSupport.expectError("", keyPath: "tracing.enabled", contains: "OTEL_TRACES_EXPORTER", environment: ["OTEL_TRACES_EXPORTER": "zipkin"])
-        TestSupport.expectError("", keyPath: "tracing.protocol", contains: "OTEL_EXPORTER_OTLP_PROTOCOL", environment: on(["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"]))
+        TestSupport.expectError("", keyPath: "tracing.protocol", contains: "OTEL_EXPORTER_OTLP_PROTOCOL", environment: on(["OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"]))
         TestSupport.expectError(
             "", keyPath: "tracing.protocol", contains: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
             environment: on(["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"])
@@ -148,5 +148,17 @@ struct TracingConfigTests {
         #expect(envDump.contains("service_name: svc  # from OTEL_SERVICE_NAME"), "\(envDump)")
         #expect(envDump.contains("enabled: true  # from OTEL_TRACES_EXPORTER"), "\(envDump)")
         #expect(try ConfigLoader.parse(yaml: envDump, file: "dump.yaml", environment: environment) == fromEnvironment, "the same in the same environment")
+    }
+
+    @Test func grpcFromTheFileOrTheVariableWithItsDefaultEndpointAndTLS() throws {
+        let file = try #require(TestSupport.parse("tracing:\n  enabled: true\n  protocol: grpc\n  tls:\n    insecure_skip_verify: true\n"))
+        #expect(file.tracing.exportProtocol == .grpc)
+        #expect(file.tracing.effectiveEndpoint == "http://localhost:4317", "the gRPC default while endpoint is the HTTP one")
+        #expect(file.tracing.tls.insecureSkipVerify)
+        let variable = try #require(TestSupport.parse("", environment: Self.on.merging(["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"]) { $1 }))
+        #expect(variable.tracing.exportProtocol == .grpc)
+        #expect(variable.tracing.environmentSources["protocol"] == "OTEL_EXPORTER_OTLP_PROTOCOL")
+        TestSupport.expectError(
+            "tracing:\n  protocol: grpc\n  tls:\n    ca_file: /nonexistent/ca.pem\n", keyPath: "tracing.tls.ca_file", contains: "does not exist")
     }
 }

@@ -107,16 +107,17 @@ struct ExchangePhasesTests {
         #expect(!again.headers.contains(name: "Authorization"))
     }
 
+    /// The onboarding site (`http://gateway.invalid/`) sits after proxy authentication, before the access rules.
     @Test func proxyAuthIsAdmittedBeforeTheAccessRulesAndOnlyWhenConfigured() {
         var config = GatewayConfig()
         config.listen.proxy = BindAddress(host: "127.0.0.1", port: 0)
         config.listen.admin = BindAddress(host: "127.0.0.1", port: 0)
         let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let withoutAuth = GatewayApplication(config: config, configPath: nil, logger: quiet, handleSignals: false)
-        #expect(withoutAuth.liveConfig.current.admission.map { "\(type(of: $0))" } == ["AccessStep"], "no proxy_auth, no step for it")
+        #expect(withoutAuth.liveConfig.current.admission.map { "\(type(of: $0))" } == ["OnboardingStep", "AccessStep"], "no proxy_auth, no step for it")
 
         config.proxyAuth = ProxyAuthConfig(realm: "gw", users: [ProxyUser(username: "u", password: Secret(source: .env("GATEWAY_TEST_PROXY_PASSWORD"), value: "p"))])
         let authenticated = GatewayApplication(config: config, configPath: nil, logger: quiet, handleSignals: false)
-        #expect(authenticated.liveConfig.current.admission.map { "\(type(of: $0))" } == ["ProxyAuthStep", "AccessStep"])
+        #expect(authenticated.liveConfig.current.admission.map { "\(type(of: $0))" } == ["ProxyAuthStep", "OnboardingStep", "AccessStep"])
     }
 }

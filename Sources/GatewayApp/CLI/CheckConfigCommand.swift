@@ -43,6 +43,10 @@ struct CheckConfigCommand: AsyncParsableCommand {
         for warning in config.warnings {
             FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
         }
+        for (index, upstream) in config.upstreams.enumerated() {
+            guard let client = upstream.tls.clientCertificate else { continue }
+            FileHandle.standardError.write(Data("upstreams[\(index)].tls.client_certificate: \(client.summary())\n".utf8))
+        }
         FileHandle.standardError.write(Data("\(path): OK\(noSecrets ? " (secrets not read)" : "")\n".utf8))
         if let postgres = config.sharedState?.postgres, !noSecrets {
             guard await Self.probe(postgres) else { throw ExitCode(3) }

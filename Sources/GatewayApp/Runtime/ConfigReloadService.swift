@@ -39,6 +39,11 @@ struct ConfigReloadService: Service {
             }
             liveConfig.replace(with: try makeActive(config))
             logger.notice("config reloaded from \(configPath) (\(config.upstreams.count) upstream(s))")
+            for upstream in config.upstreams {
+                if let note = upstream.tls.clientCertificate?.expiryNote() {
+                    logger.warning("config: upstream \(upstream.name): \(note)")
+                }
+            }
             return true
         } catch {
             logger.error("config reload refused, keeping the current config: \(error)")

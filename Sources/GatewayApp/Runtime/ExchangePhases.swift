@@ -11,9 +11,10 @@ import GatewayUpstream
 /// steps and every upstream's route here, and the client connection runs them
 /// as given (`GatewayListener/Connection/ClientConnectionHandler+Request.swift`).
 ///
-/// 1. Admission, before the request is routed (``admission(for:)``): proxy
-///    authentication (`proxy_auth`, when configured), then the access rules
-///    (`access`). A step that refuses, or answers (a 407), ends the request.
+/// 1. Admission, before the request is routed (``admission(for:interceptor:)``): proxy
+///    authentication (`proxy_auth`, when configured), the onboarding site
+///    (`http://gateway.invalid/`), then the access rules (`access`). A step
+///    that refuses, or answers (a 407, an onboarding page), ends the request.
 /// 2. Route: the request's upstream picks its ``UpstreamRoute``
 ///    (``routes(config:services:)``); a host no upstream names takes the
 ///    `unconfigured` route, which has observers only.
@@ -52,15 +53,18 @@ enum ExchangePhases {
     /// routes, the upstream pool behind them.
     static func activeConfig(_ config: GatewayConfig, services: GatewayServices, interceptor: TLSInterceptor? = nil) -> ActiveConfig {
         ActiveConfig(
-            config: config, admission: admission(for: config), routes: routes(config: config, services: services),
+            config: config, admission: admission(for: config, interceptor: interceptor), routes: routes(config: config, services: services),
             transport: services.pool, interceptor: interceptor
         )
     }
 
-    /// The admission steps of `config`, in order: proxy authentication (when configured), then the access rules.
-    static func admission(for config: GatewayConfig) -> [any AdmissionStep] {
+    /// The admission steps of `config`, in order: proxy authentication (when
+    /// configured), the onboarding site (`http://gateway.invalid/`, answered by
+    /// the gateway itself, with `interceptor`'s CA), then the access rules.
+    static func admission(for config: GatewayConfig, interceptor: TLSInterceptor? = nil) -> [any AdmissionStep] {
         var steps: [any AdmissionStep] = []
         if let auth = config.proxyAuth { steps.append(ProxyAuthStep(config: auth)) }
+        steps.append(OnboardingStep(site: OnboardingSite(interceptor: interceptor, proxyAuthRequired: config.proxyAuth != nil)))
         steps.append(AccessStep(access: config.access))
         return steps
     }

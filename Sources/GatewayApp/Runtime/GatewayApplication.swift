@@ -59,7 +59,7 @@ public final class GatewayApplication: Sendable {
         var tracing: GatewayTracer?
         if config.tracing.enabled {
             do {
-                tracing = try GatewayTracer.start(config: config.tracing, metrics: metrics, logger: logger)
+                tracing = try GatewayTracer.start(config: config.tracing, metrics: metrics, logger: logger, transport: pool)
             } catch {
                 tracingError = "tracing: cannot start the span exporter: \(error)"
             }
@@ -77,6 +77,7 @@ public final class GatewayApplication: Sendable {
                 logger.warning("tracing changed; the change takes effect when the gateway restarts")
             }
             deniedAddresses.replace(with: config.access.deny.compactMap(\.network))
+            metrics.setClientCertificateExpiries(config.clientCertificateExpiries)
             let interceptor = try shared.interceptors.interceptor(for: config, events: metrics, logger: logger)
             return ExchangePhases.activeConfig(config, services: shared, interceptor: interceptor)
         }

@@ -1,9 +1,11 @@
+import GatewayCore
+
 /// Decoding of the top-level `tracing` section. The OpenTelemetry variables
 /// apply after the whole file is read (`TracingConfig+Environment.swift`), so
 /// they also apply to a file without the section.
 extension TracingConfig {
     static let keys = [
-        "enabled", "endpoint", "protocol", "headers", "service_name", "sampler", "sampler_ratio", "schedule_delay", "max_queue",
+        "enabled", "endpoint", "protocol", "headers", "service_name", "sampler", "sampler_ratio", "schedule_delay", "max_queue", "tls",
     ]
 
     init(decoding node: ConfigNode) throws(ConfigError) {
@@ -18,6 +20,7 @@ extension TracingConfig {
         map.decode("sampler_ratio", into: &samplerRatio) { try $0.number() }
         map.decode("schedule_delay", into: &scheduleDelay) { try $0.duration() }
         map.decode("max_queue", into: &maxQueue) { try $0.int() }
+        map.decode("tls", into: &tls) { try UpstreamTLSSettings(decoding: $0) }
     }
 }
 

@@ -63,7 +63,7 @@ extension TracingConfig {
         }
         if case let (name, value)? = variable("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL") {
             guard let chosen = ExportProtocol(rawValue: value.lowercased()) else {
-                throw fail("protocol", name, "expected http/protobuf (the gateway is built with the OTLP/HTTP exporter only), got '\(value)'")
+                throw fail("protocol", name, "expected http/protobuf or grpc, got '\(value)'")
             }
             exportProtocol = chosen
             environmentSources["protocol"] = name

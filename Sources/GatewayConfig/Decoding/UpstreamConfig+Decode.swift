@@ -98,7 +98,7 @@ extension UpstreamTLSSettings {
 
     init(decoding node: ConfigNode) throws(ConfigError) {
         self.init()
-        let map = try node.mapping(keys: ["pins", "pin_mode", "ca_file", "insecure_skip_verify"])
+        let map = try node.mapping(keys: ["pins", "pin_mode", "ca_file", "insecure_skip_verify", "client_certificate"])
         map.decode("pins", into: &pins) { node throws(ConfigError) in
             try node.elements(of: "pins") { element throws(ConfigError) in
                 guard let pin = SPKIPin(try element.string().trimmingCharacters(in: .whitespaces)) else {
@@ -110,6 +110,7 @@ extension UpstreamTLSSettings {
         map.decode("pin_mode", into: &pinMode) { PinMode(rawValue: try $0.oneOf(["enforce", "report"]))! }
         map.decode("ca_file", into: &caFile) { try UpstreamTLSSettings.checkedCAFile($0) }
         map.decode("insecure_skip_verify", into: &insecureSkipVerify) { try $0.bool() }
+        clientCertificate = map.decode("client_certificate") { try UpstreamClientCertificate.decode($0) } ?? nil
     }
 
     /// The CA file's absolute path, after checking it exists and is readable.

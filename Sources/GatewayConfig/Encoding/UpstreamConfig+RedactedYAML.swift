@@ -17,6 +17,13 @@ extension UpstreamConfig {
                 out.plain("pin_mode", tls.pinMode.rawValue)
                 if let caFile = tls.caFile { out.scalar("ca_file", caFile) }
                 out.plain("insecure_skip_verify", String(tls.insecureSkipVerify))
+                if let client = tls.clientCertificate {
+                    out.key("client_certificate")
+                    out.indented { out in
+                        out.scalar("certificate_file", client.certificateFile)
+                        out.scalar("key_file", client.keyFile)
+                    }
+                }
             }
         }
         if let auth {

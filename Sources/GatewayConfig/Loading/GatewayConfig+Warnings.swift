@@ -19,6 +19,9 @@ extension GatewayConfig {
             if upstream.tls.insecureSkipVerify {
                 notes.append("\(prefix).tls.insecure_skip_verify: the upstream's certificate chain and host name are not verified")
             }
+            if let client = upstream.tls.clientCertificate, let note = client.expiryNote() {
+                notes.append("\(prefix).tls.client_certificate: \(note)")
+            }
             guard let auth = upstream.auth else { continue }
             if upstream.hosts.contains(where: { $0.description == "*" }) {
                 notes.append("\(prefix).hosts: * with auth sends this credential to every host clients name (within its scope); list the hosts it belongs to")

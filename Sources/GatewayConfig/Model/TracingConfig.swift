@@ -1,3 +1,5 @@
+public import GatewayCore
+
 /// `tracing`: distributed traces. While on, the gateway continues the trace of
 /// an incoming W3C `traceparent` (or starts one, as the sampler decides), sends
 /// each upstream attempt a `traceparent` whose parent is that attempt's span,
@@ -29,10 +31,12 @@ public struct TracingConfig: Sendable, Equatable {
         public var usesRatio: Bool { self == .traceIDRatio || self == .parentBasedTraceIDRatio }
     }
 
-    /// `protocol`: how spans go to the collector. OTLP over HTTP with
-    /// protobuf bodies only (the gateway is built without gRPC).
+    /// `protocol`: how spans go to the collector: OTLP over HTTP with
+    /// protobuf bodies (port 4318), or OTLP over gRPC (HTTP/2, port 4317),
+    /// sent through the gateway's upstream pool with `tls`.
     public enum ExportProtocol: String, Sendable, Equatable, CaseIterable {
         case httpProtobuf = "http/protobuf"
+        case grpc
     }
 
     /// One of `headers`: a field sent with every export (a collector's API key).
@@ -57,6 +61,9 @@ public struct TracingConfig: Sendable, Equatable {
     public var exportProtocol: ExportProtocol
     /// `headers`
     public var headers: [Header]
+    /// `tls`: how a `grpc` collector's certificate is verified (`ca_file`,
+    /// `pins`) and the client certificate presented to it, as an upstream's.
+    public var tls: UpstreamTLSSettings = .standard
     /// `service_name`: the resource's `service.name`.
     public var serviceName: String
     /// `sampler`
@@ -73,6 +80,13 @@ public struct TracingConfig: Sendable, Equatable {
     public var environmentSources: [String: String]
 
     public static let defaultEndpoint = "http://localhost:4318/v1/traces"
+    /// The OpenTelemetry default for `protocol: grpc` (used while `endpoint` is the HTTP default).
+    public static let defaultGRPCEndpoint = "http://localhost:4317"
+
+    /// `endpoint`, or the gRPC default while it is the HTTP one and `protocol` is `grpc`.
+    public var effectiveEndpoint: String {
+        exportProtocol == .grpc && endpoint == Self.defaultEndpoint ? Self.defaultGRPCEndpoint : endpoint
+    }
     public static let defaultServiceName = "gateway"
     public static let defaultScheduleDelay: Duration = .seconds(5)
     public static let defaultMaxQueue = 2048

@@ -91,6 +91,8 @@ extension GatewayError {
         /// `:authority` or `Host`): 421, never sent to the CONNECT's origin
         /// under another name's certificate (RFC 9110 §15.5.20).
         case misdirectedRequest = "misdirected_request"
+        /// A path the gateway's own onboarding site does not have: 404.
+        case notFound = "not_found"
 
         public var status: HTTPResponseStatus {
             switch self {
@@ -110,6 +112,7 @@ extension GatewayError {
             case .tokenRefreshFailed: return .unauthorized
             case .unsupportedTransferCoding: return .notImplemented
             case .misdirectedRequest: return .misdirectedRequest
+            case .notFound: return .notFound
             }
         }
 

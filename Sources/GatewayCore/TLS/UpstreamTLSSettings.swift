@@ -9,12 +9,18 @@ public struct UpstreamTLSSettings: Sendable, Hashable {
     /// Skips chain and hostname verification (test backends only; logged loudly).
     /// Pins, if any, are still checked against the presented chain.
     public var insecureSkipVerify: Bool
+    /// `client_certificate`: presented when the upstream asks for one (mutual TLS); nil = none.
+    public var clientCertificate: UpstreamClientCertificate?
 
-    public init(pins: [SPKIPin] = [], pinMode: PinMode = .enforce, caFile: String? = nil, insecureSkipVerify: Bool = false) {
+    public init(
+        pins: [SPKIPin] = [], pinMode: PinMode = .enforce, caFile: String? = nil, insecureSkipVerify: Bool = false,
+        clientCertificate: UpstreamClientCertificate? = nil
+    ) {
         self.pins = pins
         self.pinMode = pinMode
         self.caFile = caFile
         self.insecureSkipVerify = insecureSkipVerify
+        self.clientCertificate = clientCertificate
     }
 
     /// Verify the chain and hostname against the system roots, no pins.

@@ -51,6 +51,7 @@ public enum AdminPage {
         <tbody id="rows"></tbody>
         </table>
         <div class="legend">Chart: <b class="p50">p50</b> and <b class="p95">p95</b> per slice of the window, oldest left. Percentiles are exact (HdrHistogram) over the sliding window. Prometheus metrics: <a href="/metrics">/metrics</a>, JSON: <a href="/stats">/stats</a>.</div>
+        <div class="legend" id="device">A phone or another device: <code>gateway device</code> prints the address and port for its Wi-Fi proxy; then open <code>http://gateway.invalid/</code> in its browser (through the proxy: the gateway serves it to its own proxy clients) to install and trust the CA, with the steps for iOS and Android.</div>
         <script>
         "use strict";
         let sortKey = "p95_ms", desc = true, last = null;

@@ -30,6 +30,8 @@ public final class GatewayMetrics: GatewayEvents, Sendable {
     let spansDropped: LabeledHandles<Counter>
     let faultsInjected: LabeledHandles<Counter>
     let mockedResponses: LabeledHandles<Counter>
+    /// Upstreams with a client certificate expiry series (`+ClientCertificates.swift`).
+    let clientCertificateUpstreams = NIOLockedValueBox<Set<String>>([])
 
     /// - Parameters:
     ///   - statsWindow: the sliding window of `/stats` (`metrics.stats_window`).

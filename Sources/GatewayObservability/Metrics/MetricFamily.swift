@@ -127,6 +127,10 @@ public struct MetricFamily: Sendable, Hashable {
         name: "gateway_mocked_responses_total", kind: .counter,
         help: "Responses the gateway gave in the upstream's place from a mock rule or a replayed HAR entry; nothing reached the network",
         labelNames: ["upstream", "endpoint"])
+    public static let clientCertificateExpiry = MetricFamily(
+        name: "gateway_upstream_client_certificate_expiry_seconds", kind: .gauge,
+        help: "When the client certificate an upstream's tls.client_certificate presents expires (its notAfter), in Unix seconds; alert on this minus time()",
+        labelNames: ["upstream"])
     public static let buildInfo = MetricFamily(
         name: "gateway_build_info", kind: .gauge,
         help: "Build information",
@@ -138,6 +142,6 @@ public struct MetricFamily: Sendable, Hashable {
         retries, tokenRefreshes, rateLimited, queuedRequests, pinFailures,
         interceptionCertificates, interceptionHandshakeFailures, webSocketsOpen, webSocketBytes,
         requestsByProtocol, upstreamConnections, clientConnections, clientConnectionsRefused, sharedStateUp, traceSpansDropped, buildInfo,
-        faultsInjected, mockedResponses,
+        faultsInjected, mockedResponses, clientCertificateExpiry,
     ]
 }

@@ -1,3 +1,4 @@
+import GatewayCore
 import GatewayConfig
 import Logging
 import NIOConcurrencyHelpers
@@ -20,7 +21,7 @@ final class SpanExporter: Sendable {
     let queue: SpanExportQueue
     let eventLoop: any EventLoop
     private let encoder: OTLPSpanEncoder
-    private let exporter: OTLPHTTPExporter
+    private let exporter: any OTLPExportTransport
     private let scheduleDelay: TimeAmount
     private let dropped: @Sendable (_ reason: String, _ count: Int) -> Void
     private let failures = ExportFailureLog()
@@ -32,13 +33,22 @@ final class SpanExporter: Sendable {
     /// Throws what the exporter refuses (a TLS context it cannot make).
     init(
         config: TracingConfig, eventLoop: any EventLoop, logger: Logger,
-        dropped: @escaping @Sendable (_ reason: String, _ count: Int) -> Void
+        dropped: @escaping @Sendable (_ reason: String, _ count: Int) -> Void,
+        transport: (any UpstreamTransport)? = nil
     ) throws {
-        guard let endpoint = OTLPEndpoint(config.endpoint) else { throw ExportSetupError(endpoint: config.endpoint) }
+        guard let endpoint = OTLPEndpoint(config.effectiveEndpoint) else { throw ExportSetupError(endpoint: config.endpoint) }
         self.queue = SpanExportQueue(capacity: config.maxQueue, batchSize: Self.maxBatch)
         self.eventLoop = eventLoop
         self.encoder = OTLPSpanEncoder(serviceName: config.serviceName)
-        self.exporter = try OTLPHTTPExporter(endpoint: endpoint, headers: config.headers.map { ($0.name, $0.value.value) }, eventLoop: eventLoop)
+        let headers = config.headers.map { ($0.name, $0.value.value) }
+        switch config.exportProtocol {
+        case .httpProtobuf:
+            self.exporter = try OTLPHTTPExporter(endpoint: endpoint, headers: headers, eventLoop: eventLoop)
+        case .grpc:
+            guard let transport else { throw ExportSetupError(endpoint: "protocol grpc needs the upstream pool") }
+            self.exporter = OTLPGRPCExporter(
+                endpoint: endpoint, headers: headers, tls: config.tls, transport: transport, eventLoop: eventLoop)
+        }
         self.scheduleDelay = TimeAmount(config.scheduleDelay)
         self.dropped = dropped
         self.logger = logger
@@ -113,7 +123,7 @@ final class SpanExporter: Sendable {
         dropped("export_failed", count)
         guard let earlier = failures.shouldLog(count: count, now: .now, interval: Self.failureLogInterval) else { return }
         var metadata: Logger.Metadata = [
-            "collector": "\(exporter.endpoint.authority)", "error": "\(error)", "spans": "\(count)",
+            "collector": "\(exporter.collector)", "error": "\(error)", "spans": "\(count)",
         ]
         if earlier > 0 { metadata["dropped_since_last_line"] = "\(earlier)" }
         logger.warning("tracing: spans not exported: the collector did not take them", metadata: metadata)

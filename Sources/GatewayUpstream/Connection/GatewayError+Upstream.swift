@@ -44,6 +44,7 @@ extension GatewayError {
             if gatewayError.upstream == nil { gatewayError.upstream = upstream }
             return gatewayError
         }
+        if let refused = clientCertificateRefused(error, upstream: upstream) { return refused }
         return GatewayError(.tlsHandshakeFailed, "the TLS handshake with the upstream failed", upstream: upstream, cause: error)
     }
 
@@ -55,6 +56,7 @@ extension GatewayError {
             if gatewayError.upstream == nil { gatewayError.upstream = upstream }
             return gatewayError
         }
+        if let refused = clientCertificateRefused(error, upstream: upstream) { return refused }
         return GatewayError(.connectionReset, "the connection to the upstream failed", upstream: upstream, cause: error)
     }
 

@@ -28,8 +28,8 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
     private let events: any GatewayEvents
     private let logger: Logger
     private let trustRoots: TrustRootCache
-    /// One client context per ALPN offer, built on first use (see `+Contexts.swift`).
-    let contexts = NIOLockedValueBox<[UpstreamALPNOffer: NIOSSLContext]>([:])
+    /// One client context per ALPN offer and client certificate, built on first use (see `+Contexts.swift`).
+    let contexts = NIOLockedValueBox<[ContextKey: NIOSSLContext]>([:])
     private let insecureHostsWarned = NIOLockedValueBox<Set<String>>([])
 
     public convenience init(events: any GatewayEvents = NoGatewayEvents(), logger: Logger) {
@@ -46,8 +46,8 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
     /// does not pay for parsing the bundle (nor for building the contexts of
     /// `http_version: auto` and of HTTP/1.1 connections). Throws when the `ca_file` is unusable.
     public func prepare(_ settings: UpstreamTLSSettings) throws {
-        _ = try sslContext()
-        _ = try sslContext(alpn: .http2AndHTTP1)
+        _ = try sslContext(alpn: .http1, client: settings.clientCertificate)
+        _ = try sslContext(alpn: .http2AndHTTP1, client: settings.clientCertificate)
         if !settings.insecureSkipVerify {
             _ = try trustRoots.store(caFile: settings.caFile)
         }
@@ -109,7 +109,7 @@ public final class PinningTLSHandlerFactory: UpstreamTLSHandlerFactory {
                 }
             }
         let handler = try NIOSSLClientHandler(
-            context: sslContext(alpn: alpn),
+            context: sslContext(alpn: alpn, client: settings.clientCertificate),
             serverHostname: sni,
             customVerificationCallbackWithMetadata: callback
         )
