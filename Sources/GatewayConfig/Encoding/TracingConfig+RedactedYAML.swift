@@ -35,18 +35,7 @@ extension TracingConfig {
         out.plain("max_queue", String(maxQueue) + (from("max_queue").map { "  # \($0)" } ?? ""))
         if tls != .standard {
             out.key("tls")
-            out.indented { out in
-                out.list("pins", tls.pins.map(\.description))
-                if let caFile = tls.caFile { out.scalar("ca_file", caFile) }
-                out.plain("insecure_skip_verify", String(tls.insecureSkipVerify))
-                if let client = tls.clientCertificate {
-                    out.key("client_certificate")
-                    out.indented { out in
-                        out.scalar("certificate_file", client.certificateFile)
-                        out.scalar("key_file", client.keyFile)
-                    }
-                }
-            }
+            out.indented { out in tls.write(to: &out, withPinMode: false) }
         }
     }
 }

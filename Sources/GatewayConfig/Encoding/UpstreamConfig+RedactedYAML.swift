@@ -12,19 +12,7 @@ extension UpstreamConfig {
         // A plain-http origin never uses TLS, and the loader refuses a tls section there.
         if !(origin?.scheme == .http && tls == .standard) {
             out.key("tls")
-            out.indented { out in
-                out.list("pins", tls.pins.map(\.description))
-                out.plain("pin_mode", tls.pinMode.rawValue)
-                if let caFile = tls.caFile { out.scalar("ca_file", caFile) }
-                out.plain("insecure_skip_verify", String(tls.insecureSkipVerify))
-                if let client = tls.clientCertificate {
-                    out.key("client_certificate")
-                    out.indented { out in
-                        out.scalar("certificate_file", client.certificateFile)
-                        out.scalar("key_file", client.keyFile)
-                    }
-                }
-            }
+            out.indented { out in tls.write(to: &out, withPinMode: true) }
         }
         if let auth {
             out.key("auth")

@@ -87,26 +87,8 @@ final class OTLPGRPCReceiver: @unchecked Sendable {
         }
         if let failWith { args["failWith"] = failWith }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: args), as: UTF8.self)
-        let process = Process()
-        guard let python = which("python3") else { throw OTLPReceiver.ReceiverError(output: "python3 not found") }
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-u", "-c", script, json]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try ProcessRunner.launch(process)
-        let output = PipeReader(pipe.fileHandleForReading)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            let text = String(decoding: output.bytes, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening ") }), let port = Int(line.dropFirst("listening ".count)) {
-                return OTLPGRPCReceiver(process: process, output: output, port: port)
-            }
-            if !process.isRunning { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        process.terminate()
-        throw OTLPReceiver.ReceiverError(output: String(decoding: output.bytes, as: UTF8.self))
+        let (process, output, port) = try await ListeningPython.start(script: script, arguments: [json])
+        return OTLPGRPCReceiver(process: process, output: output, port: port)
     }
 
     var log: String { String(decoding: output.bytes, as: UTF8.self) }

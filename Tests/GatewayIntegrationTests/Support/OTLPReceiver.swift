@@ -114,26 +114,8 @@ final class OTLPReceiver: Sendable {
 
     /// Starts the collector (python3 with `opentelemetry-proto`; `.ci/run` installs it).
     static func start() async throws -> OTLPReceiver {
-        let process = Process()
-        guard let python = which("python3") else { throw ReceiverError(output: "python3 not found") }
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-u", "-c", script]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try ProcessRunner.launch(process)
-        let output = PipeReader(pipe.fileHandleForReading)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            let text = String(decoding: output.bytes, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening ") }), let port = Int(line.dropFirst("listening ".count)) {
-                return OTLPReceiver(process: process, output: output, port: port)
-            }
-            if !process.isRunning { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        process.terminate()
-        throw ReceiverError(output: String(decoding: output.bytes, as: UTF8.self))
+        let (process, output, port) = try await ListeningPython.start(script: script)
+        return OTLPReceiver(process: process, output: output, port: port)
     }
 
     struct ReceiverError: Error, CustomStringConvertible {
