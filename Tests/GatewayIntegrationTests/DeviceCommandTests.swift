@@ -53,7 +53,7 @@ struct DeviceCommandTests {
     @Test func checkConfigShowsTheClientCertificatesSubjectAndExpiry() async throws {
         let pki = try TestCertificates()
         let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-check-mtls")
-        let paths = try pki.writeClientCertificate(try pki.makeClientCertificate(commonName: "ledger-client", validFor: 3 * 86400), to: dir)
+        let paths = try pki.writeClientCertificate(try pki.makeClientCertificate(commonName: "ledger-client", validFor: 3 * 86400 + 6 * 3600), to: dir)
         let yaml = """
             upstreams:
               - name: ledger
@@ -66,7 +66,8 @@ struct DeviceCommandTests {
         let result = try await run(yaml, ["check-config"])
         #expect(result.status == 0, "\(result.stderrString)")
         #expect(result.stderrString.contains("upstreams[0].tls.client_certificate: CN=ledger-client"), "\(result.stderrString)")
-        #expect(result.stderrString.contains("(in 2 days)"), "\(result.stderrString)")
+        // 3 days and 6 hours: "in 3 days" whether the days are rounded or cut (exactly 3 days read 2 or 3 by the second it ran).
+        #expect(result.stderrString.contains("(in 3 days)"), "\(result.stderrString)")
         #expect(result.stderrString.contains("warning: upstreams[0].tls.client_certificate: the client certificate"), "\(result.stderrString)")
         #expect(!result.stdoutString.contains("PRIVATE KEY") && !result.stderrString.contains("PRIVATE KEY"))
     }
