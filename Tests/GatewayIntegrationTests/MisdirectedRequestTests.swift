@@ -20,10 +20,7 @@ struct MisdirectedRequestTests {
         let f = try await interception.fixture()
         let gateway = try await GatewayHarness.start(interception.configure(f))
         defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
-        let env = [
-            "PROXY_PORT": "\(gateway.proxyPort)", "HOST": "localhost", "PORT": "\(f.upstream.port)", "CA": f.caPath,
-            "OTHER_AUTHORITY": "other.test:\(f.upstream.port)",
-        ]
+        let env = f.h2ClientEnvironment(gateway).merging(["OTHER_AUTHORITY": "other.test:\(f.upstream.port)"]) { $1 }
         let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.otherAuthorityThenRequest], environment: env, timeout: .seconds(30))
         #expect(run.status == 0, "\(run.stderrString)")
         let result = try JSONDecoder().decode(Result.self, from: Data(run.stdout))

@@ -190,7 +190,9 @@ struct TracingTests {
         #expect(server.events.contains { $0.name == "gateway.retry.backoff" && $0.attributes["gateway.retry.reason"] == "status_503" }, "\(server.events)")
     }
 
-    @Test func anInterceptedHTTPSRequestIsTracedInsideTheTunnel() async throws {
+    /// A gateway tracing to a fresh collector that intercepts `localhost` for
+    /// a TLS test upstream; the gateway's CA is at `dir/state/ca.pem`.
+    static func interceptedWithTracing() async throws -> (OTLPReceiver, TestUpstream, GatewayHarness, String) {
         let receiver = try await OTLPReceiver.start()
         let pki = try TestCertificates(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"])
         let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-tracing")
@@ -204,6 +206,11 @@ struct TracingTests {
             config.access.connectPorts = [upstream.port]
             config.interception = InterceptionConfig(stateDir: "\(dir)/state")
         }
+        return (receiver, upstream, gateway, dir)
+    }
+
+    @Test func anInterceptedHTTPSRequestIsTracedInsideTheTunnel() async throws {
+        let (receiver, upstream, gateway, dir) = try await Self.interceptedWithTracing()
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown(); await receiver.stop() } }
 
         let result = try await gateway.curl([
@@ -229,19 +236,7 @@ struct TracingTests {
     /// whatever its name (the trace file's list named `access_token` and
     /// `api_key` only): `url.query` and `url.full` keep the names, as the log line does.
     @Test func noQueryValueOfAnInterceptedRequestReachesASpan() async throws {
-        let receiver = try await OTLPReceiver.start()
-        let pki = try TestCertificates(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"])
-        let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-tracing")
-        let paths = try pki.write(to: dir)
-        let upstream = try await TestUpstream.start(tls: try pki.makeServerContext())
-        let gateway = try await GatewayHarness.start { config in
-            config.tracing = try Self.tracing(receiver)
-            config.upstreams = [UpstreamConfig(
-                name: "api", hosts: [HostPattern("localhost")!], tls: UpstreamTLSSettings(caFile: paths.caBundle), intercept: true
-            )]
-            config.access.connectPorts = [upstream.port]
-            config.interception = InterceptionConfig(stateDir: "\(dir)/state")
-        }
+        let (receiver, upstream, gateway, dir) = try await Self.interceptedWithTracing()
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown(); await receiver.stop() } }
 
         let names = ["access_token", "api_key", "sig", "password", "refresh_token", "id_token", "key", "X-Amz-Signature", "X-Amz-Credential"]

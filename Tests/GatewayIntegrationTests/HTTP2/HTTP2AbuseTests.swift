@@ -21,16 +21,12 @@ struct HTTP2AbuseTests {
         var ended: Bool
     }
 
-    func environment(_ f: InterceptionTests.Fixture, _ gateway: GatewayHarness) -> [String: String] {
-        ["PROXY_PORT": "\(gateway.proxyPort)", "HOST": "localhost", "PORT": "\(f.upstream.port)", "CA": f.caPath]
-    }
-
     @Test func rapidResetClosesThatConnectionAndOthersAreServed() async throws {
         let f = try await interception.fixture()
         let gateway = try await GatewayHarness.start(interception.configure(f))
         defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
 
-        var env = environment(f, gateway)
+        var env = f.h2ClientEnvironment(gateway)
         env["COUNT"] = "10000"
         let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.rapidReset], environment: env, timeout: .seconds(60))
         #expect(run.status == 0, "\(run.stderrString)")
@@ -54,7 +50,7 @@ struct HTTP2AbuseTests {
         let gateway = try await GatewayHarness.start(interception.configure(f))
         defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
 
-        var env = environment(f, gateway)
+        var env = f.h2ClientEnvironment(gateway)
         env["PATH_TO_RESET"] = "/delay/5000"
         let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.resetThenRequest], environment: env, timeout: .seconds(30))
         #expect(run.status == 0, "\(run.stderrString)")
@@ -78,7 +74,7 @@ struct HTTP2AbuseTests {
         let gateway = try await GatewayHarness.start(interception.configure(f))
         defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
 
-        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.badStreamThenRequest], environment: environment(f, gateway), timeout: .seconds(30))
+        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.badStreamThenRequest], environment: f.h2ClientEnvironment(gateway), timeout: .seconds(30))
         #expect(run.status == 0, "\(run.stderrString)")
         let result = try JSONDecoder().decode(BadStream.self, from: Data(run.stdout))
         #expect(result.reset == 1, "stream 1 reset with PROTOCOL_ERROR: \(result)")
@@ -99,7 +95,7 @@ struct HTTP2AbuseTests {
         let gateway = try await GatewayHarness.start(interception.configure(f))
         defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
 
-        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.controlByteThenRequest], environment: environment(f, gateway), timeout: .seconds(30))
+        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.controlByteThenRequest], environment: f.h2ClientEnvironment(gateway), timeout: .seconds(30))
         #expect(run.status == 0, "\(run.stderrString)")
         let result = try JSONDecoder().decode(ControlByteResult.self, from: Data(run.stdout))
         #expect(result.status == 400 && result.error == "bad_request", "\(result)")
@@ -124,7 +120,7 @@ struct HTTP2AbuseTests {
         let gateway = try await GatewayHarness.start(interception.configure(f))
         defer { Task { try? await f.upstream.shutdown() } }
 
-        var env = environment(f, gateway)
+        var env = f.h2ClientEnvironment(gateway)
         env["PATH_SLOW"] = "/delay/1500"
         async let client = ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.slowRequest], environment: env, timeout: .seconds(30))
         async let curl = gateway.curl(["--http2", "--cacert", f.caPath, "-o", "/dev/null", "-w", "%{size_download} %{http_version} %{response_code}", "\(f.url)/bytes/1000?chunk=100&delay_ms=150"])

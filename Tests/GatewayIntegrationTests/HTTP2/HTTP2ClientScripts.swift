@@ -198,3 +198,10 @@ enum HTTP2ClientScripts {
         print(json.dumps({"status": status, "ended": ended, "goaway": goaway, "last_stream": last_stream, "closed": closed, "after_goaway": after}))
         """
 }
+
+extension InterceptionTests.Fixture {
+    /// What ``HTTP2ClientScripts`` read: the proxy, the intercepted host and port, the gateway's CA.
+    func h2ClientEnvironment(_ gateway: GatewayHarness) -> [String: String] {
+        ["PROXY_PORT": "\(gateway.proxyPort)", "HOST": "localhost", "PORT": "\(upstream.port)", "CA": caPath]
+    }
+}

@@ -20,10 +20,6 @@ struct HTTP2ConnectionLogTests {
         return gateway.logs.all.filter { $0.contains(Self.closeLine) }
     }
 
-    func environment(_ f: InterceptionTests.Fixture, _ gateway: GatewayHarness) -> [String: String] {
-        ["PROXY_PORT": "\(gateway.proxyPort)", "HOST": "localhost", "PORT": "\(f.upstream.port)", "CA": f.caPath]
-    }
-
     @Test func aConnectionTheClientClosesLogsOneDebugLine() async throws {
         let f = try await interception.fixture()
         let gateway = try await GatewayHarness.start(interception.configure(f))
@@ -46,7 +42,7 @@ struct HTTP2ConnectionLogTests {
         let gateway = try await GatewayHarness.start(interception.configure(f))
         defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
 
-        var env = environment(f, gateway)
+        var env = f.h2ClientEnvironment(gateway)
         env["COUNT"] = "10000"
         let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.rapidReset], environment: env, timeout: .seconds(60))
         #expect(run.status == 0, "\(run.stderrString)")
@@ -68,7 +64,7 @@ struct HTTP2ConnectionLogTests {
             sock.close()
             print(json.dumps({"sent": True}))
             """
-        let run = try await ProcessRunner.run("python3", ["-c", script], environment: environment(f, gateway), timeout: .seconds(30))
+        let run = try await ProcessRunner.run("python3", ["-c", script], environment: f.h2ClientEnvironment(gateway), timeout: .seconds(30))
         #expect(run.status == 0, "\(run.stderrString)")
         let lines = try await connectionLines(gateway)
         #expect(lines.count == 1, "one line per connection: \(lines)")

@@ -31,7 +31,7 @@ struct HTTP2StreamTimeoutTests {
     }
 
     func run(_ stall: String, path: String = "/", _ f: InterceptionTests.Fixture, _ gateway: GatewayHarness) async throws -> Stalled {
-        let env = ["PROXY_PORT": "\(gateway.proxyPort)", "HOST": "localhost", "PORT": "\(f.upstream.port)", "CA": f.caPath, "STALL": stall, "PATH_STALLED": path]
+        let env = f.h2ClientEnvironment(gateway).merging(["STALL": stall, "PATH_STALLED": path]) { $1 }
         let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.stalledStream], environment: env, timeout: .seconds(40))
         #expect(run.status == 0, "\(run.stderrString)")
         return try JSONDecoder().decode(Stalled.self, from: Data(run.stdout))
