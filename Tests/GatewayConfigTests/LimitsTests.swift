@@ -26,6 +26,16 @@ struct LimitsTests {
         }
     }
 
+    @Test(arguments: [("16KiB", true), ("16MiB", true), ("256KiB", true), ("15KiB", false), ("17MiB", false), ("0", false)])
+    func responseBufferRange(size: String, valid: Bool) {
+        let yaml = "limits:\n  response_buffer: \(size)\n"
+        if valid {
+            #expect(TestSupport.parse(yaml) != nil)
+        } else {
+            TestSupport.expectError(yaml, keyPath: "limits.response_buffer", contains: "must be between 16KiB and 16MiB, got")
+        }
+    }
+
     @Test func maxConnectionsPerHostAtLeastOne() {
         TestSupport.expectError(
             "pool:\n  max_connections_per_host: 0\n", keyPath: "pool.max_connections_per_host", contains: "must be at least 1, got 0")

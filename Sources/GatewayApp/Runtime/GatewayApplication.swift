@@ -44,7 +44,7 @@ public final class GatewayApplication: Sendable {
         let ownListeners = OwnListeners()
         self.ownListeners = ownListeners
         let pool = UpstreamPool(
-            configuration: UpstreamPoolConfiguration(config.pool),
+            configuration: UpstreamPoolConfiguration(config.pool, limits: config.limits),
             eventLoopGroup: eventLoopGroup,
             tls: tls,
             events: metrics,
@@ -201,8 +201,9 @@ public final class GatewayApplication: Sendable {
 }
 
 extension UpstreamPoolConfiguration {
-    init(_ pool: PoolConfig) {
+    init(_ pool: PoolConfig, limits: ListenerLimits) {
         self.init()
+        maxBytesPerRead = min(128 * 1024, limits.responseBuffer / 2)
         maxConnectionsPerKey = pool.maxConnectionsPerHost
         idleTimeout = pool.idleTimeout
         connectTimeout = pool.connectTimeout

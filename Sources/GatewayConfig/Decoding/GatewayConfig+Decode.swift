@@ -66,7 +66,7 @@ extension ListenerLimits {
         self.init()
         let map = try node.mapping(keys: [
             "max_head_bytes", "header_timeout", "idle_timeout", "drain_timeout",
-            "body_timeout", "send_timeout", "max_client_connections", "max_connections_per_client", "tunnel_idle_timeout",
+            "body_timeout", "send_timeout", "response_buffer", "max_client_connections", "max_connections_per_client", "tunnel_idle_timeout",
         ])
         map.decode("max_head_bytes", into: &maxHeadBytes) { try $0.size() }
         map.decode("header_timeout", into: &headerTimeout) { try $0.duration() }
@@ -74,6 +74,7 @@ extension ListenerLimits {
         map.decode("drain_timeout", into: &drainTimeout) { try $0.duration() }
         map.decode("body_timeout", into: &bodyTimeout) { try $0.duration() }
         map.decode("send_timeout", into: &sendTimeout) { try $0.duration() }
+        map.decode("response_buffer", into: &responseBuffer) { try $0.size() }
         map.decode("max_client_connections", into: &maxClientConnections) { try $0.int() }
         map.decode("max_connections_per_client", into: &maxConnectionsPerClient) { try $0.int() }
         map.decode("tunnel_idle_timeout", into: &tunnelIdleTimeout) { try $0.duration() }

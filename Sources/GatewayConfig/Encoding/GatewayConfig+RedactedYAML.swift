@@ -52,6 +52,7 @@ extension GatewayConfig {
             out.plain("drain_timeout", ConfigUnits.formatDuration(limits.drainTimeout))
             out.plain("body_timeout", ConfigUnits.formatDuration(limits.bodyTimeout))
             out.plain("send_timeout", ConfigUnits.formatDuration(limits.sendTimeout))
+            out.plain("response_buffer", ConfigUnits.formatSize(limits.responseBuffer))
             out.plain("max_client_connections", String(limits.maxClientConnections))
             out.plain("max_connections_per_client", String(limits.maxConnectionsPerClient))
             out.plain("tunnel_idle_timeout", ConfigUnits.formatDuration(limits.tunnelIdleTimeout))

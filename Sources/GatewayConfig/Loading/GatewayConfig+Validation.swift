@@ -85,6 +85,9 @@ extension GatewayConfig {
         if !(minimum...maximum).contains(limits.maxHeadBytes) {
             fail("limits.max_head_bytes", "must be between 1KiB and 1MiB, got \(ConfigUnits.formatSize(limits.maxHeadBytes))")
         }
+        if !ListenerLimits.responseBufferRange.contains(limits.responseBuffer) {
+            fail("limits.response_buffer", "must be between 16KiB and 16MiB, got \(ConfigUnits.formatSize(limits.responseBuffer))")
+        }
         let timeouts: [(String, Duration)] = [
             ("limits.header_timeout", limits.headerTimeout),
             ("limits.idle_timeout", limits.idleTimeout),

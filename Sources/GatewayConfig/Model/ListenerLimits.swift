@@ -14,6 +14,11 @@ public struct ListenerLimits: Sendable, Equatable {
     public var bodyTimeout: Duration
     /// How long a client may leave its response unread (socket not writable); then the connection closes.
     public var sendTimeout: Duration
+    /// Response bytes held for one client that reads slowly, at most: the
+    /// client connection's write buffer takes half (it stops being writable
+    /// there), one read from the upstream the other half; the upstream is read
+    /// no faster than the client drains. Between 16 KiB and 16 MiB.
+    public var responseBuffer: Int
     /// Open client connections at most; beyond, new ones are closed at once (counted).
     public var maxClientConnections: Int
     /// Open connections from one client address at most (a share of
@@ -24,6 +29,7 @@ public struct ListenerLimits: Sendable, Equatable {
 
     public static let minHeadBytes = 1024
     public static let maxHeadBytesLimit = 1024 * 1024
+    public static let responseBufferRange = (16 * 1024)...(16 * 1024 * 1024)
 
     public init(
         maxHeadBytes: Int = 32 * 1024,
@@ -32,6 +38,7 @@ public struct ListenerLimits: Sendable, Equatable {
         drainTimeout: Duration = .seconds(30),
         bodyTimeout: Duration = .seconds(60),
         sendTimeout: Duration = .seconds(60),
+        responseBuffer: Int = 256 * 1024,
         maxClientConnections: Int = 10_000,
         maxConnectionsPerClient: Int = 1_000,
         tunnelIdleTimeout: Duration = .seconds(600)
@@ -42,6 +49,7 @@ public struct ListenerLimits: Sendable, Equatable {
         self.drainTimeout = drainTimeout
         self.bodyTimeout = bodyTimeout
         self.sendTimeout = sendTimeout
+        self.responseBuffer = responseBuffer
         self.maxClientConnections = maxClientConnections
         self.maxConnectionsPerClient = maxConnectionsPerClient
         self.tunnelIdleTimeout = tunnelIdleTimeout

@@ -61,6 +61,8 @@ public final class ProxyServer: Service, Sendable {
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 16)
+                // Half of `limits.response_buffer`; the upstream's reads take the other half.
+                .childChannelOption(ChannelOptions.writeBufferWaterMark, value: Self.writeBuffer(limits.responseBuffer))
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try setup.configure(channel) }
                 }
@@ -106,5 +108,12 @@ public final class ProxyServer: Service, Sendable {
     /// `ip:port` of a client, for logs.
     static func describe(_ address: SocketAddress?) -> String {
         address.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+    }
+
+    /// A client connection stops being writable (and its exchange pauses the
+    /// upstream's reads) once half of `responseBuffer` waits to be sent; it is
+    /// writable again below a quarter.
+    static func writeBuffer(_ responseBuffer: Int) -> ChannelOptions.Types.WriteBufferWaterMark {
+        ChannelOptions.Types.WriteBufferWaterMark(low: responseBuffer / 4, high: responseBuffer / 2)
     }
 }

@@ -109,7 +109,11 @@ struct UpstreamConnector: Sendable {
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
-            .channelOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers)
+            // One read per wake-up, of at most `maxBytesPerRead`: the exchange
+            // pauses the next read while its client cannot take more, so a slow
+            // client holds at most its write buffer and one read.
+            .channelOption(ChannelOptions.maxMessagesPerRead, value: 1)
+            .channelOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers(upTo: configuration.maxBytesPerRead))
             .connect(host: key.host, port: key.port)
             .flatMapError { error in
                 eventLoop.makeFailedFuture(GatewayError.connectFailure(error, upstream: upstream))
@@ -195,11 +199,13 @@ struct UpstreamConnector: Sendable {
         }
     }
 
-    /// Upstream reads grow up to 128 KiB (NIO's default stops at 64 KiB), so a
-    /// response body of up to ~128 KiB that has arrived is read in one call.
-    /// NIO's pooled allocator keeps the largest buffer a connection read into:
-    /// a pooled connection that carried a large response holds up to 128 KiB.
-    static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 128 * 1024)
+    /// Upstream reads grow up to `maximum` (128 KiB by default; NIO's own stops
+    /// at 64 KiB), so a response body of up to that size that has arrived is
+    /// read in one call. NIO's allocator keeps the largest buffer a connection
+    /// read into: a pooled connection that carried a large response holds that much.
+    static func receiveBuffers(upTo maximum: Int) -> AdaptiveRecvByteBufferAllocator {
+        AdaptiveRecvByteBufferAllocator(minimum: 64, initial: min(2048, maximum), maximum: maximum)
+    }
 
     /// The address `channel` is connected to, when the `deny` rules cover it.
     static func deniedAddress(of channel: any Channel, in denied: DeniedAddresses) -> IPAddress? {

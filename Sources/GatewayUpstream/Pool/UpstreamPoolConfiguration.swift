@@ -16,6 +16,10 @@ public struct UpstreamPoolConfiguration: Sendable, Hashable {
     public var viaPseudonym: String?
     /// Open WebSocket connections per host and port (``WebSocketSlots``).
     public var maxWebSocketsPerKey = 256
+    /// The most one read of a connection takes from its socket (half of
+    /// `limits.response_buffer`, at most 128 KiB): what a slow client's
+    /// exchange may hold beyond its connection's write buffer.
+    public var maxBytesPerRead = 128 * 1024
 
     public init(
         maxConnectionsPerKey: Int = 64,
