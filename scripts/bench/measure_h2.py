@@ -51,6 +51,7 @@ def main():
 
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy0, proxy0, origin0 = procstat.system_busy_ticks(), procstat.cpu_ticks(proxy_pids), procstat.cpu_ticks(origin_pids)
+    proxy_user0 = procstat.cpu_user_ticks(proxy_pids)
     load_cpu0, proxy_cpu0 = procstat.cpu_busy_ticks(args.load_cpu), procstat.cpu_busy_ticks(args.proxy_cpu)
     t0 = time.monotonic()
     client = subprocess.Popen(command(args.seconds), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -71,6 +72,7 @@ def main():
     busy1 = procstat.system_busy_ticks()
     load_cpu1, proxy_cpu1 = procstat.cpu_busy_ticks(args.load_cpu), procstat.cpu_busy_ticks(args.proxy_cpu)
     proxy1 = procstat.cpu_ticks(proxy_pids_after)
+    proxy_user1 = procstat.cpu_user_ticks(proxy_pids_after)
     origin1 = procstat.cpu_ticks(origin_pids)
     usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     after_origin = origin_counters(args.origin_status) if args.origin_status else None
@@ -92,6 +94,8 @@ def main():
         "errors": dict(report["errors"]) if report else {"client": 1},
         "seconds": args.seconds, "elapsed": round(elapsed, 2), "timed_out": timed_out,
         "proxy_cpu_s": proxy_ticks / procstat.CLK_TCK if proxy_pids else None,
+        "cpu_user_us_per_req": ((proxy_user1 - proxy_user0) / procstat.CLK_TCK * 1e6 / requests)
+        if proxy_pids and requests else None,
         "cpu_us_per_req": (proxy_ticks / procstat.CLK_TCK * 1e6 / requests) if proxy_pids and requests else None,
         "rss_idle_kib": rss_idle, "rss_load_kib": rss_peak if proxy_pids else None,
         "load_cpu_busy_pct": busy_pct(load_cpu0, load_cpu1),
@@ -111,6 +115,8 @@ def main():
     p50 = f"{rec['p50_us']:.0f}us" if rec["p50_us"] is not None else "?"
     p99 = f"{rec['p99_us']:.0f}us" if rec["p99_us"] is not None else "?"
     cpu = f"{rec['cpu_us_per_req']:.1f}us/req" if rec["cpu_us_per_req"] is not None else "-"
+    if rec.get("cpu_user_us_per_req") is not None:
+        cpu += f" (user {rec['cpu_user_us_per_req']:.1f})"
     print(f"  {args.name:<22} {args.body:>4} c={args.conns}x{args.streams} run {args.rep}: "
           f"{rec['rps'] or 0:>9.0f} req/s  p50 {p50:>8}  p99 {p99:>8}  cpu {cpu:>12}  "
           f"non2xx {rec['non2xx']}  errors {errs}  origin saw {rec['origin_requests']} req "

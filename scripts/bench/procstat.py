@@ -51,6 +51,16 @@ def cpu_ticks(pids):
     return total
 
 
+def cpu_user_ticks(pids):
+    """utime+cutime of the processes: the user-space part of cpu_ticks (the rest is the kernel's)."""
+    total = 0
+    for p in pids:
+        fields = _stat_fields(p)
+        if fields:
+            total += int(fields[11]) + int(fields[13])
+    return total
+
+
 def rss_kib(pids):
     """Sum of VmRSS over the processes, KiB."""
     total = 0

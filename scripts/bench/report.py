@@ -57,7 +57,7 @@ def row_stats(rs):
         return mean(vals) if vals else None
     return {
         "rps_runs": [r["rps"] for r in ok], "rps": mean(r["rps"] for r in ok),
-        "p50": avg("p50_us"), "p99": avg("p99_us"), "cpu": avg("cpu_us_per_req"),
+        "p50": avg("p50_us"), "p99": avg("p99_us"), "cpu": avg("cpu_us_per_req"), "cpu_user": avg("cpu_user_us_per_req"),
         "rss_idle": min((r["rss_idle_kib"] for r in ok if r.get("rss_idle_kib")), default=None),
         "rss_load": max((r["rss_load_kib"] for r in ok if r.get("rss_load_kib")), default=None),
         "busy": max(r.get("other_cpu_pct") or 0 for r in ok),
@@ -415,6 +415,8 @@ def h2_cells(s):
     conns = "—" if s["conns_open"] is None else f"{s['conns_open']} / {s['conns_new']}"
     rss = "—" if s["rss_idle"] is None else f"{mib(s['rss_idle']):.1f} / {mib(s['rss_load']):.1f}"
     cpu = "—" if s["cpu"] is None else f"{s['cpu']:.1f}"
+    if s["cpu"] is not None and s.get("cpu_user") is not None:
+        cpu += f" ({s['cpu_user']:.1f} user / {s['cpu'] - s['cpu_user']:.1f} kernel)"
     return rps, conns, rss, cpu
 
 
