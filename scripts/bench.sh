@@ -59,6 +59,10 @@
 #   BENCH_H2_LOADS     the HTTP/2 interception rows' loads, "CONNS STREAMS" separated by ";" (default "10 50":
 #                      10 client connections with 50 streams each busy, 500 requests in flight)
 #   BENCH_H2_UPSTREAM_LOADS  the h2-vs-HTTP/1.1-upstream rows' wrk loads, "BODY CONNS" (default "1k 50")
+#   BENCH_PERF         1: profile each gateway and HAProxy run (perf record -g at 999 Hz on the
+#                      proxy's pid); where each run's CPU went (scripts/bench/perf_summary.py: by
+#                      component, in µs per request) goes to perf-NAME-LOAD.txt beside the results
+#                      file; the CPU figures of those runs include perf's sampling cost
 #
 # Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
 # (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on;
@@ -117,6 +121,7 @@ UPSTREAM_HOST=origin.bench.test  # the host of wrk's requests in the h2-vs-HTTP/
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
 
 log() { printf '==> %s\n' "$*" >&2; }
+PERF=${BENCH_PERF:-0}
 WORK=$(mktemp -d /tmp/gateway-bench.XXXXXX)
 chmod 755 "$WORK"   # squid, tinyproxy and nginx workers drop privileges
 note() { printf '%s\n' "$*" >>"$WORK/notes.txt"; log "note: $*"; }
@@ -414,6 +419,31 @@ wait_idle() {
 }
 
 # measure NAME BODY CONNS SECONDS REP PROXYPID TARGETPORT
+# perf_start NAME PID: with BENCH_PERF=1, samples a gateway's or HAProxy's run (PERF_PID).
+PERF_PID="" PERF_DATA=""
+perf_start() {
+    PERF_PID=""
+    ((PERF)) && [[ $1 == gateway* || $1 == haproxy* ]] && command -v perf >/dev/null || return 0
+    PERF_DATA="$WORK/perf-$1-$2.data"
+    perf record -q -F 999 -g -p "$3" -o "$PERF_DATA" >/dev/null 2>&1 &
+    PERF_PID=$!
+}
+
+# perf_stop RUNSFILE: ends the sampling and writes where the CPU went (perf_summary.py, in µs
+# per request from the run just appended to RUNSFILE) to perf-NAME-LOAD.txt beside the results.
+perf_stop() {
+    [[ -n "$PERF_PID" ]] || return 0
+    kill -INT "$PERF_PID" 2>/dev/null || true
+    wait "$PERF_PID" 2>/dev/null || true
+    local out per_req
+    out="$(dirname "$OUT")/$(basename "${PERF_DATA%.data}").txt"
+    per_req=$(tail -n 1 "$1" | python3 -c 'import json,sys; v=json.load(sys.stdin).get("cpu_us_per_req"); print(v or "")' 2>/dev/null || true)
+    python3 "$HELPERS/perf_summary.py" "$PERF_DATA" ${per_req:+--cpu-us-per-req "$per_req"} >"$out" 2>&1 || true
+    rm -f "$PERF_DATA"
+    PERF_PID=""
+    log "perf: $out"
+}
+
 measure() {
     local name=$1 body=$2 conns=$3 secs=$4 rep=$5 pid=$6 port=$7 host lua
     host=$(request_host "$name")
@@ -432,11 +462,15 @@ measure() {
     # tinyproxy closes every client connection after a response without saying so:
     # wrk counts a read error per request and reconnects. Expected, noted, not a failure.
     local tolerate=""; [[ $name == tinyproxy ]] && tolerate=1
-    if ! timeout $((secs + 60)) taskset -c 0 python3 "$HELPERS/measure.py" --name "$name" --body "$body" --conns "$conns" \
+    perf_start "$name" "$body-$conns-run$rep" "$pid"
+    local ok=1
+    timeout $((secs + 60)) taskset -c 0 python3 "$HELPERS/measure.py" --name "$name" --body "$body" --conns "$conns" \
         --seconds "$secs" --rep "$rep" --target "127.0.0.1:$port" --lua "$lua" --proxy-pid "$pid" \
         --origin-pid "${COUNT_ORIGIN_PID:-$ORIGIN_PID}" \
         --origin-status "${COUNT_ORIGIN_STATUS:-http://127.0.0.1:$ORIGIN_PORT/nginx_status}" \
-        --out "$RUNS_FILE" --warmup "$warmup" ${tolerate:+--expect-read-errors} ${MEASURE_FLAGS[@]+"${MEASURE_FLAGS[@]}"}; then
+        --out "$RUNS_FILE" --warmup "$warmup" ${tolerate:+--expect-read-errors} ${MEASURE_FLAGS[@]+"${MEASURE_FLAGS[@]}"} || ok=0
+    perf_stop "$RUNS_FILE"
+    if ((!ok)); then
         fail "$name $body c=$conns: wrk run failed"
         return 1
     fi
@@ -654,10 +688,14 @@ measure_h2() {
     esac
     ((rep == 1)) && warmup=$WARMUP
     wait_idle
-    if ! timeout $((RUN_SECONDS + warmup + 90)) taskset -c 0 python3 "$HELPERS/measure_h2.py" --name "$name" --body 1k \
+    perf_start "$name" "$conns-$streams-run$rep" "$pid"
+    local ok=1
+    timeout $((RUN_SECONDS + warmup + 90)) taskset -c 0 python3 "$HELPERS/measure_h2.py" --name "$name" --body 1k \
         --conns "$conns" --streams "$streams" --seconds "$RUN_SECONDS" --rep "$rep" --client "$H2_BIN" \
         --proxy-pid "$pid" --origin-pid "$TLS_ORIGIN_PID" --origin-status "http://127.0.0.1:$TLS_STATUS_PORT/nginx_status" \
-        --out "$WORK/runs-h2.jsonl" --warmup "$warmup" -- "${client[@]}" --path /1k; then
+        --out "$WORK/runs-h2.jsonl" --warmup "$warmup" -- "${client[@]}" --path /1k || ok=0
+    perf_stop "$WORK/runs-h2.jsonl"
+    if ((!ok)); then
         fail "$name c=${conns}x$streams: H2ProxyLoad run failed"
         return 1
     fi
