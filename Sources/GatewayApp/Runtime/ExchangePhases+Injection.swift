@@ -41,10 +41,14 @@ struct InjectionPhases {
 }
 
 extension InjectionPhases {
-    /// The phases of `upstream`: its fault plan (the seed drawn when none is
+    /// The phases of `upstream` with the runtime switches applied
+    /// (``InjectionSwitches``): its fault plan (the seed drawn when none is
     /// written is logged, so a run can be repeated) and its HAR loaded now.
-    static func make(upstream: UpstreamConfig, services: GatewayServices) -> InjectionPhases? {
-        let plan = upstream.faults?.plan()
+    static func make(upstream configured: UpstreamConfig, services: GatewayServices) -> InjectionPhases? {
+        let upstream = services.injectionSwitches.applied(to: configured)
+        let plan = upstream.faults.flatMap { faults in
+            faults.plan(seed: services.injectionSwitches.seed(upstream: upstream.name, configured: faults.seed))
+        }
         var replay: HARReplayTable?
         if let config = upstream.replay, config.enabled {
             do {

@@ -96,6 +96,7 @@ public final class GatewayApplication: Sendable {
             liveConfig: liveConfig, eventLoopGroup: eventLoopGroup, logger: logger, events: shared.metrics, ownListeners: ownListeners
         )
         let ready = proxyServer
+        let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, makeActive: makeActive, adjust: overrides, logger: logger)
         self.adminServer = AdminServer(
             host: config.listen.admin.host,
             port: config.listen.admin.port,
@@ -105,7 +106,8 @@ public final class GatewayApplication: Sendable {
             routes: AdminRoutes(
                 metrics: metrics, proxy: ready, traces: shared.traceWriters.recent, liveConfig: liveConfig,
                 sharedState: shared.sharedState.map { SharedStateReadiness(health: $0.database.health, config: $0.database.config) },
-                proxyProbe: ProxyReadinessProbe(eventLoopGroup: eventLoopGroup)
+                proxyProbe: ProxyReadinessProbe(eventLoopGroup: eventLoopGroup),
+                switches: shared.injectionSwitches, rebuild: reloader.rebuild, logger: logger
             ).handle
         )
         // Shut down in reverse: the proxy drains first while the admin port still
@@ -121,7 +123,6 @@ public final class GatewayApplication: Sendable {
             // First, so shut down last: the spans of the exchanges the proxy drains are exported too.
             services.insert(.init(service: tracing.service, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore), at: 0)
         }
-        let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, makeActive: makeActive, adjust: overrides, logger: logger)
         if handleSignals {
             services.append(.init(service: reloader))
         }

@@ -76,10 +76,11 @@ extension FaultRule {
 }
 
 extension FaultsConfig {
-    /// The plan of these rules, or nil when disabled or empty. Without a
-    /// `seed`, one is drawn (logged on the admin page so a run can be repeated).
-    public func plan() -> FaultPlan? {
+    /// The plan of these rules, or nil when disabled or empty. `seed`: the
+    /// configured one, or one drawn for the run (shown by `gateway faults list`
+    /// and logged, so a run can be repeated).
+    public func plan(seed: UInt64) -> FaultPlan? {
         guard enabled, !rules.isEmpty else { return nil }
-        return FaultPlan(rules: rules, seed: seed ?? UInt64.random(in: 0...UInt64(Int64.max)))
+        return FaultPlan(rules: rules, seed: seed)
     }
 }
