@@ -11,11 +11,14 @@ import GatewayPolicies
 /// - faults toward the policies: a transport in front of the next one
 ///   (``FaultTransport``): the attempt fails as the upstream's would, so the
 ///   retry planner, `honor_upstream` and the token refresh see it;
+/// - faults on the response body toward the app (a slow body, a reset in its
+///   middle): the outermost transport (``ResponseFaultTransport``), which
+///   shapes whatever answers (the upstream, a mock, a replayed entry);
 /// - mocks, then replay: a transport in front of the pool (``MockTransport``)
 ///   that answers matching requests before the network.
 ///
 /// `Exchange` → steps (fault toward app, rate limit, token, credential, trace
-/// context) → fault toward policies → mocks/replay → pool.
+/// context) → body faults → fault toward policies → mocks/replay → pool.
 struct InjectionPhases {
     var firstStep: (any AttemptStep)?
     var transport: (any UpstreamTransport)?
@@ -31,8 +34,11 @@ struct InjectionPhases {
             if faultPlan.hasRules(toward: .policies) {
                 transport = FaultTransport(plan: faultPlan, next: transport ?? pool)
             }
+            if faultPlan.hasRules(at: .responseBody) {
+                transport = ResponseFaultTransport(plan: faultPlan, next: transport ?? pool)
+            }
             // A plan whose rules are all at rate 0 keeps its step: what runs is measured as configured.
-            if faultPlan.hasRules(toward: .app) || !faultPlan.rules.contains(where: { $0.toward == .policies }) {
+            if faultPlan.hasRules(at: .request) || faultPlan.rules.allSatisfy({ $0.stage == .request }) {
                 firstStep = FaultStep(plan: faultPlan)
             }
         }

@@ -148,6 +148,10 @@ extension FaultAction {
             return low == high ? ConfigUnits.formatDuration(low) : "\(ConfigUnits.formatDuration(low))..\(ConfigUnits.formatDuration(high))"
         case .reset:
             return "before the response"
+        case .resetMidBody(let after):
+            return "after \(after) body bytes"
+        case .slowBody(let perSecond):
+            return "\(perSecond) bytes/s"
         }
     }
 }

@@ -51,6 +51,12 @@ extension FaultsConfig {
                     }
                 case .reset:
                     out.plain("reset", "true")
+                case .resetMidBody(let after):
+                    out.key("reset")
+                    out.indented { out in out.plain("after", String(after)) }
+                case .slowBody(let perSecond):
+                    out.key("slow_body")
+                    out.indented { out in out.plain("bytes_per_second", String(perSecond)) }
                 }
             }
         }

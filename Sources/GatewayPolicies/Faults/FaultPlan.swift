@@ -37,16 +37,26 @@ public final class FaultPlan: Sendable {
         self.state = Mutex(State(random: SplitMix64(seed: seed), calls: Array(repeating: 0, count: rules.count)))
     }
 
-    /// Whether any rule acts toward `target` (a phase without one is not built).
-    public func hasRules(toward target: FaultTarget) -> Bool {
-        rules.contains { $0.toward == target && $0.canFire }
+    /// Whether any rule acts at `stage` (a phase without one is not built).
+    public func hasRules(at stage: FaultStage) -> Bool {
+        rules.contains { $0.stage == stage && $0.canFire }
     }
 
-    /// The fault `request` gets toward `target`, if any. Called once per attempt.
+    /// Whether any rule acts toward `target` before the response (``FaultStage/request`` or ``FaultStage/upstream``).
+    public func hasRules(toward target: FaultTarget) -> Bool {
+        hasRules(at: target == .app ? .request : .upstream)
+    }
+
+    /// The fault a request gets toward `target` before its response, if any. Called once per attempt.
     public func draw(method: String, path: Substring, toward target: FaultTarget) -> Firing? {
+        draw(method: method, path: path, at: target == .app ? .request : .upstream)
+    }
+
+    /// The fault a request gets at `stage`, if any. Called once per attempt and stage.
+    public func draw(method: String, path: Substring, at stage: FaultStage) -> Firing? {
         for index in rules.indices {
             let rule = rules[index]
-            guard rule.toward == target, rule.canFire else { continue }
+            guard rule.stage == stage, rule.canFire else { continue }
             if let endpoint = rule.endpoint, !endpoint.matches(method: method, path: path) { continue }
             let fires: (Bool, Duration?) = state.withLock { s in
                 s.calls[index] += 1

@@ -32,6 +32,9 @@ public final class FaultTransport: UpstreamTransport {
                 held.fail(GatewayError(.connectionReset, "injected fault: the connection is reset", upstream: request.hostPort))
             case .latency:
                 held.pass(to: self.next, request: request, record: record, after: firing.delay)
+            case .slowBody, .resetMidBody:
+                // Drawn by the response's own phase (``ResponseFaultTransport``), never here.
+                held.pass(to: self.next, request: request, record: record)
             }
         }
         record.noteInjection(firing.injection, answered: firing.rule.kind != "latency")
