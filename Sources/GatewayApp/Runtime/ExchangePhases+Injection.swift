@@ -50,7 +50,7 @@ extension InjectionPhases {
     /// The phases of `upstream` with the runtime switches applied
     /// (``InjectionSwitches``): its fault plan (the seed drawn when none is
     /// written is logged, so a run can be repeated) and its HAR loaded now.
-    static func make(upstream configured: UpstreamConfig, services: GatewayServices) -> InjectionPhases? {
+    static func make(upstream configured: UpstreamConfig, services: GatewayServices, pool: any UpstreamTransport) -> InjectionPhases? {
         let upstream = services.injectionSwitches.applied(to: configured)
         let plan = upstream.faults.flatMap { faults in
             faults.plan(seed: services.injectionSwitches.seed(upstream: upstream.name, configured: faults.seed))
@@ -68,6 +68,6 @@ extension InjectionPhases {
         if let plan {
             services.logger.notice("faults for upstream \(upstream.name): \(plan.rules.count) rule(s), seed \(plan.seed)")
         }
-        return InjectionPhases(upstream: upstream, pool: services.pool, faultPlan: plan, replay: replay)
+        return InjectionPhases(upstream: upstream, pool: pool, faultPlan: plan, replay: replay)
     }
 }

@@ -69,6 +69,7 @@ public final class GatewayApplication: Sendable {
         let startupTracing = config.tracing
         self.traceProxyAddress = shared.traceProxyAddress
         self.traceWriters = shared.traceWriters
+        self.recorders = shared.recorders
         let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig = { config in
             if config.sharedState != startupSharedState {
                 logger.warning("shared_state changed; the change takes effect when the gateway restarts")
@@ -138,6 +139,8 @@ public final class GatewayApplication: Sendable {
     private let traceProxyAddress: TraceProxyAddress
     /// Flushed when `run()` ends: the records of the last exchanges reach the file.
     private let traceWriters: TraceWriterRegistry
+    /// Flushed when `run()` ends too: the last recorded exchanges reach their HAR file.
+    private let recorders: HARRecorders
 
     /// Why the first config could not be applied (e.g. the interception CA); run() throws it.
     private let startupError: String?
@@ -161,10 +164,12 @@ public final class GatewayApplication: Sendable {
         } catch {
             await pool.shutdown()
             await traceWriters.flush()
+            recorders.flush()
             throw error
         }
         await pool.shutdown()
         await traceWriters.flush()
+        recorders.flush()
     }
 
     private let tls: PinningTLSHandlerFactory
