@@ -7,7 +7,7 @@ import NIOPosix
 public import ServiceLifecycle
 
 /// The admin listener (a separate port from the proxy): `/` (stats page),
-/// `/stats`, `/metrics`, `/traces`, `/traces.har`, `/healthz`, `/readyz`. Origin-form requests only.
+/// `/stats`, `/metrics`, `/traces`, `/traces.har`, `/injection`, `/healthz`, `/readyz`. Origin-form requests only.
 ///
 /// It answers GET and HEAD for the `Host` names that are its own, and POST
 /// to the injection switch from a client that is not a browser page
@@ -80,7 +80,7 @@ public final class AdminServer: Service, Sendable {
         }
         let address = server.channel.localAddress!
         bound.succeed(address)
-        logger.notice("admin listening on \(address.displayText) (/ page, /stats, /metrics, /traces, /traces.har, /healthz, /readyz)")
+        logger.notice("admin listening on \(address.displayText) (/ page, /stats, /metrics, /traces, /traces.har, /injection, /healthz, /readyz)")
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
