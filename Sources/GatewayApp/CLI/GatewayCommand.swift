@@ -13,7 +13,7 @@ public struct GatewayCommand: AsyncParsableCommand {
         version: GatewayVersion.current,
         subcommands: [
             RunCommand.self, CheckConfigCommand.self, PinsCommand.self, StatsCommand.self, TraceCommand.self,
-            FaultsCommand.self, MocksCommand.self, ReplayCommand.self, CACommand.self, DeviceCommand.self,
+            InjectionCommand<FaultsKind>.self, InjectionCommand<MocksKind>.self, InjectionCommand<ReplayKind>.self, CACommand.self, DeviceCommand.self,
         ],
         defaultSubcommand: RunCommand.self
     )

@@ -57,32 +57,37 @@ enum InjectionAction: String, ExpressibleByArgument, CaseIterable {
     case on, off, reset, list
 }
 
-struct FaultsCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "faults",
-        abstract: "Switch a running gateway's fault injection on or off, or list its fault rules (kind, rate, toward, seed).",
-        discussion: "Through the admin port; the config file is not changed, and a config reload keeps the switch. reset: as the config says."
-    )
+/// `gateway faults`, `gateway mocks`, `gateway replay`: one command, named by its kind.
+struct InjectionCommand<Kind: InjectionCommandKind>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: Kind.kind.rawValue,
+            abstract: Kind.abstract,
+            discussion: "Through the admin port; the config file is not changed, and a config reload keeps the switch. reset: as the config says."
+        )
+    }
+
     @OptionGroup var arguments: InjectionArguments
-    func run() async throws { try await arguments.run(.faults) }
+
+    func run() async throws { try await arguments.run(Kind.kind) }
 }
 
-struct MocksCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "mocks",
-        abstract: "Switch a running gateway's mocks on or off, or list its mock rules.",
-        discussion: "Through the admin port; the config file is not changed, and a config reload keeps the switch. reset: as the config says."
-    )
-    @OptionGroup var arguments: InjectionArguments
-    func run() async throws { try await arguments.run(.mocks) }
+protocol InjectionCommandKind {
+    static var kind: InjectionSwitches.Kind { get }
+    static var abstract: String { get }
 }
 
-struct ReplayCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "replay",
-        abstract: "Switch a running gateway's HAR replay on or off, or show what it replays.",
-        discussion: "Through the admin port; the config file is not changed, and a config reload keeps the switch. reset: as the config says."
-    )
-    @OptionGroup var arguments: InjectionArguments
-    func run() async throws { try await arguments.run(.replay) }
+enum FaultsKind: InjectionCommandKind {
+    static let kind = InjectionSwitches.Kind.faults
+    static let abstract = "Switch a running gateway's fault injection on or off, or list its fault rules (kind, rate, toward, seed)."
+}
+
+enum MocksKind: InjectionCommandKind {
+    static let kind = InjectionSwitches.Kind.mocks
+    static let abstract = "Switch a running gateway's mocks on or off, or list its mock rules."
+}
+
+enum ReplayKind: InjectionCommandKind {
+    static let kind = InjectionSwitches.Kind.replay
+    static let abstract = "Switch a running gateway's HAR replay on or off, or show what it replays."
 }
