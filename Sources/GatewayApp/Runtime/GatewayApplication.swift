@@ -142,6 +142,14 @@ public final class GatewayApplication: Sendable {
     /// Flushed when `run()` ends too: the last recorded exchanges reach their HAR file.
     private let recorders: HARRecorders
 
+    private let ownListenersKnown = OneShotValue<Void>()
+
+    /// Returns once the bound proxy and admin addresses are known as the
+    /// gateway's own (never a proxy target): a moment after both listen.
+    public func ownListenersRecorded() async {
+        try? await ownListenersKnown.wait()
+    }
+
     /// Why the first config could not be applied (e.g. the interception CA); run() throws it.
     private let startupError: String?
 
@@ -156,8 +164,9 @@ public final class GatewayApplication: Sendable {
             guard let address = try? await proxyServer.listeningAddress(), let port = address.port else { return }
             traceProxyAddress.set(host: address.ipAddress ?? "127.0.0.1", port: port)
         }
-        Task { [proxyServer, adminServer, ownListeners] in
+        Task { [proxyServer, adminServer, ownListeners, ownListenersKnown] in
             await ownListeners.record(proxy: proxyServer, admin: adminServer)
+            ownListenersKnown.succeed(())
         }
         do {
             try await serviceGroup.run()
