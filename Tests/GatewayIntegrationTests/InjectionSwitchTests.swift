@@ -122,7 +122,7 @@ struct InjectionSwitchTests {
         #expect(try await gateway.status(mocked) == "200")
 
         let page = try await ProcessRunner.run("curl", ["-sS", "\(gateway.admin)/"]).stdoutString
-        #expect(page.contains("mocks, replay and faults"))
+        #expect(page.contains("mocks, replay, faults and recording"))
         #expect(page.contains(#"<tr class="injection on"><td class="l">future</td><td class="l">mocks</td>"#), "the page shows the switched mocks")
         #expect(page.contains(#"<tr class="injection on"><td class="l">api</td><td class="l">faults</td>"#))
         #expect(page.contains("GET /custom/flaky  error 503  rate 1  toward app"))

@@ -81,3 +81,38 @@ struct RecordReplayTests {
         #expect(replayedPost.stdoutString.hasSuffix(#"{"created":true,"sku":"A1"} 201"#), "\(replayedPost.stdoutString)")
     }
 }
+
+extension RecordReplayTests {
+    /// `gateway record on|off` against a running gateway: a recording written
+    /// with `enabled: false` records only while switched on.
+    @Test func recordingIsSwitchedOnAndOffWithoutARestart() async throws {
+        let upstream = try await TestUpstream.start()
+        upstream.setResponder { request in .text("ok \(request.path)\n") }
+        let dir = try TraceTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let har = "\(dir)/session.har"
+        let gateway = try await GatewayHarness.start { config in
+            var api = UpstreamConfig(name: "api", hosts: [HostPattern("127.0.0.1")!])
+            api.record = RecordConfig(enabled: false, har: har)
+            config.upstreams = [api]
+        }
+        func cli(_ arguments: [String]) async throws -> ProcessResult {
+            try await ProcessRunner.run(GatewayProcess.executableURL.path, ["record"] + arguments + ["--admin", gateway.adminURL], timeout: .seconds(30))
+        }
+        _ = try await gateway.curl([upstream.url("/custom/before")])
+        let on = try await cli(["on"])
+        #expect(on.status == 0, "\(on.stderrString)")
+        #expect(on.stdoutString == "upstream api: record on (switched on; the config has enabled: false)\n  \(har)\n", "\(on.stdoutString)")
+        _ = try await gateway.curl([upstream.url("/custom/during")])
+        let off = try await cli(["off", "--upstream", "api"])
+        #expect(off.status == 0 && off.stdoutString.contains("record off (switched off"), "\(off.stdoutString) \(off.stderrString)")
+        _ = try await gateway.curl([upstream.url("/custom/after")])
+        try await gateway.stop()
+        try await upstream.shutdown()
+
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har))) as? [String: Any]
+        let entries = (document?["log"] as? [String: Any])?["entries"] as? [[String: Any]] ?? []
+        let urls = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+        #expect(urls == [upstream.url("/custom/during")], "only the exchange made while switched on: \(urls)")
+    }
+}

@@ -4,7 +4,7 @@ import GatewayConfig
 import GatewayObservability
 
 /// Where a running gateway's admin port is, for the commands that ask it
-/// (`gateway stats`, `gateway faults|mocks|replay`): `--admin`, else
+/// (`gateway stats`, `gateway faults|mocks|replay|record`): `--admin`, else
 /// `listen.admin` of the config (`--config`, `$GATEWAY_CONFIG`, or
 /// config/gateway.yaml when it exists; secrets not read), else the default port.
 struct AdminAddress: ParsableArguments {

@@ -13,7 +13,8 @@ public struct GatewayCommand: AsyncParsableCommand {
         version: GatewayVersion.current,
         subcommands: [
             RunCommand.self, CheckConfigCommand.self, PinsCommand.self, StatsCommand.self, TraceCommand.self,
-            InjectionCommand<FaultsKind>.self, InjectionCommand<MocksKind>.self, InjectionCommand<ReplayKind>.self, CACommand.self, DeviceCommand.self,
+            InjectionCommand<FaultsKind>.self, InjectionCommand<MocksKind>.self, InjectionCommand<ReplayKind>.self,
+            InjectionCommand<RecordKind>.self, CACommand.self, DeviceCommand.self,
         ],
         defaultSubcommand: RunCommand.self
     )

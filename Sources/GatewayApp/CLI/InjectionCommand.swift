@@ -3,8 +3,8 @@ import Foundation
 import GatewayCore
 import GatewayObservability
 
-/// `gateway faults|mocks|replay on|off|reset|list [--upstream NAME]`: switches
-/// a running gateway's faults, mocks or replay without a restart and without
+/// `gateway faults|mocks|replay|record on|off|reset|list [--upstream NAME]`: switches
+/// a running gateway's faults, mocks, replay or recording without a restart and without
 /// touching its config file (through its admin port: ``AdminRoutes``), or
 /// lists what each upstream has and whether it acts now.
 struct InjectionArguments: ParsableArguments {
@@ -85,6 +85,11 @@ enum FaultsKind: InjectionCommandKind {
 enum MocksKind: InjectionCommandKind {
     static let kind = InjectionSwitches.Kind.mocks
     static let abstract = "Switch a running gateway's mocks on or off, or list its mock rules."
+}
+
+enum RecordKind: InjectionCommandKind {
+    static let kind = InjectionSwitches.Kind.record
+    static let abstract = "Switch a running gateway's recording to HAR on or off, or show where it records."
 }
 
 enum ReplayKind: InjectionCommandKind {

@@ -2,8 +2,8 @@ import GatewayCore
 import GatewayObservability
 
 /// The switch of mocks, replay and faults on the admin port (what
-/// `gateway faults|mocks|replay on|off|reset` sends):
-/// `POST /injection/{faults|mocks|replay}/{on|off|reset}[?upstream=NAME]`.
+/// `gateway faults|mocks|replay|record on|off|reset` sends):
+/// `POST /injection/{faults|mocks|replay|record}/{on|off|reset}[?upstream=NAME]`.
 /// It sets ``InjectionSwitches`` and builds the routes again, as a reload
 /// does, then answers the new ``InjectionReport``. Only a script's POST gets
 /// here (``AdminRequestPolicy``).
@@ -17,7 +17,7 @@ extension AdminRoutes {
         guard parts.count == 3, parts[0] == "injection", let kind = InjectionSwitches.Kind(rawValue: String(parts[1])),
             let setting = Setting(rawValue: String(parts[2]))
         else {
-            return Self.refusal(404, "not_found", "POST /injection/{faults|mocks|replay}/{on|off|reset}[?upstream=NAME]")
+            return Self.refusal(404, "not_found", "POST /injection/{faults|mocks|replay|record}/{on|off|reset}[?upstream=NAME]")
         }
         let upstream = request.queryValue("upstream")
         let configuring = injectionReport().names(configuring: kind)

@@ -74,7 +74,7 @@ enum ExchangePhases {
         let observers = Self.observers(config: config, services: services)
         let stores = services.tokenStores.stores(for: config, transport: services.pool, events: services.metrics, logger: services.logger)
         // Recordings are redacted as traces are, with this config's rules.
-        let recordRedactor = config.upstreams.contains { $0.record?.enabled == true } ? TraceRedactor(config: config) : nil
+        let recordRedactor = config.upstreams.contains { $0.record != nil } ? TraceRedactor(config: config) : nil
         var byUpstream: [String: UpstreamRoute] = [:]
         for upstream in config.upstreams where byUpstream[upstream.name] == nil {
             byUpstream[upstream.name] = route(
@@ -120,7 +120,7 @@ enum ExchangePhases {
         let tokenRefresh = TokenRefreshPolicy(upstream: upstream, store: tokenStore)
         let credential = AuthInjectionPolicy(upstream: upstream)
         // `record`: right in front of the pool, so only what went over the network is recorded.
-        let recording: (any UpstreamTransport)? = upstream.record.flatMap { record in
+        let recording: (any UpstreamTransport)? = services.injectionSwitches.applied(to: upstream).record.flatMap { record in
             guard record.enabled, let recordRedactor else { return nil }
             return services.recorders.transport(
                 for: record, redactor: recordRedactor, runtimeSecrets: services.tokenStores, logger: services.logger, next: services.pool

@@ -1,8 +1,8 @@
 import Foundation
 
-/// The admin page's section on mocks, replay and faults: per upstream and
+/// The admin page's section on mocks, replay, faults and recording: per upstream and
 /// kind, whether it acts now (and whether a switch says so), then its rules.
-/// Written when the page is asked for (`/`); `gateway faults|mocks|replay
+/// Written when the page is asked for (`/`); `gateway faults|mocks|replay|record
 /// on|off` switch them, `/injection` has the same as JSON.
 extension InjectionReport {
     var html: String {
@@ -14,10 +14,10 @@ extension InjectionReport {
                 + "<td class=\"l ep\">\(block.lines.map(Self.escaped).joined(separator: "<br>"))</td></tr>\n"
         }
         if rows.isEmpty {
-            rows = "<tr><td class=\"l\" colspan=\"4\">No upstream configures mocks, replay or faults.</td></tr>\n"
+            rows = "<tr><td class=\"l\" colspan=\"4\">No upstream configures mocks, replay, faults or recording.</td></tr>\n"
         }
         return """
-            <h2 id="injection-title">mocks, replay and faults</h2>
+            <h2 id="injection-title">mocks, replay, faults and recording</h2>
             <table id="injection-table">
             <thead><tr><th class="l">upstream</th><th class="l">kind</th><th class="l">state</th><th class="l">rules</th></tr></thead>
             <tbody>

@@ -1,6 +1,6 @@
 import GatewayConfig
 
-/// The report as lines of text: `gateway faults|mocks|replay list`, and the
+/// The report as lines of text: `gateway faults|mocks|replay|record list`, and the
 /// rows of the admin page's section (``InjectionReport/html``).
 extension InjectionReport {
     /// One kind of one upstream: a heading line and its rules or settings.
@@ -43,6 +43,9 @@ extension InjectionReport.Upstream {
             guard let replay else { return nil }
             let line = "\(replay.har)  match: \(replay.match.joined(separator: ", "))  unmatched: \(replay.unmatched)  timing: \(replay.timing)"
             return .init(upstream: name, kind: kind, state: replay.state.text, lines: [line])
+        case .record:
+            guard let record else { return nil }
+            return .init(upstream: name, kind: kind, state: record.state.text, lines: [record.har])
         }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import GatewayConfig
 
-/// What mocks, replay and faults each upstream has and whether they act now:
-/// `GET /injection` on the admin port (JSON), `gateway faults|mocks|replay list`,
-/// and the admin page's section. Only upstreams that configure one of them appear.
+/// What mocks, replay, faults and recording each upstream has and whether they
+/// act now: `GET /injection` on the admin port (JSON), `gateway
+/// faults|mocks|replay|record list`, and the admin page's section. Only
+/// upstreams that configure one of them appear.
 struct InjectionReport: Codable, Sendable, Equatable {
     var upstreams: [Upstream]
 
@@ -12,6 +13,7 @@ struct InjectionReport: Codable, Sendable, Equatable {
         var faults: Faults?
         var mocks: Mocks?
         var replay: Replay?
+        var record: Record?
     }
 
     /// Whether a kind acts (`on`), what the config says (`enabled`), and the
@@ -62,6 +64,11 @@ struct InjectionReport: Codable, Sendable, Equatable {
         var timing: String
     }
 
+    struct Record: Codable, Sendable, Equatable {
+        var state: Switch
+        var har: String
+    }
+
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
@@ -108,8 +115,9 @@ extension InjectionReport {
                     unmatched: replay.unmatched.rawValue, timing: replay.recordedTiming ? "recorded" : "none"
                 )
             }
-            guard faults != nil || mocks != nil || replay != nil else { return nil }
-            return Upstream(name: name, faults: faults, mocks: mocks, replay: replay)
+            let record = upstream.record.map { Record(state: state(.record, $0.enabled), har: $0.har) }
+            guard faults != nil || mocks != nil || replay != nil || record != nil else { return nil }
+            return Upstream(name: name, faults: faults, mocks: mocks, replay: replay, record: record)
         }
     }
 
@@ -125,6 +133,7 @@ extension InjectionReport.Upstream {
         case .faults: faults?.state
         case .mocks: mocks?.state
         case .replay: replay?.state
+        case .record: record?.state
         }
     }
 }

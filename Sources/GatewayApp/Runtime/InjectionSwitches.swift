@@ -1,8 +1,8 @@
 import GatewayConfig
 import Synchronization
 
-/// The runtime switches of mocks, replay and faults (`gateway faults|mocks|replay
-/// on|off|reset`, `POST /injection/...` on the admin port): each kind is on as
+/// The runtime switches of mocks, replay, faults and recording (`gateway
+/// faults|mocks|replay|record on|off|reset`, `POST /injection/...` on the admin port): each kind is on as
 /// configured (`enabled`), or turned on or off for every upstream or for one,
 /// until switched again or reset. Long-lived (``GatewayServices``): a config
 /// reload keeps them. The request path never reads them: a switch rebuilds the
@@ -14,7 +14,7 @@ import Synchronization
 /// `gateway faults list` can tell it.
 final class InjectionSwitches: Sendable {
     enum Kind: String, CaseIterable, Sendable {
-        case faults, mocks, replay
+        case faults, mocks, replay, record
     }
 
     private struct Override {
@@ -74,6 +74,7 @@ final class InjectionSwitches: Sendable {
         if let faults = upstream.faults { upstream.faults?.enabled = isOn(.faults, upstream: name, configured: faults.enabled) }
         if let mocks = upstream.mocks { upstream.mocks?.enabled = isOn(.mocks, upstream: name, configured: mocks.enabled) }
         if let replay = upstream.replay { upstream.replay?.enabled = isOn(.replay, upstream: name, configured: replay.enabled) }
+        if let record = upstream.record { upstream.record?.enabled = isOn(.record, upstream: name, configured: record.enabled) }
         return upstream
     }
 }

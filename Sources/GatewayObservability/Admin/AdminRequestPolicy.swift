@@ -66,7 +66,7 @@ struct AdminRequestPolicy: Sendable {
         refusal(AdminRequest(method: method, path: "/"), hostFields: hostFields, localAddress: localAddress)
     }
 
-    /// The paths that take POST: `/injection/{faults|mocks|replay}/{on|off|reset}`.
+    /// The paths that take POST: `/injection/{faults|mocks|replay|record}/{on|off|reset}`.
     static let switchPrefix = "/injection/"
 
     /// Whether a `Host` field value names this admin listener.
@@ -127,7 +127,7 @@ struct AdminRefusal: Sendable, Equatable {
 
     static let notScripted = AdminRefusal(
         status: 403, code: "admin_action_refused",
-        message: "a change through the admin listener needs the field \(AdminRequest.actionField) and no Origin (gateway faults|mocks|replay on|off sends it)",
+        message: "a change through the admin listener needs the field \(AdminRequest.actionField) and no Origin (gateway faults|mocks|replay|record on|off sends it)",
         allow: nil
     )
 
