@@ -80,3 +80,36 @@ struct BodyFaultTests {
         #expect(!FaultInjectionTests.lines(metrics, "gateway_requests_total{").contains { $0.contains("upstream=\"api\"") && !$0.hasSuffix(" 0") }, "\(metrics)")
     }
 }
+
+extension BodyFaultTests {
+    /// The same faults on an intercepted HTTP/2 stream: the slow body arrives
+    /// whole and late, the reset ends the stream cut short (curl fails, the
+    /// connection's other streams are not the fault's business).
+    @Test func bodyFaultsActOnAnInterceptedHTTP2Stream() async throws {
+        let interception = InterceptionTests()
+        let f = try await interception.fixture()
+        let gateway = try await GatewayHarness.start { config in
+            interception.configure(f)(&config)
+            config.upstreams[0].faults = FaultsConfig(seed: 1, rules: [
+                FaultRule(endpoint: EndpointTemplate("/bytes/{n}")!, action: .slowBody(bytesPerSecond: 2000)),
+                FaultRule(endpoint: EndpointTemplate("/status/{code}")!, action: .resetMidBody(afterBytes: 3)),
+            ])
+        }
+        defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
+
+        let slow = try await gateway.curl([
+            "--http2", "--cacert", f.caPath, "-o", "/dev/null", "-w", "%{http_version} %{size_download} %{time_starttransfer} %{time_total}", "\(f.url)/bytes/2000",
+        ])
+        let fields = slow.stdoutString.split(separator: " ")
+        #expect(slow.status == 0 && fields.prefix(2) == ["2", "2000"], "\(slow.stdoutString) \(slow.stderrString)")
+        let firstByte = Double(fields.dropFirst(2).first ?? "") ?? -1
+        let total = Double(fields.last ?? "") ?? -1
+        #expect(total - firstByte >= 0.6 && total < 20, "2,000 bytes at 2,000 bytes/s: \(slow.stdoutString)")
+
+        let cut = try await gateway.curl(["--http2", "--cacert", f.caPath, "-o", "/dev/null", "-w", "%{http_version} %{size_download}", "\(f.url)/status/200"])
+        #expect(cut.status != 0, "the stream ended cut short: \(cut.status) \(cut.stderrString)")
+        #expect(cut.stdoutString == "2 3", "the first 3 bytes of 11: \(cut.stdoutString)")
+        let metrics = try await FaultInjectionTests.metrics(gateway)
+        #expect(FaultInjectionTests.lines(metrics, "gateway_faults_injected_total{").contains { $0.contains("kind=\"reset\"") && $0.hasSuffix(" 1") }, "\(metrics)")
+    }
+}
