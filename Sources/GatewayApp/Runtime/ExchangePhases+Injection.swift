@@ -12,7 +12,7 @@ import GatewayPolicies
 ///   (``FaultTransport``): the attempt fails as the upstream's would, so the
 ///   retry planner, `honor_upstream` and the token refresh see it;
 /// - faults on the response body toward the app (a slow body, a reset in its
-///   middle): the outermost transport (``ResponseFaultTransport``), which
+///   middle): the outermost transport (``FaultTransport`` at `responseBody`), which
 ///   shapes whatever answers (the upstream, a mock, a replayed entry);
 /// - mocks, then replay: a transport in front of the pool (``MockTransport``)
 ///   that answers matching requests before the network.
@@ -35,7 +35,7 @@ struct InjectionPhases {
                 transport = FaultTransport(plan: faultPlan, next: transport ?? pool)
             }
             if faultPlan.hasRules(at: .responseBody) {
-                transport = ResponseFaultTransport(plan: faultPlan, next: transport ?? pool)
+                transport = FaultTransport(plan: faultPlan, stage: .responseBody, next: transport ?? pool)
             }
             // A plan whose rules are all at rate 0 keeps its step: what runs is measured as configured.
             if faultPlan.hasRules(at: .request) || faultPlan.rules.allSatisfy({ $0.stage == .request }) {

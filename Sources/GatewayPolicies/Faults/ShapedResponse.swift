@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// One attempt's response on its way to the app under a body fault
-/// (``ResponseFaultTransport``), between the next transport and the exchange,
+/// (``FaultTransport`` at `responseBody`), between the next transport and the exchange,
 /// on the attempt's event loop:
 ///
 /// - `slow`: the head goes at once; body bytes wait in a queue and leave in
