@@ -72,3 +72,25 @@ import Testing
             keyPath: "upstreams[0].replay.har", contains: "does not exist")
     }
 }
+
+extension InjectionConfigTests {
+    /// `slow_body` and `reset: {after: SIZE}`: faults on the body, toward the app only.
+    @Test func bodyFaultsDecodeAndActTowardTheAppOnly() throws {
+        let head = "upstreams:\n  - name: api\n    hosts: [a.example]\n    faults:\n      rules:\n"
+        let config = TestSupport.parse(head + """
+                    - endpoint: /download
+                      slow_body: {bytes_per_second: 2KiB}
+                    - reset: {after: 4KiB}
+            """)
+        let rules = try #require(config?.upstreams.first?.faults?.rules)
+        #expect(rules.map(\.action) == [.slowBody(bytesPerSecond: 2048), .resetMidBody(afterBytes: 4096)])
+        #expect(rules.map(\.stage) == [.responseBody, .responseBody])
+        #expect(rules.map(\.kind) == ["slow_body", "reset"])
+        TestSupport.expectError(head + "        - toward: policies\n          slow_body: {bytes_per_second: 10}\n",
+            keyPath: "upstreams[0].faults.rules[0].toward", contains: "toward the app only")
+        TestSupport.expectError(head + "        - reset: {after: 0}\n",
+            keyPath: "upstreams[0].faults.rules[0].reset.after", contains: "1 byte or more")
+        TestSupport.expectError(head + "        - slow_body: {}\n",
+            keyPath: "upstreams[0].faults.rules[0].slow_body", contains: "bytes_per_second")
+    }
+}

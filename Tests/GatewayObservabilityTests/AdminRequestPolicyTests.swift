@@ -1,4 +1,5 @@
 @testable import GatewayObservability
+import NIOHTTP1
 import Testing
 
 /// Which `Host` fields and methods the admin listener answers (DNS rebinding, 405).
@@ -62,5 +63,31 @@ struct AdminRequestPolicyTests {
     @Test func refusalBodiesAreShortJSONErrors() {
         #expect(String(decoding: AdminRefusal.misdirected.body, as: UTF8.self).hasPrefix(#"{"error":"misdirected_request","message":"#))
         #expect(String(decoding: AdminRefusal.methodNotAllowed.body, as: UTF8.self).hasPrefix(#"{"error":"method_not_allowed","message":"#))
+    }
+}
+
+extension AdminRequestPolicyTests {
+    /// POST reaches only the injection switch, and only from a script.
+    @Test func postReachesOnlyTheSwitchAndOnlyFromAScript() {
+        let policy = Self.loopbackBound
+        let scripted = AdminRequest(method: "POST", path: "/injection/faults/off", isScripted: true)
+        #expect(policy.refusal(scripted, hostFields: ["localhost"], localAddress: nil) == nil)
+        var page = scripted
+        page.isScripted = false
+        #expect(policy.refusal(page, hostFields: ["localhost"], localAddress: nil)?.status == 403)
+        #expect(policy.refusal(AdminRequest(method: "POST", path: "/stats", isScripted: true), hostFields: ["localhost"], localAddress: nil)?.status == 405)
+        #expect(policy.refusal(AdminRequest(method: "PUT", path: "/injection/faults/off", isScripted: true), hostFields: ["localhost"], localAddress: nil)?.status == 405)
+    }
+
+    @Test func theRequestReadsItsQueryAndWhetherAScriptSentIt() {
+        var headers = HTTPHeaders([("X-Gateway-Admin-Action", "1")])
+        let request = AdminRequest(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/injection/faults/on?upstream=my%20api&x", headers: headers))
+        #expect(request.path == "/injection/faults/on")
+        #expect(request.queryValue("upstream") == "my api")
+        #expect(request.queryValue("x") == "")
+        #expect(request.queryValue("y") == nil)
+        #expect(request.isScripted)
+        headers.add(name: "Origin", value: "http://localhost:9090")
+        #expect(!AdminRequest(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/", headers: headers)).isScripted)
     }
 }

@@ -11,7 +11,11 @@ public struct GatewayCommand: AsyncParsableCommand {
             The config file is --config, else $GATEWAY_CONFIG, else config/gateway.yaml.
             """,
         version: GatewayVersion.current,
-        subcommands: [RunCommand.self, CheckConfigCommand.self, PinsCommand.self, StatsCommand.self, TraceCommand.self, CACommand.self, DeviceCommand.self],
+        subcommands: [
+            RunCommand.self, CheckConfigCommand.self, PinsCommand.self, StatsCommand.self, TraceCommand.self,
+            InjectionCommand<FaultsKind>.self, InjectionCommand<MocksKind>.self, InjectionCommand<ReplayKind>.self,
+            InjectionCommand<RecordKind>.self, CACommand.self, DeviceCommand.self,
+        ],
         defaultSubcommand: RunCommand.self
     )
 

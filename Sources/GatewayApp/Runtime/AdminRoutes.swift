@@ -2,10 +2,12 @@ import GatewayCore
 import GatewayListener
 import GatewaySharedState
 import GatewayObservability
+import Logging
 
 /// What the admin port answers: health, readiness, Prometheus metrics, the
 /// per-endpoint `/stats` JSON, the recent traced exchanges (`/traces` JSON,
-/// `/traces.har`), and the page at `/` that shows them.
+/// `/traces.har`), mocks, replay and faults (`/injection`, and their switch:
+/// `AdminRoutes+Injection.swift`), and the page at `/` that shows them.
 struct AdminRoutes: Sendable {
     let metrics: GatewayMetrics
     let proxy: ProxyServer
@@ -16,9 +18,15 @@ struct AdminRoutes: Sendable {
     let sharedState: SharedStateReadiness?
     /// Asks the proxy port itself, for `/readyz`.
     let proxyProbe: ProxyReadinessProbe
+    /// The runtime switches of mocks, replay and faults.
+    let switches: InjectionSwitches
+    /// Builds the current config's routes again after a switch.
+    let rebuild: @Sendable () throws -> Void
+    let logger: Logger
 
-    func handle(method: String, path: String) async -> (status: Int, contentType: String, body: [UInt8])? {
-        switch path {
+    func handle(_ request: AdminRequest) async -> (status: Int, contentType: String, body: [UInt8])? {
+        if request.method == "POST" { return switchInjection(request) }
+        switch request.path {
         case "/healthz":
             return (200, "application/json", Array("{\"status\":\"ok\"}\n".utf8))
         case "/readyz":
@@ -33,8 +41,10 @@ struct AdminRoutes: Sendable {
         case "/traces.har":
             guard let har = try? traces.harJSON() else { return (500, "application/json", Array("{\"error\":\"har_export_failed\"}\n".utf8)) }
             return (200, "application/json", har)
+        case "/injection":
+            return (200, "application/json", injectionReport().json())
         case "/", "/index.html":
-            return (200, AdminPage.contentType, AdminPage.bytes)
+            return (200, AdminPage.contentType, AdminPage.bytes(injected: injectionReport().html))
         default:
             return nil
         }

@@ -2,6 +2,7 @@ import Foundation
 import GatewayConfig
 import GatewayListener
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 import UnixSignals
 
@@ -16,6 +17,19 @@ struct ConfigReloadService: Service {
     /// Applied to each reloaded config: CLI overrides (`--debug`, `--log-level`) survive reloads.
     let adjust: @Sendable (inout GatewayConfig) -> Void
     let logger: Logger
+    /// One swap at a time: a reload and a switch's rebuild never undo each other.
+    private let swapping = NIOLock()
+
+    init(
+        liveConfig: LiveConfig, configPath: String?, makeActive: @escaping @Sendable (GatewayConfig) throws -> ActiveConfig,
+        adjust: @escaping @Sendable (inout GatewayConfig) -> Void, logger: Logger
+    ) {
+        self.liveConfig = liveConfig
+        self.configPath = configPath
+        self.makeActive = makeActive
+        self.adjust = adjust
+        self.logger = logger
+    }
 
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: [.sighup])
@@ -24,8 +38,20 @@ struct ConfigReloadService: Service {
         }
     }
 
+    /// Builds the routes of the current config again (a runtime switch of
+    /// mocks, replay or faults changed what they hold) and swaps them in.
+    func rebuild() throws {
+        try swapping.withLock {
+            liveConfig.replace(with: try makeActive(liveConfig.current.config))
+        }
+    }
+
     @discardableResult
     func reload() -> Bool {
+        swapping.withLock { reloadFromFile() }
+    }
+
+    private func reloadFromFile() -> Bool {
         guard let configPath else {
             logger.warning("reload requested, but the gateway was not started from a config file")
             return false

@@ -11,11 +11,14 @@ import GatewayPolicies
 /// - faults toward the policies: a transport in front of the next one
 ///   (``FaultTransport``): the attempt fails as the upstream's would, so the
 ///   retry planner, `honor_upstream` and the token refresh see it;
+/// - faults on the response body toward the app (a slow body, a reset in its
+///   middle): the outermost transport (``FaultTransport`` at `responseBody`), which
+///   shapes whatever answers (the upstream, a mock, a replayed entry);
 /// - mocks, then replay: a transport in front of the pool (``MockTransport``)
 ///   that answers matching requests before the network.
 ///
 /// `Exchange` → steps (fault toward app, rate limit, token, credential, trace
-/// context) → fault toward policies → mocks/replay → pool.
+/// context) → body faults → fault toward policies → mocks/replay → pool.
 struct InjectionPhases {
     var firstStep: (any AttemptStep)?
     var transport: (any UpstreamTransport)?
@@ -31,8 +34,11 @@ struct InjectionPhases {
             if faultPlan.hasRules(toward: .policies) {
                 transport = FaultTransport(plan: faultPlan, next: transport ?? pool)
             }
+            if faultPlan.hasRules(at: .responseBody) {
+                transport = FaultTransport(plan: faultPlan, stage: .responseBody, next: transport ?? pool)
+            }
             // A plan whose rules are all at rate 0 keeps its step: what runs is measured as configured.
-            if faultPlan.hasRules(toward: .app) || !faultPlan.rules.contains(where: { $0.toward == .policies }) {
+            if faultPlan.hasRules(at: .request) || faultPlan.rules.allSatisfy({ $0.stage == .request }) {
                 firstStep = FaultStep(plan: faultPlan)
             }
         }
@@ -41,10 +47,14 @@ struct InjectionPhases {
 }
 
 extension InjectionPhases {
-    /// The phases of `upstream`: its fault plan (the seed drawn when none is
+    /// The phases of `upstream` with the runtime switches applied
+    /// (``InjectionSwitches``): its fault plan (the seed drawn when none is
     /// written is logged, so a run can be repeated) and its HAR loaded now.
-    static func make(upstream: UpstreamConfig, services: GatewayServices) -> InjectionPhases? {
-        let plan = upstream.faults?.plan()
+    static func make(upstream configured: UpstreamConfig, services: GatewayServices, pool: any UpstreamTransport) -> InjectionPhases? {
+        let upstream = services.injectionSwitches.applied(to: configured)
+        let plan = upstream.faults.flatMap { faults in
+            faults.plan(seed: services.injectionSwitches.seed(upstream: upstream.name, configured: faults.seed))
+        }
         var replay: HARReplayTable?
         if let config = upstream.replay, config.enabled {
             do {
@@ -58,6 +68,6 @@ extension InjectionPhases {
         if let plan {
             services.logger.notice("faults for upstream \(upstream.name): \(plan.rules.count) rule(s), seed \(plan.seed)")
         }
-        return InjectionPhases(upstream: upstream, pool: services.pool, faultPlan: plan, replay: replay)
+        return InjectionPhases(upstream: upstream, pool: pool, faultPlan: plan, replay: replay)
     }
 }

@@ -33,7 +33,7 @@ import GatewayUpstream
 ///    attempt's CLIENT span, the upstream's `traceparent`; the rate limit's
 ///    and the token's waits are then timed for the span). Then the transport:
 ///    faults toward the policies, mocks and replay (`faults`, `mocks`,
-///    `replay`; ``InjectionPhases``), then the upstream pool.
+///    `replay`; ``InjectionPhases``), the recording (`record`), then the upstream pool.
 /// 6. Observers finish: the response has gone out, the exchange failed, or
 ///    the client went away.
 ///
@@ -73,11 +73,13 @@ enum ExchangePhases {
     static func routes(config: GatewayConfig, services: GatewayServices) -> RouteTable {
         let observers = Self.observers(config: config, services: services)
         let stores = services.tokenStores.stores(for: config, transport: services.pool, events: services.metrics, logger: services.logger)
+        // Recordings are redacted as traces are, with this config's rules.
+        let recordRedactor = config.upstreams.contains { $0.record != nil } ? TraceRedactor(config: config) : nil
         var byUpstream: [String: UpstreamRoute] = [:]
         for upstream in config.upstreams where byUpstream[upstream.name] == nil {
             byUpstream[upstream.name] = route(
                 for: upstream, observers: observers, tokenStore: stores[upstream.name],
-                maxEndpoints: config.metrics.maxEndpointsPerUpstream, services: services
+                maxEndpoints: config.metrics.maxEndpointsPerUpstream, recordRedactor: recordRedactor, services: services
             )
         }
         // Unconfigured hosts get the trace context too.
@@ -108,7 +110,8 @@ enum ExchangePhases {
     /// when the upstream configures it, then the trace context while tracing is on.
     /// `maxEndpoints`: `metrics.max_endpoints_per_upstream`, which bounds per-endpoint rate limiters too.
     static func route(
-        for upstream: UpstreamConfig, observers: [any ExchangeObserver], tokenStore: TokenStore?, maxEndpoints: Int, services: GatewayServices
+        for upstream: UpstreamConfig, observers: [any ExchangeObserver], tokenStore: TokenStore?, maxEndpoints: Int,
+        recordRedactor: TraceRedactor? = nil, services: GatewayServices
     ) -> UpstreamRoute {
         let retry = RetryPolicy(upstream: upstream, budgets: services.retryBudgets, events: services.metrics)
         let rateLimit = RateLimitPolicy(
@@ -116,14 +119,23 @@ enum ExchangePhases {
         )
         let tokenRefresh = TokenRefreshPolicy(upstream: upstream, store: tokenStore)
         let credential = AuthInjectionPolicy(upstream: upstream)
+        // `record`: right in front of the pool, so only what went over the network is recorded.
+        let recording: (any UpstreamTransport)? = services.injectionSwitches.applied(to: upstream).record.flatMap { record in
+            guard record.enabled, let recordRedactor else { return nil }
+            return services.recorders.transport(
+                for: record, redactor: recordRedactor, runtimeSecrets: services.tokenStores, logger: services.logger, next: services.pool
+            )
+        }
         // Mocks, replay and faults (issue 55): absent unless configured (`ExchangePhases+Injection.swift`).
-        let injection = InjectionPhases.make(upstream: upstream, services: services)
+        let injection = InjectionPhases.make(upstream: upstream, services: services, pool: recording ?? services.pool)
         var steps: [any AttemptStep] = []
         if let step = injection?.firstStep { steps.append(step) }
         if let step = rateLimit?.step { steps.append(services.tracing?.timingWaits(of: step, as: .rateLimit) ?? step) }
         if let step = tokenRefresh?.step { steps.append(services.tracing?.timingWaits(of: step, as: .tokenRefresh) ?? step) }
         if let credential { steps.append(credential) }
         if let tracing = services.tracing { steps.append(tracing.propagation) }
-        return UpstreamRoute(observers: observers, steps: steps, retry: retry?.planner, transport: injection?.transport, injects: injection != nil)
+        return UpstreamRoute(
+            observers: observers, steps: steps, retry: retry?.planner, transport: injection?.transport ?? recording, injects: injection != nil
+        )
     }
 }

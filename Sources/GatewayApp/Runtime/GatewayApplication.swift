@@ -69,6 +69,7 @@ public final class GatewayApplication: Sendable {
         let startupTracing = config.tracing
         self.traceProxyAddress = shared.traceProxyAddress
         self.traceWriters = shared.traceWriters
+        self.recorders = shared.recorders
         let makeActive: @Sendable (GatewayConfig) throws -> ActiveConfig = { config in
             if config.sharedState != startupSharedState {
                 logger.warning("shared_state changed; the change takes effect when the gateway restarts")
@@ -96,6 +97,7 @@ public final class GatewayApplication: Sendable {
             liveConfig: liveConfig, eventLoopGroup: eventLoopGroup, logger: logger, events: shared.metrics, ownListeners: ownListeners
         )
         let ready = proxyServer
+        let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, makeActive: makeActive, adjust: overrides, logger: logger)
         self.adminServer = AdminServer(
             host: config.listen.admin.host,
             port: config.listen.admin.port,
@@ -105,7 +107,8 @@ public final class GatewayApplication: Sendable {
             routes: AdminRoutes(
                 metrics: metrics, proxy: ready, traces: shared.traceWriters.recent, liveConfig: liveConfig,
                 sharedState: shared.sharedState.map { SharedStateReadiness(health: $0.database.health, config: $0.database.config) },
-                proxyProbe: ProxyReadinessProbe(eventLoopGroup: eventLoopGroup)
+                proxyProbe: ProxyReadinessProbe(eventLoopGroup: eventLoopGroup),
+                switches: shared.injectionSwitches, rebuild: reloader.rebuild, logger: logger
             ).handle
         )
         // Shut down in reverse: the proxy drains first while the admin port still
@@ -121,7 +124,6 @@ public final class GatewayApplication: Sendable {
             // First, so shut down last: the spans of the exchanges the proxy drains are exported too.
             services.insert(.init(service: tracing.service, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore), at: 0)
         }
-        let reloader = ConfigReloadService(liveConfig: liveConfig, configPath: configPath, makeActive: makeActive, adjust: overrides, logger: logger)
         if handleSignals {
             services.append(.init(service: reloader))
         }
@@ -137,6 +139,16 @@ public final class GatewayApplication: Sendable {
     private let traceProxyAddress: TraceProxyAddress
     /// Flushed when `run()` ends: the records of the last exchanges reach the file.
     private let traceWriters: TraceWriterRegistry
+    /// Flushed when `run()` ends too: the last recorded exchanges reach their HAR file.
+    private let recorders: HARRecorders
+
+    private let ownListenersKnown = OneShotValue<Void>()
+
+    /// Returns once the bound proxy and admin addresses are known as the
+    /// gateway's own (never a proxy target): a moment after both listen.
+    public func ownListenersRecorded() async {
+        try? await ownListenersKnown.wait()
+    }
 
     /// Why the first config could not be applied (e.g. the interception CA); run() throws it.
     private let startupError: String?
@@ -152,18 +164,21 @@ public final class GatewayApplication: Sendable {
             guard let address = try? await proxyServer.listeningAddress(), let port = address.port else { return }
             traceProxyAddress.set(host: address.ipAddress ?? "127.0.0.1", port: port)
         }
-        Task { [proxyServer, adminServer, ownListeners] in
+        Task { [proxyServer, adminServer, ownListeners, ownListenersKnown] in
             await ownListeners.record(proxy: proxyServer, admin: adminServer)
+            ownListenersKnown.succeed(())
         }
         do {
             try await serviceGroup.run()
         } catch {
             await pool.shutdown()
             await traceWriters.flush()
+            recorders.flush()
             throw error
         }
         await pool.shutdown()
         await traceWriters.flush()
+        recorders.flush()
     }
 
     private let tls: PinningTLSHandlerFactory

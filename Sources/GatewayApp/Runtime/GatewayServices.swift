@@ -26,6 +26,10 @@ struct GatewayServices: Sendable {
     let traceProxyAddress = TraceProxyAddress()
     /// The interception CA and its leaf cache; survive reloads.
     let interceptors = InterceptorRegistry()
+    /// The HAR files of `record:` by path, with their entries; survive reloads.
+    let recorders = HARRecorders()
+    /// The runtime switches of mocks, replay and faults, and the fault seeds drawn; survive reloads.
+    let injectionSwitches = InjectionSwitches()
     /// OpenTelemetry spans and W3C trace context (`tracing`, read at start); nil while tracing is off.
     let tracing: GatewayTracer?
 

@@ -66,7 +66,7 @@ public enum ConfigUnits {
 
     /// `20`, `2.5`: integral values without a fraction, others in Swift's
     /// shortest round-tripping form.
-    static func formatNumber(_ value: Double) -> String {
+    public static func formatNumber(_ value: Double) -> String {
         if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         let text = String(value)
         guard value.isFinite, text.contains("e") else { return text }

@@ -16,14 +16,14 @@ extension FaultsConfig {
 }
 
 extension FaultRule {
-    static let actionKeys = ["error", "latency", "reset"]
+    static let actionKeys = ["error", "latency", "reset", "slow_body"]
 
     init(decoding node: ConfigNode) throws(ConfigError) {
         let map = try node.mapping(keys: ["endpoint", "rate", "every", "toward"] + FaultRule.actionKeys)
         let actions = FaultRule.actionKeys.filter { map[$0] != nil }
         guard actions.count == 1 else {
             throw node.error(actions.isEmpty
-                ? "a fault needs one of: error, latency, reset"
+                ? "a fault needs one of: error, latency, reset, slow_body"
                 : "a fault does one thing; got \(actions.joined(separator: " and "))")
         }
         let action: FaultAction
@@ -32,10 +32,14 @@ extension FaultRule {
         } else if let value = map["latency"] {
             let (low, high) = try value.durationRange()
             action = .latency(min: low, max: high)
+        } else if let value = map["slow_body"] {
+            let rate = try value.mapping(keys: ["bytes_per_second"])
+            guard let bytes = rate["bytes_per_second"] else { throw value.error("missing required key 'bytes_per_second'") }
+            let perSecond = try bytes.size()
+            guard perSecond >= 1 else { throw bytes.error("bytes_per_second must be 1 or more; got \(perSecond)") }
+            action = .slowBody(bytesPerSecond: perSecond)
         } else {
-            let value = map["reset"]!
-            guard try value.bool() else { throw value.error("reset: true is the only setting (remove the rule to turn it off)") }
-            action = .reset
+            action = try Self.reset(decoding: map["reset"]!)
         }
         self.init(action: action)
         if let value = map["endpoint"] { endpoint = try value.endpointTemplate() }
@@ -54,8 +58,24 @@ extension FaultRule {
             guard let target = FaultTarget(rawValue: text.lowercased()) else {
                 throw value.error("expected one of: app, policies; got '\(text)'")
             }
+            guard target == .app || stage != .responseBody else {
+                throw value.error("a slow body or a reset in the middle of the body acts toward the app only (the response has started: no policy of the gateway sees it)")
+            }
             toward = target
         }
+    }
+
+    /// `reset: true` (before the response) or `reset: {after: 4KiB}` (in the middle of the body).
+    static func reset(decoding value: ConfigNode) throws(ConfigError) -> FaultAction {
+        if case .scalar = value.node {
+            guard try value.bool() else { throw value.error("reset: true is the only setting (remove the rule to turn it off)") }
+            return .reset
+        }
+        let map = try value.mapping(keys: ["after"])
+        guard let after = map["after"] else { throw value.error("missing required key 'after' (reset: true resets before the response)") }
+        let bytes = try after.size()
+        guard bytes >= 1 else { throw after.error("after must be 1 byte or more (reset: true resets before the response)") }
+        return .resetMidBody(afterBytes: bytes)
     }
 }
 

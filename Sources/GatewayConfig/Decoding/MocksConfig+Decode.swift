@@ -56,6 +56,15 @@ extension MockResponse {
     }
 }
 
+extension RecordConfig {
+    init(decoding node: ConfigNode) throws(ConfigError) {
+        let map = try node.mapping(keys: ["enabled", "har"])
+        guard let har = map["har"] else { throw node.error("missing required key 'har'") }
+        self.init(har: har.context.resolvePath(try har.nonEmptyString()))
+        if let value = map["enabled"] { enabled = try value.bool() }
+    }
+}
+
 extension ReplayConfig {
     init(decoding node: ConfigNode) throws(ConfigError) {
         let map = try node.mapping(keys: ["enabled", "har", "match", "unmatched", "timing"])

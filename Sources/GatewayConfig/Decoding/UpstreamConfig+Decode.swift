@@ -5,7 +5,7 @@ import GatewayCore
 extension UpstreamConfig {
     static let keys = [
         "name", "hosts", "origin", "ports", "tls", "http_version", "endpoints", "intercept", "auth", "retry", "rate_limit",
-        "faults", "mocks", "replay",
+        "faults", "mocks", "replay", "record",
     ]
 
     /// The `upstreams` list. An entry that is no mapping keeps its place as a
@@ -48,6 +48,7 @@ extension UpstreamConfig {
         map.decode("faults", into: &faults) { try FaultsConfig(decoding: $0) }
         map.decode("mocks", into: &mocks) { try MocksConfig(decoding: $0) }
         map.decode("replay", into: &replay) { try ReplayConfig(decoding: $0) }
+        map.decode("record", into: &record) { try RecordConfig(decoding: $0) }
     }
 }
 

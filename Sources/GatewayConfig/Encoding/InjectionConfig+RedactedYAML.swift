@@ -1,4 +1,4 @@
-/// `faults`, `mocks` and `replay` in `redactedYAML()` (they hold no secrets):
+/// `faults`, `mocks`, `replay` and `record` in `redactedYAML()` (they hold no secrets):
 /// written so that the dump loads back to the same config.
 extension UpstreamConfig {
     func writeInjection(to out: inout YAMLLines) {
@@ -18,6 +18,13 @@ extension UpstreamConfig {
                 out.flow("match", ReplayMatch.allCases.filter(replay.match.contains).map(\.rawValue))
                 out.plain("unmatched", replay.unmatched.rawValue)
                 out.plain("timing", replay.recordedTiming ? "recorded" : "none")
+            }
+        }
+        if let record {
+            out.key("record")
+            out.indented { out in
+                out.plain("enabled", String(record.enabled))
+                out.scalar("har", record.har)
             }
         }
     }
@@ -51,6 +58,12 @@ extension FaultsConfig {
                     }
                 case .reset:
                     out.plain("reset", "true")
+                case .resetMidBody(let after):
+                    out.key("reset")
+                    out.indented { out in out.plain("after", String(after)) }
+                case .slowBody(let perSecond):
+                    out.key("slow_body")
+                    out.indented { out in out.plain("bytes_per_second", String(perSecond)) }
                 }
             }
         }

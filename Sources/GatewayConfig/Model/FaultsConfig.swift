@@ -38,8 +38,24 @@ public struct FaultRule: Sendable, Equatable {
         self.action = action
     }
 
-    /// The metric label of the fault: `error`, `latency` or `reset`.
+    /// The metric label of the fault: `error`, `latency`, `reset` or `slow_body`.
     public var kind: String { action.kind }
+
+    /// Where the fault acts on an exchange.
+    public var stage: FaultStage {
+        switch action {
+        case .slowBody, .resetMidBody: .responseBody
+        case .error, .latency, .reset: toward == .policies ? .upstream : .request
+        }
+    }
+}
+
+/// Where a fault acts: before the attempt, toward the app (`request`: an
+/// error, a latency, a reset before any response byte); in place of the
+/// upstream, toward the gateway's policies (`upstream`); or on the response
+/// body on its way to the app (`responseBody`: a slow body, a reset in its middle).
+public enum FaultStage: Sendable, Equatable {
+    case request, upstream, responseBody
 }
 
 /// `toward`: `app` (the client sees the fault; the gateway's policies do not)
@@ -55,14 +71,22 @@ public enum FaultAction: Sendable, Equatable {
     case error(FaultResponse)
     /// `latency`: the request waits this long (a duration drawn in the range) before it goes on.
     case latency(min: Duration, max: Duration)
-    /// `reset`: the attempt fails as a connection reset before any response byte.
+    /// `reset: true`: the attempt fails as a connection reset before any response byte.
     case reset
+    /// `reset: {after: 4KiB}`: the response starts, and the client's connection
+    /// is reset after this many body bytes (fewer when the body is not longer:
+    /// the client never gets it whole).
+    case resetMidBody(afterBytes: Int)
+    /// `slow_body: {bytes_per_second: 2KiB}`: the response's head goes at once,
+    /// its body trickles to the client at this rate.
+    case slowBody(bytesPerSecond: Int)
 
     public var kind: String {
         switch self {
         case .error: "error"
         case .latency: "latency"
-        case .reset: "reset"
+        case .reset, .resetMidBody: "reset"
+        case .slowBody: "slow_body"
         }
     }
 }

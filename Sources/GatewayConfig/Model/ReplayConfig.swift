@@ -20,6 +20,21 @@ public struct ReplayConfig: Sendable, Equatable {
     }
 }
 
+/// `upstreams[i].record`: every exchange the upstream answers (over the
+/// network: not a mock, a replayed entry or an injected fault) is written to a
+/// HAR 1.2 file with its request and response bodies, secrets redacted as the
+/// traces redact them, so that `replay` can serve it back offline.
+public struct RecordConfig: Sendable, Equatable {
+    public var enabled: Bool
+    /// `har`: the file, absolute or relative to the config's directory; rewritten whole (atomically) as entries come.
+    public var har: String
+
+    public init(enabled: Bool = true, har: String) {
+        self.enabled = enabled
+        self.har = har
+    }
+}
+
 /// One of `replay.match`: the parts of a request compared with a HAR entry's.
 /// The host is always compared (without the port).
 public enum ReplayMatch: String, Sendable, Equatable, CaseIterable {

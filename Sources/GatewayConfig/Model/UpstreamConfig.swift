@@ -36,6 +36,8 @@ public struct UpstreamConfig: Sendable, Equatable {
     public var mocks: MocksConfig?
     /// `replay`: answers from a HAR file; nil = none.
     public var replay: ReplayConfig?
+    /// `record`: exchanges written to a HAR file; nil = none.
+    public var record: RecordConfig?
 
     public init(
         name: String,

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The admin root `/`: one self-contained page (inline CSS and JS, no external
 /// asset, no CDN) showing the `/stats` table, refreshed every two seconds, with
 /// a small p50/p95 latency chart per endpoint over the window's slices, and the
@@ -6,6 +8,15 @@ public enum AdminPage {
     public static let contentType = "text/html; charset=utf-8"
 
     public static var bytes: [UInt8] { Array(html.utf8) }
+
+    /// The page with `section` (HTML the caller made safe) before the recent
+    /// exchanges: the mocks, replay and faults in force when it was asked for.
+    public static func bytes(injected section: String) -> [UInt8] {
+        Array(html.replacingOccurrences(of: recentExchangesMarker, with: section + recentExchangesMarker).utf8)
+    }
+
+    /// Where the recent exchanges begin in ``html``.
+    static let recentExchangesMarker = "<h2 id=\"exchanges-title\">"
 
     static let html = #"""
         <!doctype html>

@@ -9,7 +9,10 @@ import GatewayCore
 ///   own name an attacker rebinds to this address sends its own name, and gets
 ///   421. A request without `Host` (an HTTP/1.0 probe) is answered: browsers
 ///   always send one. More than one `Host` is refused.
-/// - **method**: GET and HEAD only; others get 405 with `Allow: GET, HEAD`.
+/// - **method**: GET and HEAD; others get 405 with `Allow: GET, HEAD`, except
+///   POST to the injection switch (``switchPrefix``: `gateway faults on|off`),
+///   answered only when the request says it is a script's
+///   (``AdminRequest/isScripted``), else 403: no web page can flip it.
 ///
 /// Addresses are compared as addresses (`[0::1]` is `::1`, `::ffff:10.0.0.5`
 /// is `10.0.0.5`), names case-insensitively.
@@ -47,13 +50,24 @@ struct AdminRequestPolicy: Sendable {
     ///   - method: the request method, as sent.
     ///   - hostFields: every `Host` field of the request.
     ///   - localAddress: the IP address the client connected to (`Channel.localAddress`), if known.
-    func refusal(method: String, hostFields: [String], localAddress: String?) -> AdminRefusal? {
+    func refusal(_ request: AdminRequest, hostFields: [String], localAddress: String?) -> AdminRefusal? {
         guard hostFields.count <= 1, hostFields.first.map({ allows(host: $0, localAddress: localAddress) }) ?? true else {
             return .misdirected
         }
-        guard method == "GET" || method == "HEAD" else { return .methodNotAllowed }
-        return nil
+        switch request.method {
+        case "GET", "HEAD": return nil
+        case "POST" where request.path.hasPrefix(Self.switchPrefix): return request.isScripted ? nil : .notScripted
+        default: return .methodNotAllowed
+        }
     }
+
+    /// A GET-like request's refusal: `method` on `/`.
+    func refusal(method: String, hostFields: [String], localAddress: String?) -> AdminRefusal? {
+        refusal(AdminRequest(method: method, path: "/"), hostFields: hostFields, localAddress: localAddress)
+    }
+
+    /// The paths that take POST: `/injection/{faults|mocks|replay|record}/{on|off|reset}`.
+    static let switchPrefix = "/injection/"
 
     /// Whether a `Host` field value names this admin listener.
     func allows(host field: String, localAddress: String?) -> Bool {
@@ -109,6 +123,12 @@ struct AdminRefusal: Sendable, Equatable {
 
     static let methodNotAllowed = AdminRefusal(
         status: 405, code: "method_not_allowed", message: "the admin listener answers GET and HEAD only", allow: "GET, HEAD"
+    )
+
+    static let notScripted = AdminRefusal(
+        status: 403, code: "admin_action_refused",
+        message: "a change through the admin listener needs the field \(AdminRequest.actionField) and no Origin (gateway faults|mocks|replay|record on|off sends it)",
+        allow: nil
     )
 
     /// `{"error": code, "message": ...}` and a newline.

@@ -7,16 +7,17 @@ import NIOPosix
 public import ServiceLifecycle
 
 /// The admin listener (a separate port from the proxy): `/` (stats page),
-/// `/stats`, `/metrics`, `/traces`, `/traces.har`, `/healthz`, `/readyz`. Origin-form requests only.
+/// `/stats`, `/metrics`, `/traces`, `/traces.har`, `/injection`, `/healthz`, `/readyz`. Origin-form requests only.
 ///
-/// It answers GET and HEAD for the `Host` names that are its own
-/// (``AdminRequestPolicy``: others get 421, other methods 405), closes a
+/// It answers GET and HEAD for the `Host` names that are its own, and POST
+/// to the injection switch from a client that is not a browser page
+/// (``AdminRequestPolicy``: others get 421, 403 or 405), closes a
 /// request that does not arrive within the header timeout and an idle
 /// connection (``AdminTimeoutHandler``), and keeps at most
 /// ``Options/maxConnections`` connections open: new ones beyond are closed at once.
 public final class AdminServer: Service, Sendable {
     /// Answers an admin request: (status, content type, body).
-    public typealias Route = @Sendable (_ method: String, _ path: String) async -> (status: Int, contentType: String, body: [UInt8])?
+    public typealias Route = @Sendable (_ request: AdminRequest) async -> (status: Int, contentType: String, body: [UInt8])?
 
     typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
 
@@ -79,7 +80,7 @@ public final class AdminServer: Service, Sendable {
         }
         let address = server.channel.localAddress!
         bound.succeed(address)
-        logger.notice("admin listening on \(address.displayText) (/ page, /stats, /metrics, /traces, /traces.har, /healthz, /readyz)")
+        logger.notice("admin listening on \(address.displayText) (/ page, /stats, /metrics, /traces, /traces.har, /injection, /healthz, /readyz)")
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
@@ -122,28 +123,25 @@ public final class AdminServer: Service, Sendable {
     private func serve(_ connection: Connection) async {
         let localAddress = connection.channel.localAddress?.ipAddress
         try? await connection.executeThenClose { inbound, outbound in
-            var method = "GET"
-            var path = "/"
+            var request = AdminRequest(method: "GET", path: "/")
             var keepAlive = true
             // Keep-alive clients (a Prometheus scraper) must not hold up a shutdown:
             // the loop ends at the next request boundary once it starts.
             for try await part in inbound.cancelOnGracefulShutdown() {
                 switch part {
                 case .head(let head):
-                    method = head.method.rawValue
-                    path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "/")
+                    request = AdminRequest(head)
                     keepAlive = head.isKeepAlive
-                    let hosts = head.headers["Host"]
-                    if let refusal = self.policy.refusal(method: method, hostFields: hosts, localAddress: localAddress) {
+                    if let refusal = self.policy.refusal(request, hostFields: head.headers["Host"], localAddress: localAddress) {
                         // Answered at once, without reading a body; the connection closes.
-                        try await Self.write(refusal, headOnly: method == "HEAD", to: outbound)
+                        try await Self.write(refusal, headOnly: request.method == "HEAD", to: outbound)
                         return
                     }
                 case .body:
                     continue
                 case .end:
-                    let answer: Answer = await self.routes(method, path) ?? Self.notFound
-                    try await Self.write(answer, headOnly: method == "HEAD", keepAlive: keepAlive, to: outbound)
+                    let answer: Answer = await self.routes(request) ?? Self.notFound
+                    try await Self.write(answer, headOnly: request.method == "HEAD", keepAlive: keepAlive, to: outbound)
                     if !keepAlive { return }
                 }
             }

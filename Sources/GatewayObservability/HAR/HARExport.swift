@@ -9,7 +9,8 @@ import NIOHTTP1
 /// placeholders), the response head from `responseHeaders`, the request body
 /// inline from the line or from its body file (written redacted).
 public struct HARExport: Sendable {
-    public var creator = HARLog.Creator(name: "gateway", version: GatewayVersion.current)
+    public static let gatewayCreator = HARLog.Creator(name: "gateway", version: GatewayVersion.current)
+    public var creator = HARExport.gatewayCreator
     /// The bytes of a body file a curl line names; nil when it is gone.
     let bodyFile: @Sendable (String) -> [UInt8]?
 
@@ -31,9 +32,14 @@ public struct HARExport: Sendable {
     /// bytes never act on the terminal that shows the file (`cat run.har`),
     /// and the JSON reads back as the same strings.
     public func json(_ records: [TraceRecord]) throws -> [UInt8] {
+        try Self.json(log(records))
+    }
+
+    /// ``json(_:)`` of a whole document (a recording's, ``HARRecorder``).
+    public static func json(_ log: HARLog) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let text = String(decoding: try encoder.encode(log(records)), as: UTF8.self)
+        let text = String(decoding: try encoder.encode(log), as: UTF8.self)
         return Array(TerminalSafety.escaped(text, style: .json).utf8) + [UInt8(ascii: "\n")]
     }
 

@@ -86,10 +86,17 @@ public struct HARLog: Sendable, Codable, Equatable {
         public var bodySize: Int
     }
 
-    /// The response body is not captured: its size only.
+    /// The response body: its size, and in a recording (`record:`) its text
+    /// (base64 when `encoding` says so); a trace's export has no text.
     public struct Content: Sendable, Codable, Equatable {
         public var size: Int
         public var mimeType: String
+        public var text: String? = nil
+        public var encoding: String? = nil
+        public var comment: String? = nil
+        /// The text is the body as sent under the response's `Content-Encoding`
+        /// (gzip...), not decoded: replay sends it with that field.
+        public var _contentEncoded: Bool? = nil
     }
 
     public struct Cache: Sendable, Codable, Equatable {}

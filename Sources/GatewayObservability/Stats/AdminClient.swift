@@ -2,8 +2,8 @@ public import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// A minimal HTTP/1.1 GET client for the admin port (`gateway stats`): one
-/// request per connection, plain http on a host the user names.
+/// A minimal HTTP/1.1 client for the admin port (`gateway stats`, `gateway
+/// faults`): one request per connection, plain http on a host the user names.
 public enum AdminClient {
     public struct Response: Sendable {
         public var status: Int
@@ -26,9 +26,20 @@ public enum AdminClient {
         timeout: Duration = .seconds(10),
         eventLoopGroup: (any EventLoopGroup)? = nil
     ) async throws -> Response {
+        try await send(.GET, host: host, port: port, path: path, timeout: timeout, eventLoopGroup: eventLoopGroup)
+    }
+
+    /// POSTs (no body) to `path`, as a script (``AdminRequest/actionField``): a change such as `/injection/faults/off`.
+    public static func post(host: String, port: Int, path: String, timeout: Duration = .seconds(10)) async throws -> Response {
+        try await send(.POST, host: host, port: port, path: path, timeout: timeout, eventLoopGroup: nil)
+    }
+
+    private static func send(
+        _ method: HTTPMethod, host: String, port: Int, path: String, timeout: Duration, eventLoopGroup: (any EventLoopGroup)?
+    ) async throws -> Response {
         let eventLoopGroup = eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
         return try await withThrowingTaskGroup(of: Response.self) { group in
-            group.addTask { try await fetch(host: host, port: port, path: path, eventLoopGroup: eventLoopGroup) }
+            group.addTask { try await fetch(method, host: host, port: port, path: path, eventLoopGroup: eventLoopGroup) }
             group.addTask {
                 try await Task.sleep(for: timeout)
                 throw Failure(description: "no answer from \(host):\(port) within \(timeout)")
@@ -38,7 +49,9 @@ public enum AdminClient {
         }
     }
 
-    private static func fetch(host: String, port: Int, path: String, eventLoopGroup: any EventLoopGroup) async throws -> Response {
+    private static func fetch(
+        _ method: HTTPMethod, host: String, port: Int, path: String, eventLoopGroup: any EventLoopGroup
+    ) async throws -> Response {
         typealias Connection = NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
         let connection: Connection
         do {
@@ -57,10 +70,14 @@ public enum AdminClient {
             headers.add(name: "Host", value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
             headers.add(name: "Connection", value: "close")
             headers.add(name: "Accept", value: "application/json")
+            if method == .POST {
+                headers.add(name: AdminRequest.actionField, value: "1")
+                headers.add(name: "Content-Length", value: "0")
+            }
             // Head and end in one write: the admin port answers a GET on its head and
             // closes (`Connection: close`), so a separate write of the end could find
             // the channel closed ("I/O on closed channel") on a loaded machine.
-            try await outbound.write(contentsOf: [.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)), .end(nil)])
+            try await outbound.write(contentsOf: [.head(HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)), .end(nil)])
             var status = 0
             var body: [UInt8] = []
             for try await part in inbound {

@@ -37,16 +37,26 @@ public final class FaultPlan: Sendable {
         self.state = Mutex(State(random: SplitMix64(seed: seed), calls: Array(repeating: 0, count: rules.count)))
     }
 
-    /// Whether any rule acts toward `target` (a phase without one is not built).
-    public func hasRules(toward target: FaultTarget) -> Bool {
-        rules.contains { $0.toward == target && $0.canFire }
+    /// Whether any rule acts at `stage` (a phase without one is not built).
+    public func hasRules(at stage: FaultStage) -> Bool {
+        rules.contains { $0.stage == stage && $0.canFire }
     }
 
-    /// The fault `request` gets toward `target`, if any. Called once per attempt.
+    /// Whether any rule acts toward `target` before the response (``FaultStage/request`` or ``FaultStage/upstream``).
+    public func hasRules(toward target: FaultTarget) -> Bool {
+        hasRules(at: target == .app ? .request : .upstream)
+    }
+
+    /// The fault a request gets toward `target` before its response, if any. Called once per attempt.
     public func draw(method: String, path: Substring, toward target: FaultTarget) -> Firing? {
+        draw(method: method, path: path, at: target == .app ? .request : .upstream)
+    }
+
+    /// The fault a request gets at `stage`, if any. Called once per attempt and stage.
+    public func draw(method: String, path: Substring, at stage: FaultStage) -> Firing? {
         for index in rules.indices {
             let rule = rules[index]
-            guard rule.toward == target, rule.canFire else { continue }
+            guard rule.stage == stage, rule.canFire else { continue }
             if let endpoint = rule.endpoint, !endpoint.matches(method: method, path: path) { continue }
             let fires: (Bool, Duration?) = state.withLock { s in
                 s.calls[index] += 1
@@ -76,10 +86,11 @@ extension FaultRule {
 }
 
 extension FaultsConfig {
-    /// The plan of these rules, or nil when disabled or empty. Without a
-    /// `seed`, one is drawn (logged on the admin page so a run can be repeated).
-    public func plan() -> FaultPlan? {
+    /// The plan of these rules, or nil when disabled or empty. `seed`: the
+    /// configured one, or one drawn for the run (shown by `gateway faults list`
+    /// and logged, so a run can be repeated).
+    public func plan(seed: UInt64) -> FaultPlan? {
         guard enabled, !rules.isEmpty else { return nil }
-        return FaultPlan(rules: rules, seed: seed ?? UInt64.random(in: 0...UInt64(Int64.max)))
+        return FaultPlan(rules: rules, seed: seed)
     }
 }

@@ -30,6 +30,9 @@ public struct FaultStep: AttemptStep {
             context.record.noteInjection(firing.injection, answered: true)
             let error = GatewayError(.connectionReset, "injected fault: the connection is reset", upstream: request.hostPort)
             return .wait(AttemptWait(future: eventLoop.makeFailedFuture(error), repeatStep: false, cancel: {}))
+        case .slowBody, .resetMidBody:
+            // Drawn by the response's own phase (``FaultTransport`` at `responseBody`), never here.
+            return .proceed
         }
     }
 }

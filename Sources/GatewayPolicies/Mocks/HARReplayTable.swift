@@ -68,7 +68,9 @@ public final class HARReplayTable: Sendable {
 
     static func response(_ entry: HARFile.Entry, timing: Bool) -> InjectedResponse {
         var headers = HTTPHeaders()
-        for field in entry.response.headers where !field.name.hasPrefix(":") && !droppedFields.contains(field.name.lowercased()) {
+        // A recording that kept a compressed body as sent keeps its Content-Encoding too.
+        let kept: Set<String> = entry.response.content._contentEncoded == true ? ["content-encoding"] : []
+        for field in entry.response.headers where !field.name.hasPrefix(":") && (!droppedFields.contains(field.name.lowercased()) || kept.contains(field.name.lowercased())) {
             headers.add(name: field.name, value: field.value)
         }
         var body = ByteBuffer()
@@ -110,6 +112,8 @@ struct HARFile: Decodable {
     struct Content: Decodable {
         var text: String?
         var encoding: String?
+        /// The gateway's recording: the text is the body under its `Content-Encoding`.
+        var _contentEncoded: Bool?
     }
     var log: Log
 }

@@ -35,6 +35,8 @@ final class GatewayHarness: Sendable {
         let runTask = Task { try await app.run() }
         let proxy = try await app.proxyServer.listeningAddress()
         let admin = try await app.adminServer.listeningAddress()
+        // A test may send a CONNECT to the admin port at once: the gateway must know it as its own by then.
+        await app.ownListenersRecorded()
         return GatewayHarness(app: app, proxyPort: proxy.port!, adminPort: admin.port!, logs: logs, runTask: runTask)
     }
 
