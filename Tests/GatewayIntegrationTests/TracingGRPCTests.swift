@@ -79,12 +79,7 @@ struct TracingGRPCTests {
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown(); collector.stop() } }
         try await request(gateway, upstream)
         #expect(await collector.waitFor { $0.refusals >= 1 }, "\(collector.log)")
-        var metrics = ""
-        for _ in 0..<100 {
-            metrics = try await ProcessRunner.run("curl", ["-s", "\(gateway.adminURL)/metrics"]).stdoutString
-            if metrics.contains("gateway_trace_spans_dropped_total{reason=\"export_failed\"} 2") { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let metrics = try await gateway.metrics(containing: "gateway_trace_spans_dropped_total{reason=\"export_failed\"} 2")
         #expect(metrics.contains("gateway_trace_spans_dropped_total{reason=\"export_failed\"} 2"), "\(metrics)")
         #expect(gateway.logs.text.contains("grpc-status 14"), "\(gateway.logs.text)")
     }
