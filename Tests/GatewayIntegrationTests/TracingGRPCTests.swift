@@ -48,18 +48,13 @@ struct TracingGRPCTests {
     }
 
     @Test func spansReachATLSCollectorWithCAFileAndClientCertificate() async throws {
-        let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-otlp-grpc")
-        let server = try TestCertificates(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"]).write(to: "\(dir)/server")
-        let clientPKI = try TestCertificates()
-        let clientFiles = try clientPKI.writeClientCertificate(try clientPKI.makeClientCertificate(commonName: "gateway-exporter"), to: "\(dir)/client")
-        let clientCA = "\(dir)/client-ca.pem"
-        try clientPKI.rootPEM.write(toFile: clientCA, atomically: true, encoding: .utf8)
-        let collector = try await OTLPGRPCReceiver.start(tls: .init(cert: server.serverChain, key: server.leafKey, clientCA: clientCA))
+        let files = try MutualTLSFiles(prefix: "gateway-otlp-grpc", clientName: "gateway-exporter")
+        let collector = try await OTLPGRPCReceiver.start(tls: files.collectorTLS)
         let upstream = try await TestUpstream.start()
-        let client = try ClientCertificateLoader.load(certificateFile: clientFiles.chain, keyFile: clientFiles.key)
+        let client = try ClientCertificateLoader.load(certificateFile: files.clientFiles.chain, keyFile: files.clientFiles.key)
         let gateway = try await GatewayHarness.start { config in
             config.tracing = try Self.tracing(
-                endpoint: "https://localhost:\(collector.port)", tls: UpstreamTLSSettings(caFile: server.caBundle, clientCertificate: client))
+                endpoint: "https://localhost:\(collector.port)", tls: UpstreamTLSSettings(caFile: files.server.caBundle, clientCertificate: client))
             config.upstreams = [UpstreamConfig(name: "api", hosts: [HostPattern("127.0.0.1")!])]
         }
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown(); collector.stop() } }

@@ -13,25 +13,12 @@ import Testing
 /// sign gets nothing, and its spans are counted as `export_failed`.
 @Suite(.timeLimit(.minutes(2)))
 struct TracingTLSEnvironmentTests {
-    struct Fixture {
-        var dir: String
-        var server: TestCertificates.Paths
-        var clientFiles: TestCertificates.ClientPaths
-        var collectorTLS: OTLPGRPCReceiver.TLS
-    }
-
-    func fixture() throws -> Fixture {
-        let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-otlp-env")
-        let server = try TestCertificates(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"]).write(to: "\(dir)/server")
-        let clientPKI = try TestCertificates()
-        let clientFiles = try clientPKI.writeClientCertificate(try clientPKI.makeClientCertificate(commonName: "gateway-exporter"), to: "\(dir)/client")
-        let clientCA = "\(dir)/client-ca.pem"
-        try clientPKI.rootPEM.write(toFile: clientCA, atomically: true, encoding: .utf8)
-        return Fixture(dir: dir, server: server, clientFiles: clientFiles, collectorTLS: .init(cert: server.serverChain, key: server.leafKey, clientCA: clientCA))
+    func fixture() throws -> MutualTLSFiles {
+        try MutualTLSFiles(prefix: "gateway-otlp-env", clientName: "gateway-exporter")
     }
 
     /// A gateway whose `tracing` comes from these variables only (through the config loader), tracing requests to `upstream`.
-    func gateway(_ f: Fixture, exportProtocol: String, port: Int, caFile: String? = nil) async throws -> GatewayHarness {
+    func gateway(_ f: MutualTLSFiles, exportProtocol: String, port: Int, caFile: String? = nil) async throws -> GatewayHarness {
         let environment = [
             "OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": exportProtocol,
             "OTEL_EXPORTER_OTLP_ENDPOINT": "https://localhost:\(port)", "OTEL_EXPORTER_OTLP_CERTIFICATE": caFile ?? f.server.caBundle,
