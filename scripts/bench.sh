@@ -704,7 +704,7 @@ bench_h2_group() {
     if [[ $kind == client ]]; then IFS=';' read -r -a loads <<<"$H2_LOADS_TEXT"; else IFS=';' read -r -a loads <<<"$H2_UPSTREAM_LOADS_TEXT"; fi
     log "${names[*]}, runs alternating"
     for i in "${!names[@]}"; do
-        start_proxy "${names[i]}"; pids+=("$PROXY_PID"); ports+=("$PROXY_PORT"); admins+=("$PROXY_ADMIN"); admins+=("$PROXY_ADMIN")
+        start_proxy "${names[i]}"; pids+=("$PROXY_PID"); ports+=("$PROXY_PORT"); admins+=("$PROXY_ADMIN")
     done
     for i in "${!names[@]}"; do
         PROXY_PID=${pids[i]} PROXY_PORT=${ports[i]}
