@@ -519,20 +519,20 @@ def h2_summary(stats):
                        f"HAProxy (TLS termination) {fmt_rps(h['rps'])} ({fmt_ratio(g['rps'], h['rps'])}×); CPU per request "
                        f"{g['cpu']:.1f} vs {h['cpu']:.1f} µs ({fmt_x(r)})" if r is not None else
                        f"HTTP/2 clients ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, HAProxy {fmt_rps(h['rps'])}")
-    for label, pick in (("h2 upstream", 1), ("HTTP/1.1 upstream", 2)):
-        for g in h2_find(stats, H2_UPSTREAM_ROWS[0][pick]):
-            h = stats.get((H2_UPSTREAM_ROWS[1][pick],) + g["key"][1:])
-            r = cpu_ratio(g, h) if h else None
-            if r is not None:
-                out.append(f"{label} ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, HAProxy {fmt_rps(h['rps'])}; "
-                           f"CPU per request {g['cpu']:.1f} vs {h['cpu']:.1f} µs ({fmt_x(r)})")
-    for label, pick in (("h2 upstream", 1), ("HTTP/1.1 upstream", 2)):
-        for g in h2_find(stats, H2_UPSTREAM_ROWS[0][pick]):
-            m = stats.get((H2_UPSTREAM_ROWS[2][pick],) + g["key"][1:])
-            r = cpu_ratio(m, g) if m else None
-            if r is not None:
-                out.append(f"client certificate configured, {label} ({h2_load(g['key'])}): gateway {fmt_rps(m['rps'])} req/s "
-                           f"vs {fmt_rps(g['rps'])} without; CPU per request {m['cpu']:.1f} vs {g['cpu']:.1f} µs ({fmt_x(r)})")
+    # The gateway's TLS-upstream rows against HAProxy's, and with a client certificate against without.
+    for other, what in ((1, "HAProxy"), (2, "client certificate configured")):
+        for label, pick in (("h2 upstream", 1), ("HTTP/1.1 upstream", 2)):
+            for g in h2_find(stats, H2_UPSTREAM_ROWS[0][pick]):
+                o = stats.get((H2_UPSTREAM_ROWS[other][pick],) + g["key"][1:])
+                r = cpu_ratio(g, o) if o else None
+                if r is None:
+                    continue
+                if other == 1:
+                    out.append(f"{label} ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, {what} {fmt_rps(o['rps'])}; "
+                               f"CPU per request {g['cpu']:.1f} vs {o['cpu']:.1f} µs ({fmt_x(r)})")
+                else:
+                    out.append(f"{what}, {label} ({h2_load(g['key'])}): gateway {fmt_rps(o['rps'])} req/s vs {fmt_rps(g['rps'])} "
+                               f"without; CPU per request {o['cpu']:.1f} vs {g['cpu']:.1f} µs ({fmt_x(1 / r)})")
     for proxy, h2_name, h1_name in H2_UPSTREAM_ROWS:
         for h2 in h2_find(stats, h2_name):
             h1 = stats.get((h1_name,) + h2["key"][1:])
