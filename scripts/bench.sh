@@ -33,8 +33,12 @@
 #                      through the gateway's interception (CONNECT, TLS, h2) vs HAProxy as a TLS-terminating h2
 #                      reverse proxy (it cannot intercept CONNECT; the client connects to it directly) and the
 #                      TLS origin direct; then wrk (HTTP/1.1, 50 conns) through the gateway and HAProxy to the
-#                      TLS origin over h2 and over HTTP/1.1. Origin: nginx with TLS and HTTP/2, a throwaway
-#                      CA and leaf made by openssl. Results in a section of their own.
+#                      TLS origin over h2 and over HTTP/1.1, each also with a client certificate configured
+#                      (gateway-up-*-mtls: the origin's port with ssl_verify_client on). Origin: nginx with TLS
+#                      and HTTP/2, a throwaway CA, leaf and client certificate made by openssl. Results in a
+#                      section of their own.
+#                      h2-upstream: only the wrk rows to the TLS origin of http2 (with and without a client
+#                      certificate, gateway and HAProxy), without H2ProxyLoad (no Benchmarks/ build)
 #   --skip-install     do not run apt-get / pip
 #   --no-build         use the existing .build-static/release/gateway
 #   --no-extras        skip the gateway memory checks (1,000 connections, 1 GiB stream)
@@ -175,6 +179,7 @@ free_ports() { python3 "$HELPERS/freeports.py" "$1"; }
 # ---------------------------------------------------------------- install
 want() { [[ -z "$ONLY" || ",direct,haproxy,$ONLY," == *",$1,"* ]]; }
 want_http2() { [[ ",$ONLY," == *",http2,"* ]]; }   # opt-in: never in the default run
+want_h2_upstream() { want_http2 || [[ ",$ONLY," == *",h2-upstream,"* ]]; }   # the TLS-upstream rows of http2 alone
 install_packages() {
     local missing=() cmd pkg
     for pair in nginx:nginx wrk:wrk squid:squid tinyproxy:tinyproxy haproxy:haproxy curl:curl taskset:util-linux \
@@ -310,12 +315,16 @@ start_proxy() {
                 fail "gateway ca export: $(tail -n 2 "$WORK/gateway-ca.err" | tr '\n' ' ')"
             start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
             ;;
-        gateway-up-h2|gateway-up-h1)
-            # The h2-vs-HTTP/1.1-upstream rows: wrk's requests for UPSTREAM_HOST go to the TLS origin.
-            local version=http2; [[ $name == gateway-up-h1 ]] && version=http1
+        gateway-up-h2|gateway-up-h1|gateway-up-h2-mtls|gateway-up-h1-mtls)
+            # The h2-vs-HTTP/1.1-upstream rows: wrk's requests for UPSTREAM_HOST go to the TLS origin;
+            # the -mtls ones to its port that requires a client certificate, which the gateway presents.
+            local version=http2 port=$TLS_ORIGIN_PORT client="# no client certificate"
+            [[ $name == gateway-up-h1* ]] && version=http1
+            [[ $name == *-mtls ]] && port=$TLS_MTLS_PORT \
+                client="client_certificate: {certificate_file: $WORK/tls/client.pem, key_file: $WORK/tls/client-key.pem}"
             mkdir -p "$WORK/gateway-state"
             render "$TEMPLATES/h2-gateway-upstream.yaml" "$WORK/$name.yaml" "${vars[@]}" \
-                TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" UPSTREAM_HOST="$UPSTREAM_HOST" HTTP_VERSION="$version"
+                ORIGIN_TLS_PORT="$port" UPSTREAM_HOST="$UPSTREAM_HOST" HTTP_VERSION="$version" CLIENT_CERTIFICATE="$client"
             start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
             ;;
         gateway-*)
@@ -616,7 +625,7 @@ EOF
 # and over HTTP/1.1. Records go to runs-h2.jsonl; report.py gives them a section of their own.
 TLS_ORIGIN_PORT="" TLS_STATUS_PORT="" TLS_ORIGIN_PID=""
 
-make_h2_certs() { # the CA and leaf (P-256; SAN localhost, H2_HOST, 127.0.0.1) in $WORK/tls
+make_h2_certs() { # the CA, leaf (P-256; SAN localhost, H2_HOST, 127.0.0.1) and client certificate in $WORK/tls
     local dir="$WORK/tls"
     mkdir -p "$dir"
     render "$TEMPLATES/h2-certs.cnf" "$dir/certs.cnf" H2_HOST="$H2_HOST"
@@ -626,7 +635,12 @@ make_h2_certs() { # the CA and leaf (P-256; SAN localhost, H2_HOST, 127.0.0.1) i
             openssl req -new -config "$dir/certs.cnf" -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
                 -nodes -keyout "$dir/leaf-key.pem" -out "$dir/leaf.csr" -subj "/CN=localhost" &&
             openssl x509 -req -in "$dir/leaf.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca-key.pem" -set_serial 2 -days 7 \
-                -extfile "$dir/certs.cnf" -extensions leaf -out "$dir/leaf.pem"
+                -extfile "$dir/certs.cnf" -extensions leaf -out "$dir/leaf.pem" &&
+            openssl req -new -config "$dir/certs.cnf" -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+                -nodes -keyout "$dir/client-key.pem" -out "$dir/client.csr" -subj "/CN=gateway bench client" &&
+            openssl x509 -req -in "$dir/client.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca-key.pem" -set_serial 3 -days 7 \
+                -extfile "$dir/certs.cnf" -extensions client -out "$dir/client.pem" &&
+            chmod 600 "$dir/client-key.pem"
     } >"$dir/openssl.log" 2>&1; then
         fail "HTTP/2 rows: openssl could not make the bench CA: $(tail -n 2 "$dir/openssl.log" | tr '\n' ' ')"
         return 1
@@ -647,9 +661,9 @@ h2_fetch() {
 
 start_tls_origin() {
     mkdir -p "$WORK/origin-tls-tmp"
-    read -r TLS_ORIGIN_PORT TLS_STATUS_PORT < <(free_ports 2)
+    read -r TLS_ORIGIN_PORT TLS_STATUS_PORT TLS_MTLS_PORT < <(free_ports 3)
     render "$TEMPLATES/h2-origin-nginx.conf" "$WORK/origin-tls.conf" DIR="$WORK" \
-        TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" TLS_STATUS_PORT="$TLS_STATUS_PORT"
+        TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" TLS_STATUS_PORT="$TLS_STATUS_PORT" TLS_MTLS_PORT="$TLS_MTLS_PORT"
     start_bg "$WORK/origin-tls.out" taskset -c 0 nginx -c "$WORK/origin-tls.conf" -p "$WORK"
     TLS_ORIGIN_PID=$BG_PID
     local i
@@ -711,8 +725,8 @@ gateway_protocols() {
     [[ -n "$metrics" ]] && printf '%s\n' "$metrics" | sed "s|^|$name |" >>"$WORK/h2-protocols.txt"
     case "$name" in
         gateway-intercept-h2) want='client_protocol="h2",upstream_protocol="h2"' ;;
-        gateway-up-h2) want='client_protocol="http/1.1",upstream_protocol="h2"' ;;
-        gateway-up-h1) want='client_protocol="http/1.1",upstream_protocol="http/1.1"' ;;
+        gateway-up-h2*) want='client_protocol="http/1.1",upstream_protocol="h2"' ;;
+        gateway-up-h1*) want='client_protocol="http/1.1",upstream_protocol="http/1.1"' ;;
     esac
     [[ -z "$want" ]] || grep -qF "$want" <<<"$metrics" ||
         fail "$name: the gateway counted no exchange with $want (its metrics: $(tr '\n' ' ' <<<"$metrics"))"
@@ -758,7 +772,11 @@ bench_h2_group() {
 
 bench_http2() {
     log "HTTP/2 rows (issue 37)"
-    [[ -x "$H2_BIN" ]] || { note "HTTP/2 rows skipped: no H2ProxyLoad at $H2_BIN"; return 0; }
+    local clients=0
+    if want_http2; then
+        [[ -x "$H2_BIN" ]] || { note "HTTP/2 rows skipped: no H2ProxyLoad at $H2_BIN"; return 0; }
+        clients=1
+    fi
     [[ -x "$GATEWAY_BIN" ]] || { note "HTTP/2 rows skipped: no gateway binary"; return 0; }
     command -v openssl >/dev/null || { note "HTTP/2 rows skipped: openssl not installed"; return 0; }
     make_h2_certs || return 0
@@ -769,21 +787,25 @@ bench_http2() {
 
     # HTTP/2 clients: the TLS origin direct (the client on CPU 0, nginx on CPU 1), then the
     # gateway's interception and HAProxy's TLS termination, alternating.
-    IFS=';' read -r -a loads <<<"$H2_LOADS_TEXT"
-    log "direct-h2"
-    pin_tree 1 "$TLS_ORIGIN_PID"
-    for load in "${loads[@]}"; do
-        read -r conns streams <<<"$load"
-        for ((rep = 1; rep <= REPEAT; rep++)); do measure_h2 direct-h2 "$conns" "$streams" "$rep" 0 "$TLS_ORIGIN_PORT" || true; done
-    done
-    pin_tree 0 "$TLS_ORIGIN_PID"
-    if ((peers)); then bench_h2_group client gateway-intercept-h2 haproxy-tls-h2; else bench_h2_group client gateway-intercept-h2; fi
+    if ((clients)); then
+        IFS=';' read -r -a loads <<<"$H2_LOADS_TEXT"
+        log "direct-h2"
+        pin_tree 1 "$TLS_ORIGIN_PID"
+        for load in "${loads[@]}"; do
+            read -r conns streams <<<"$load"
+            for ((rep = 1; rep <= REPEAT; rep++)); do measure_h2 direct-h2 "$conns" "$streams" "$rep" 0 "$TLS_ORIGIN_PORT" || true; done
+        done
+        pin_tree 0 "$TLS_ORIGIN_PID"
+        if ((peers)); then bench_h2_group client gateway-intercept-h2 haproxy-tls-h2; else bench_h2_group client gateway-intercept-h2; fi
+    fi
 
-    # h2 upstream vs HTTP/1.1 upstream: wrk (HTTP/1.1, absolute form) through each proxy to the TLS origin.
+    # h2 upstream vs HTTP/1.1 upstream: wrk (HTTP/1.1, absolute form) through each proxy to the TLS
+    # origin; the gateway's rows also with a client certificate configured (the origin's mTLS port).
     RUNS_FILE="$WORK/runs-h2.jsonl" COUNT_ORIGIN_PID=$TLS_ORIGIN_PID
     COUNT_ORIGIN_STATUS="http://127.0.0.1:$TLS_STATUS_PORT/nginx_status" MEASURE_FLAGS=(--sample-origin-conns)
-    if ((peers)); then bench_h2_group wrk gateway-up-h2 gateway-up-h1 haproxy-up-h2 haproxy-up-h1
-    else bench_h2_group wrk gateway-up-h2 gateway-up-h1; fi
+    local rows=(gateway-up-h2 gateway-up-h1 gateway-up-h2-mtls gateway-up-h1-mtls)
+    ((peers)) && rows+=(haproxy-up-h2 haproxy-up-h1)
+    bench_h2_group wrk "${rows[@]}"
     RUNS_FILE="$WORK/runs.jsonl" COUNT_ORIGIN_PID="" COUNT_ORIGIN_STATUS="" MEASURE_FLAGS=()
     stop_pid "$TLS_ORIGIN_PID"
 }
@@ -793,7 +815,7 @@ main() {
     ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
     install_packages
     install_mitmproxy
-    if want gateway || want config-size || want_http2; then build_gateway; fi
+    if want gateway || want config-size || want_h2_upstream; then build_gateway; fi
     if want nio-floor; then build_floor NIOProxyFloor "$FLOOR_BIN" nio-floor; fi
     if want nio-byte-floor; then build_floor NIOByteFloor "$BYTE_FLOOR_BIN" nio-byte-floor; fi
     if want_http2; then build_floor H2ProxyLoad "$H2_BIN" "HTTP/2 rows (H2ProxyLoad)"; fi
@@ -808,7 +830,8 @@ main() {
     for t in "$TEMPLATES"/gateway-*.yaml; do [[ -e $t ]] && proxies+=("$(basename "$t" .yaml)"); done
     proxies+=(nio-floor nio-byte-floor nginx-fp squid tinyproxy mitmdump)
     # `--only http2` alone: the HTTP/2 rows only (they have direct and HAProxy rows of their own).
-    local only_rest=${ONLY//http2/}
+    local only_rest=${ONLY//h2-upstream/}
+    only_rest=${only_rest//http2/}
     [[ -n "$ONLY" && -z "${only_rest//,/}" ]] && proxies=()
     local name
     for name in "${proxies[@]}"; do
@@ -855,11 +878,11 @@ main() {
         bench_proxy "$name"
     done
     if ((!NO_EXTRAS)) && want gateway; then gateway_extras; fi
-    if want_http2; then bench_http2; fi
+    if want_h2_upstream; then bench_http2; fi
 
     {
         local build="release build"; [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && build="binary $GATEWAY_BIN"
-        { want gateway || want config-size || want_http2; } && echo "gateway: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- Sources 2>/dev/null || echo ' (+ uncommitted changes in Sources)'), $build"
+        { want gateway || want config-size || want_h2_upstream; } && echo "gateway: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- Sources 2>/dev/null || echo ' (+ uncommitted changes in Sources)'), $build"
         echo "$(nginx -v 2>&1 | sed 's/^nginx version: //'), $(wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2)"
         haproxy -v | head -n 1 | cut -d' ' -f1-3
         want squid && command -v squid >/dev/null && squid -v | head -n 1

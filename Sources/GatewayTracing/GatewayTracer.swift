@@ -7,7 +7,7 @@ import NIOPosix
 public import ServiceLifecycle
 
 /// Tracing while `tracing` is on: the gateway's own W3C trace context, sampler
-/// and OTLP/HTTP export, and what the routes add for it (``ExchangePhases``
+/// and OTLP export (over HTTP or gRPC, through the upstream pool), and what the routes add for it (``ExchangePhases``
 /// in the app lists them in their place): the first observer
 /// (``TracingObserver``), the last attempt step (``TracePropagationStep``)
 /// and the rate-limit and token steps' waits timed (``WaitTimingStep``).
@@ -30,7 +30,7 @@ public final class GatewayTracer: Sendable {
     /// The tracer exporting from `eventLoop` (the tests': nothing scheduled until ``SpanExporter/start()``).
     init(
         config: TracingConfig, eventLoop: any EventLoop, logger: Logger, dropped: @escaping @Sendable (String, Int) -> Void,
-        group: MultiThreadedEventLoopGroup? = nil, transport: (any UpstreamTransport)? = nil
+        transport: any UpstreamTransport, group: MultiThreadedEventLoopGroup? = nil
     ) throws {
         let exporter = try SpanExporter(config: config, eventLoop: eventLoop, logger: logger, dropped: dropped, transport: transport)
         self.sampler = TraceSampler(config: config)
@@ -41,18 +41,17 @@ public final class GatewayTracer: Sendable {
     /// Starts tracing as `config` says (its `OTEL_*` variables already
     /// applied): the export on a thread of its own; `metrics` counts the
     /// spans dropped, `logger` gets the export's warnings. Throws what the
-    /// exporter refuses (an endpoint it cannot read, a TLS context it cannot make).
-    /// `transport`: the upstream pool, which carries OTLP/gRPC (`protocol: grpc`).
+    /// exporter refuses (an endpoint it cannot read).
+    /// `transport`: the upstream pool, which carries the exports (OTLP/HTTP and OTLP/gRPC alike).
     public static func start(
-        config: TracingConfig, metrics: GatewayMetrics, logger: Logger, transport: (any UpstreamTransport)? = nil
+        config: TracingConfig, metrics: GatewayMetrics, logger: Logger, transport: any UpstreamTransport
     ) throws -> GatewayTracer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let tracer: GatewayTracer
         do {
             tracer = try GatewayTracer(
                 config: config, eventLoop: group.next(), logger: logger,
-                dropped: { reason, count in metrics.traceSpansDropped(reason: reason, count: count) }, group: group,
-                transport: transport
+                dropped: { reason, count in metrics.traceSpansDropped(reason: reason, count: count) }, transport: transport, group: group
             )
         } catch {
             group.shutdownGracefully { _ in }

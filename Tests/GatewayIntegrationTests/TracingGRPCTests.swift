@@ -48,18 +48,13 @@ struct TracingGRPCTests {
     }
 
     @Test func spansReachATLSCollectorWithCAFileAndClientCertificate() async throws {
-        let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-otlp-grpc")
-        let server = try TestCertificates(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"]).write(to: "\(dir)/server")
-        let clientPKI = try TestCertificates()
-        let clientFiles = try clientPKI.writeClientCertificate(try clientPKI.makeClientCertificate(commonName: "gateway-exporter"), to: "\(dir)/client")
-        let clientCA = "\(dir)/client-ca.pem"
-        try clientPKI.rootPEM.write(toFile: clientCA, atomically: true, encoding: .utf8)
-        let collector = try await OTLPGRPCReceiver.start(tls: .init(cert: server.serverChain, key: server.leafKey, clientCA: clientCA))
+        let files = try MutualTLSFiles(prefix: "gateway-otlp-grpc", clientName: "gateway-exporter")
+        let collector = try await OTLPGRPCReceiver.start(tls: files.collectorTLS)
         let upstream = try await TestUpstream.start()
-        let client = try ClientCertificateLoader.load(certificateFile: clientFiles.chain, keyFile: clientFiles.key)
+        let client = try ClientCertificateLoader.load(certificateFile: files.clientFiles.chain, keyFile: files.clientFiles.key)
         let gateway = try await GatewayHarness.start { config in
             config.tracing = try Self.tracing(
-                endpoint: "https://localhost:\(collector.port)", tls: UpstreamTLSSettings(caFile: server.caBundle, clientCertificate: client))
+                endpoint: "https://localhost:\(collector.port)", tls: UpstreamTLSSettings(caFile: files.server.caBundle, clientCertificate: client))
             config.upstreams = [UpstreamConfig(name: "api", hosts: [HostPattern("127.0.0.1")!])]
         }
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown(); collector.stop() } }
@@ -79,12 +74,7 @@ struct TracingGRPCTests {
         defer { Task { try? await gateway.stop(); try? await upstream.shutdown(); collector.stop() } }
         try await request(gateway, upstream)
         #expect(await collector.waitFor { $0.refusals >= 1 }, "\(collector.log)")
-        var metrics = ""
-        for _ in 0..<100 {
-            metrics = try await ProcessRunner.run("curl", ["-s", "\(gateway.adminURL)/metrics"]).stdoutString
-            if metrics.contains("gateway_trace_spans_dropped_total{reason=\"export_failed\"} 2") { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let metrics = try await gateway.metrics(containing: "gateway_trace_spans_dropped_total{reason=\"export_failed\"} 2")
         #expect(metrics.contains("gateway_trace_spans_dropped_total{reason=\"export_failed\"} 2"), "\(metrics)")
         #expect(gateway.logs.text.contains("grpc-status 14"), "\(gateway.logs.text)")
     }

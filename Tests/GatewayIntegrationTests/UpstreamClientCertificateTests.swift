@@ -21,14 +21,9 @@ struct UpstreamClientCertificateTests {
     }
 
     func fixture() throws -> Fixture {
-        let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-mtls")
-        let server = try TestCertificates(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"]).write(to: "\(dir)/server")
-        let clientPKI = try TestCertificates()
-        let clientPaths = try clientPKI.writeClientCertificate(try clientPKI.makeClientCertificate(), to: "\(dir)/client")
-        let clientCA = "\(dir)/client-ca.pem"
-        try clientPKI.rootPEM.write(toFile: clientCA, atomically: true, encoding: .utf8)
-        let client = try ClientCertificateLoader.load(certificateFile: clientPaths.chain, keyFile: clientPaths.key)
-        return Fixture(dir: dir, server: server, clientPKI: clientPKI, clientCA: clientCA, client: client)
+        let files = try MutualTLSFiles(prefix: "gateway-mtls")
+        let client = try ClientCertificateLoader.load(certificateFile: files.clientFiles.chain, keyFile: files.clientFiles.key)
+        return Fixture(dir: files.dir, server: files.server, clientPKI: files.clientPKI, clientCA: files.clientCA, client: client)
     }
 
     func upstream(port: Int, caFile: String, client: UpstreamClientCertificate?, httpVersion: UpstreamHTTPVersion = .auto) -> UpstreamConfig {

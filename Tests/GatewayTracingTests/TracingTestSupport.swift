@@ -2,6 +2,7 @@ import GatewayConfig
 import GatewayCore
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 import NIOHTTP1
 import NIOPosix
 
@@ -14,7 +15,8 @@ enum TracingTestSupport {
         var tracing = TracingConfig(enabled: true, endpoint: "http://127.0.0.1:9/v1/traces")
         configure(&tracing)
         return try GatewayTracer(
-            config: tracing, eventLoop: MultiThreadedEventLoopGroup.singleton.next(), logger: Logger(label: "tracing-test"), dropped: { _, _ in }
+            config: tracing, eventLoop: MultiThreadedEventLoopGroup.singleton.next(), logger: Logger(label: "tracing-test"), dropped: { _, _ in },
+            transport: NoTransport()
         )
     }
 
@@ -24,5 +26,15 @@ enum TracingTestSupport {
 
     static func request(_ headers: [(String, String)] = []) -> ProxyRequest {
         ProxyRequest(method: .GET, scheme: .http, host: "api.test", port: 80, target: "/users/7", headers: RequestFields(headers), upstreamName: "api")
+    }
+}
+
+/// The tracer's transport in these tests, which send nothing: an attempt fails at once.
+final class NoTransport: UpstreamTransport {
+    func startExchange(
+        _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate
+    ) -> UpstreamExchangeCancellation {
+        delegate.upstreamExchangeFailed(GatewayError(.connectFailed, "the tracing unit tests send nothing"))
+        return .nothingToCancel
     }
 }

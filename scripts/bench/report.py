@@ -379,7 +379,8 @@ def targets(stats, extras, order):
 H2_CLIENT_ROWS = [("direct-h2", "TLS origin direct (nginx, h2)"),
                   ("gateway-intercept-h2", "gateway: CONNECT + interception, h2 both sides"),
                   ("haproxy-tls-h2", "HAProxy: TLS-terminating h2 reverse proxy, no CONNECT")]
-H2_UPSTREAM_ROWS = [("gateway", "gateway-up-h2", "gateway-up-h1"), ("HAProxy", "haproxy-up-h2", "haproxy-up-h1")]
+H2_UPSTREAM_ROWS = [("gateway", "gateway-up-h2", "gateway-up-h1"), ("HAProxy", "haproxy-up-h2", "haproxy-up-h1"),
+                    ("gateway, client certificate", "gateway-up-h2-mtls", "gateway-up-h1-mtls")]
 
 
 def h2_stats(runs):
@@ -469,7 +470,8 @@ def h2_section(runs, protocols):
            "wrk (HTTP/1.1, absolute form `http://origin.bench.test/1k`) to each proxy, which sends every request to "
            "the TLS origin: the gateway with `origin: https://127.0.0.1:PORT` and `http_version: http2` or `http1` "
            "(`tls.ca_file` the bench CA); HAProxy with one backend `server ... ssl alpn h2` or `alpn http/1.1`, "
-           "`http-reuse always`. Their runs alternate.", "",
+           "`http-reuse always`. The gateway's rows again with `tls.client_certificate` configured, to the origin's "
+           "port that requires one (`ssl_verify_client on`; \"client certificate\"). Their runs alternate.", "",
            "| proxy | upstream | load | req/s | p50 | p99 | CPU µs/req | upstream conns open / new | RSS MiB idle / load |",
            "|---|---|---|---|---|---|---|---|---|"]
     ratio_lines = ["", "| proxy | load | h2 ÷ HTTP/1.1 req/s | h2 ÷ HTTP/1.1 CPU per request |", "|---|---|---|---|"]
@@ -519,13 +521,20 @@ def h2_summary(stats):
                        f"HAProxy (TLS termination) {fmt_rps(h['rps'])} ({fmt_ratio(g['rps'], h['rps'])}×); CPU per request "
                        f"{g['cpu']:.1f} vs {h['cpu']:.1f} µs ({fmt_x(r)})" if r is not None else
                        f"HTTP/2 clients ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, HAProxy {fmt_rps(h['rps'])}")
-    for label, pick in (("h2 upstream", 1), ("HTTP/1.1 upstream", 2)):
-        for g in h2_find(stats, H2_UPSTREAM_ROWS[0][pick]):
-            h = stats.get((H2_UPSTREAM_ROWS[1][pick],) + g["key"][1:])
-            r = cpu_ratio(g, h) if h else None
-            if r is not None:
-                out.append(f"{label} ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, HAProxy {fmt_rps(h['rps'])}; "
-                           f"CPU per request {g['cpu']:.1f} vs {h['cpu']:.1f} µs ({fmt_x(r)})")
+    # The gateway's TLS-upstream rows against HAProxy's, and with a client certificate against without.
+    for other, what in ((1, "HAProxy"), (2, "client certificate configured")):
+        for label, pick in (("h2 upstream", 1), ("HTTP/1.1 upstream", 2)):
+            for g in h2_find(stats, H2_UPSTREAM_ROWS[0][pick]):
+                o = stats.get((H2_UPSTREAM_ROWS[other][pick],) + g["key"][1:])
+                r = cpu_ratio(g, o) if o else None
+                if r is None:
+                    continue
+                if other == 1:
+                    out.append(f"{label} ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, {what} {fmt_rps(o['rps'])}; "
+                               f"CPU per request {g['cpu']:.1f} vs {o['cpu']:.1f} µs ({fmt_x(r)})")
+                else:
+                    out.append(f"{what}, {label} ({h2_load(g['key'])}): gateway {fmt_rps(o['rps'])} req/s vs {fmt_rps(g['rps'])} "
+                               f"without; CPU per request {o['cpu']:.1f} vs {g['cpu']:.1f} µs ({fmt_x(1 / r)})")
     for proxy, h2_name, h1_name in H2_UPSTREAM_ROWS:
         for h2 in h2_find(stats, h2_name):
             h1 = stats.get((h1_name,) + h2["key"][1:])

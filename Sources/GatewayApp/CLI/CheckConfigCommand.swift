@@ -43,9 +43,9 @@ struct CheckConfigCommand: AsyncParsableCommand {
         for warning in config.warnings {
             FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
         }
-        for (index, upstream) in config.upstreams.enumerated() {
-            guard let client = upstream.tls.clientCertificate else { continue }
-            FileHandle.standardError.write(Data("upstreams[\(index)].tls.client_certificate: \(client.summary())\n".utf8))
+        let clients = config.upstreams.enumerated().map { ("upstreams[\($0.offset)]", $0.element.tls.clientCertificate) } + [("tracing", config.tracing.tls.clientCertificate)]
+        for case let (owner, client?) in clients {
+            FileHandle.standardError.write(Data("\(owner).tls.client_certificate: \(client.summary())\n".utf8))
         }
         FileHandle.standardError.write(Data("\(path): OK\(noSecrets ? " (secrets not read)" : "")\n".utf8))
         if let postgres = config.sharedState?.postgres, !noSecrets {

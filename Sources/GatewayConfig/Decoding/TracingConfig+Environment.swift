@@ -18,20 +18,17 @@ extension TracingConfig {
         "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS",
         "OTEL_SERVICE_NAME", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG",
         "OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_MAX_QUEUE_SIZE",
-    ]
+    ] + tlsEnvironmentVariables
 
     /// Applies the variables of `environment` (an empty value counts as unset,
-    /// as the OpenTelemetry specification says); `file` labels errors.
-    public mutating func applyEnvironment(_ environment: [String: String], file: String) throws(ConfigError) {
+    /// as the OpenTelemetry specification says); `file` labels errors. With
+    /// `readKey` false (``SecretLoading/skip``) a client key file is not read.
+    public mutating func applyEnvironment(_ environment: [String: String], file: String, readKey: Bool = true) throws(ConfigError) {
         func fail(_ key: String, _ variable: String, _ message: String) -> ConfigError {
-            ConfigError(file: file, keyPath: "tracing.\(key)", message: "environment variable \(variable): \(message)")
+            TracingConfig.environmentError(file: file, key: key, variable: variable, message)
         }
-        /// The first of `names` set to a non-empty value.
         func variable(_ names: String...) -> (name: String, value: String)? {
-            for name in names {
-                if let value = environment[name], !value.isEmpty { return (name, value) }
-            }
-            return nil
+            TracingConfig.firstSet(names, in: environment)
         }
 
         if case let (name, value)? = variable("OTEL_TRACES_EXPORTER") {
@@ -108,6 +105,20 @@ extension TracingConfig {
             maxQueue = size
             environmentSources["max_queue"] = name
         }
+        try applyTLSEnvironment(environment, file: file, readKey: readKey)
+    }
+
+    /// The error for `variable`, which sets `tracing.key`: its name, never its value.
+    static func environmentError(file: String, key: String, variable: String, _ message: String) -> ConfigError {
+        ConfigError(file: file, keyPath: "tracing.\(key)", message: "environment variable \(variable): \(message)")
+    }
+
+    /// The first of `names` set to a non-empty value in `environment`.
+    static func firstSet(_ names: [String], in environment: [String: String]) -> (name: String, value: String)? {
+        for name in names {
+            if let value = environment[name], !value.isEmpty { return (name, value) }
+        }
+        return nil
     }
 
     /// `name=value,name2=value2` as the OpenTelemetry exporters read it: each pair split at its first `=`, both sides trimmed,

@@ -117,14 +117,16 @@ extension UpstreamTLSSettings {
     /// The CA file's absolute path, after checking it exists and is readable.
     static func checkedCAFile(_ node: ConfigNode) throws(ConfigError) -> String {
         let path = node.context.resolvePath(try node.nonEmptyString())
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw node.error("CA file \(path) does not exist")
-        }
-        guard !isDirectory.boolValue else { throw node.error("CA file \(path) is a directory, expected a PEM file") }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw node.error("CA file \(path) is not readable")
-        }
+        if let problem = caFileProblem(path) { throw node.error(problem) }
         return path
+    }
+
+    /// Why the CA file at `path` cannot be used (missing, a directory, not readable), or nil.
+    static func caFileProblem(_ path: String) -> String? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return "CA file \(path) does not exist" }
+        guard !isDirectory.boolValue else { return "CA file \(path) is a directory, expected a PEM file" }
+        guard FileManager.default.isReadableFile(atPath: path) else { return "CA file \(path) is not readable" }
+        return nil
     }
 }

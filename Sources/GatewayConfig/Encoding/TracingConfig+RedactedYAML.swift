@@ -34,6 +34,9 @@ extension TracingConfig {
         out.plain("schedule_delay", ConfigUnits.formatDuration(scheduleDelay) + (from("schedule_delay").map { "  # \($0)" } ?? ""))
         out.plain("max_queue", String(maxQueue) + (from("max_queue").map { "  # \($0)" } ?? ""))
         if tls != .standard {
+            for key in ["tls.ca_file", "tls.client_certificate"] {
+                if let variable = environmentSources[key] { out.comment("\(key) from \(variable)") }
+            }
             out.key("tls")
             out.indented { out in tls.write(to: &out, withPinMode: false) }
         }

@@ -62,7 +62,7 @@ public enum ConfigLoader {
         }
         // The OpenTelemetry variables apply over the file (and to a file without `tracing`).
         do {
-            try config.tracing.applyEnvironment(environment, file: file)
+            try config.tracing.applyEnvironment(environment, file: file, readKey: secrets == .resolve)
         } catch {
             issues.reject(error)
         }

@@ -44,6 +44,9 @@ extension GatewayConfig {
         for (index, header) in tracing.headers.enumerated() where header.value.source == .inline {
             notes.append("tracing.headers[\(index)]: secret written inline in the config file; prefer value_env or value_file")
         }
+        if let note = tracing.tls.clientCertificate?.expiryNote() {
+            notes.append("tracing.tls.client_certificate: \(note)")
+        }
         if tracing.enabled, !tracing.headers.isEmpty, let url = URL(string: tracing.endpoint), url.scheme?.lowercased() == "http",
             let host = url.host, !BindAddress(host: host, port: 0).isLoopback, host.lowercased() != "localhost"
         {

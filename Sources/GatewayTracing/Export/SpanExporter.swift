@@ -8,7 +8,7 @@ import NIOCore
 /// (``OTLPSpanWriter``), queue (``SpanExportQueue``) and are sent from one
 /// background event loop, every `tracing.schedule_delay` or as soon as
 /// `maxBatch` wait, in requests of at most `maxBatch` spans
-/// (``OTLPSpanEncoder``, ``OTLPHTTPExporter``), one at a time. Spans that do
+/// (``OTLPSpanEncoder``, ``OTLPExporter`` through the upstream pool), one at a time. Spans that do
 /// not fit the queue are counted as `queue_full`; spans the collector did not
 /// take (an error, a timeout, a status other than 2xx) as `export_failed`,
 /// logged at most once a minute (``ExportFailureLog``). Nothing here runs on
@@ -21,7 +21,7 @@ final class SpanExporter: Sendable {
     let queue: SpanExportQueue
     let eventLoop: any EventLoop
     private let encoder: OTLPSpanEncoder
-    private let exporter: any OTLPExportTransport
+    private let exporter: OTLPExporter
     private let scheduleDelay: TimeAmount
     private let dropped: @Sendable (_ reason: String, _ count: Int) -> Void
     private let failures = ExportFailureLog()
@@ -30,25 +30,19 @@ final class SpanExporter: Sendable {
     private let running: NIOLoopBoundBox<EventLoopFuture<Void>?>
     private let timer = NIOLockedValueBox<RepeatedTask?>(nil)
 
-    /// Throws what the exporter refuses (a TLS context it cannot make).
+    /// Throws when `tracing.endpoint` is not a URL (the config's validation lets none through).
     init(
         config: TracingConfig, eventLoop: any EventLoop, logger: Logger,
         dropped: @escaping @Sendable (_ reason: String, _ count: Int) -> Void,
-        transport: (any UpstreamTransport)? = nil
+        transport: any UpstreamTransport
     ) throws {
         guard let endpoint = OTLPEndpoint(config.effectiveEndpoint) else { throw ExportSetupError(endpoint: config.endpoint) }
         self.queue = SpanExportQueue(capacity: config.maxQueue, batchSize: Self.maxBatch)
         self.eventLoop = eventLoop
         self.encoder = OTLPSpanEncoder(serviceName: config.serviceName)
-        let headers = config.headers.map { ($0.name, $0.value.value) }
-        switch config.exportProtocol {
-        case .httpProtobuf:
-            self.exporter = try OTLPHTTPExporter(endpoint: endpoint, headers: headers, eventLoop: eventLoop)
-        case .grpc:
-            guard let transport else { throw ExportSetupError(endpoint: "protocol grpc needs the upstream pool") }
-            self.exporter = OTLPGRPCExporter(
-                endpoint: endpoint, headers: headers, tls: config.tls, transport: transport, eventLoop: eventLoop)
-        }
+        self.exporter = OTLPExporter(
+            endpoint: endpoint, exportProtocol: config.exportProtocol, headers: config.headers.map { ($0.name, $0.value.value) },
+            tls: config.tls, transport: transport, eventLoop: eventLoop)
         self.scheduleDelay = TimeAmount(config.scheduleDelay)
         self.dropped = dropped
         self.logger = logger
@@ -95,7 +89,6 @@ final class SpanExporter: Sendable {
         try? await drained.futureResult.get()
         deadline.cancel()
         try? await eventLoop.submit { [self] in
-            exporter.disconnect()
             let left = queue.takeAll().reduce(0) { $0 + $1.spans }
             if left > 0 { dropped("export_failed", left) }
         }.get()

@@ -64,8 +64,7 @@ struct GRPCThroughGatewayTests {
         let pki = try TestCertificates(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"])
         let dir = try TestCertificates.makeTemporaryDirectory(prefix: "gateway-grpc")
         let paths = try pki.write(to: dir)
-        let portProbe = try await ProcessRunner.run("python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
-        let port = try #require(Int(portProbe.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let port = try freeLoopbackPort()
         let gateway = try await GatewayHarness.start { config in
             config.upstreams = [UpstreamConfig(
                 name: "grpc", hosts: [HostPattern("localhost")!], ports: [port],

@@ -18,8 +18,7 @@ struct HTTP2OnlyOriginTests {
         let paths = try pki.write(to: dir)
         try FileManager.default.createDirectory(atPath: "\(dir)/htdocs", withIntermediateDirectories: true)
         try Data("hello over h2\n".utf8).write(to: URL(fileURLWithPath: "\(dir)/htdocs/hello.txt"))
-        let probe = try await ProcessRunner.run("python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
-        let port = try #require(Int(probe.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let port = try freeLoopbackPort()
 
         let nghttpd = Process()
         nghttpd.executableURL = URL(fileURLWithPath: try #require(which("nghttpd"), "nghttpd (Debian's nghttp2-server) is installed by .ci/run"))

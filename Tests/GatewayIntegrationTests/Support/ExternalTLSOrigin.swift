@@ -44,21 +44,26 @@ final class ExternalTLSOrigin: @unchecked Sendable {
     /// `nghttpd --verify-client` (HTTP/2 only; asks for a client certificate and
     /// ends the handshake without one) serving `htdocs`.
     static func nghttpdRequiringClientCertificate(_ pki: TestCertificates.Paths, htdocs: String, in dir: String) async throws -> ExternalTLSOrigin {
-        let probe = try await ProcessRunner.run("python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
-        guard let port = Int(probe.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw OriginError(description: "no free port")
-        }
+        let port = try freeLoopbackPort()
         let origin = try launch("nghttpd", ["-v", "--verify-client", "-d", htdocs, "\(port)", pki.leafKey, pki.serverChain], log: "\(dir)/nghttpd.log", port: port)
-        for _ in 0..<200 {
-            let ready = try await ProcessRunner.run("python3", ["-c", "import socket; socket.create_connection(('127.0.0.1', \(port)), 1).close()"])
-            if ready.status == 0 { return origin }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        origin.stop()
-        throw OriginError(description: "nghttpd did not start: \(origin.log)")
+        return try await origin.accepting(name: "nghttpd")
     }
 
-    private static func launch(_ name: String, _ arguments: [String], log: String, port: Int) throws -> ExternalTLSOrigin {
+    /// Itself, once its port accepts connections (bounded: 5 s); stopped and an error otherwise.
+    func accepting(name: String) async throws -> ExternalTLSOrigin {
+        for _ in 0..<200 {
+            if let probe = try? await RawTCPConnection.connect(port: port, timeout: .seconds(1)) {
+                await probe.close()
+                return self
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        stop()
+        throw OriginError(description: "\(name) did not start: \(log)")
+    }
+
+    static func launch(_ name: String, _ arguments: [String], log: String, port: Int) throws -> ExternalTLSOrigin {
         guard let path = which(name) else { throw OriginError(description: "\(name) is not installed (.ci/run installs it)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)

@@ -76,17 +76,22 @@ final class OTLPGRPCReceiver: @unchecked Sendable {
         var key: String
         /// Require a client certificate chaining to this CA.
         var clientCA: String?
+
+        /// The collector scripts' argument: `{"cert", "key", "clientCA", "failWith"}`, the empty ones left out.
+        func json(failWith: Int? = nil) throws -> String {
+            var args: [String: Any] = [:]
+            if !cert.isEmpty {
+                args["cert"] = cert
+                args["key"] = key
+            }
+            if let clientCA { args["clientCA"] = clientCA }
+            if let failWith { args["failWith"] = failWith }
+            return String(decoding: try JSONSerialization.data(withJSONObject: args), as: UTF8.self)
+        }
     }
 
     static func start(tls: TLS? = nil, failWith: Int? = nil) async throws -> OTLPGRPCReceiver {
-        var args: [String: Any] = [:]
-        if let tls {
-            args["cert"] = tls.cert
-            args["key"] = tls.key
-            if let clientCA = tls.clientCA { args["clientCA"] = clientCA }
-        }
-        if let failWith { args["failWith"] = failWith }
-        let json = String(decoding: try JSONSerialization.data(withJSONObject: args), as: UTF8.self)
+        let json = try (tls ?? TLS(cert: "", key: "")).json(failWith: failWith)
         let (process, output, port) = try await ListeningPython.start(script: script, arguments: [json])
         return OTLPGRPCReceiver(process: process, output: output, port: port)
     }

@@ -5,7 +5,8 @@ import NIOConcurrencyHelpers
 /// An OpenTelemetry collector for the tracing tests: a small HTTP server in
 /// Python that decodes each OTLP/HTTP export (`ExportTraceServiceRequest`,
 /// protobuf, with PyPI's `opentelemetry-proto`) and prints its spans as JSON
-/// lines, which this reads back. On 127.0.0.1, on a port the OS picks.
+/// lines, which this reads back. On 127.0.0.1, on a port the OS picks; plain
+/// HTTP, or HTTPS requiring a client certificate (`CERT_REQUIRED`).
 final class OTLPReceiver: Sendable {
     /// One span as the collector received it; attribute values as text.
     struct ReceivedSpan: Decodable, Sendable, CustomStringConvertible {
@@ -29,6 +30,8 @@ final class OTLPReceiver: Sendable {
         var events: [Event]
         /// OTLP's status code: 0 unset, 1 ok, 2 error.
         var status: Int
+        /// The client certificate's common name (HTTPS), else empty.
+        var clientCN: String
 
         var isServer: Bool { kind == 2 }
         var isClient: Bool { kind == 3 }
@@ -37,7 +40,7 @@ final class OTLPReceiver: Sendable {
     }
 
     static let script = #"""
-        import json, sys, threading
+        import json, ssl, sys, threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest, ExportTraceServiceResponse
 
@@ -53,6 +56,15 @@ final class OTLPReceiver: Sendable {
             return str(value).replace("\n", " ")
 
         printing = threading.Lock()
+        args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+
+        def peer_cn(connection):
+            cert = connection.getpeercert() if isinstance(connection, ssl.SSLSocket) else None
+            for rdn in (cert or {}).get("subject", ()):
+                for key, value in rdn:
+                    if key == "commonName":
+                        return value
+            return ""
 
         def attributes(items):
             return {a.key: text(a.value) for a in items}
@@ -81,6 +93,7 @@ final class OTLPReceiver: Sendable {
                                 "attributes": attributes(span.attributes),
                                 "events": [{"name": e.name, "attributes": attributes(e.attributes)} for e in span.events],
                                 "status": span.status.code,
+                                "clientCN": peer_cn(self.connection),
                             }, sort_keys=True))
                 answer = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
@@ -97,6 +110,13 @@ final class OTLPReceiver: Sendable {
                 pass
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if args.get("cert"):
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(args["cert"], args["key"])
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.load_verify_locations(args["clientCA"])
+            # A refused handshake is an OSError in accept(): the server logs it and goes on.
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         print("listening %d" % server.server_address[1], flush=True)
         server.serve_forever()
         """#
@@ -106,16 +126,21 @@ final class OTLPReceiver: Sendable {
     private let output: PipeReader
     let port: Int
 
-    private init(process: Process, output: PipeReader, port: Int) {
+    private let tls: Bool
+
+    private init(process: Process, output: PipeReader, port: Int, tls: Bool) {
         self.process = process
         self.output = output
         self.port = port
+        self.tls = tls
     }
 
-    /// Starts the collector (python3 with `opentelemetry-proto`; `.ci/run` installs it).
-    static func start() async throws -> OTLPReceiver {
-        let (process, output, port) = try await ListeningPython.start(script: script)
-        return OTLPReceiver(process: process, output: output, port: port)
+    /// Starts the collector (python3 with `opentelemetry-proto`; `.ci/run` installs it);
+    /// with `tls`, over HTTPS, requiring a client certificate of `tls.clientCA`.
+    static func start(tls: OTLPGRPCReceiver.TLS? = nil) async throws -> OTLPReceiver {
+        let arguments = try tls.map { [try $0.json()] } ?? []
+        let (process, output, port) = try await ListeningPython.start(script: script, arguments: arguments)
+        return OTLPReceiver(process: process, output: output, port: port, tls: tls != nil)
     }
 
     struct ReceiverError: Error, CustomStringConvertible {
@@ -124,7 +149,7 @@ final class OTLPReceiver: Sendable {
     }
 
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` for it (spans go to `/v1/traces`).
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var baseURL: String { tls ? "https://localhost:\(port)" : "http://127.0.0.1:\(port)" }
 
     /// What it printed besides spans (a Python error).
     var log: String { String(decoding: output.bytes, as: UTF8.self) }
