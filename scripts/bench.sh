@@ -114,7 +114,7 @@ LOADS_TEXT=${BENCH_LOADS:-1k 50;100k 50;1k 1;1k-app 50}
 IFS=';' read -r -a LOADS <<<"$LOADS_TEXT"
 SIZE_LOADS_TEXT=${BENCH_SIZE_LOADS:-1k 50;1k-app 50}
 # The config-size rows: config_size.py's variants, one upstream first (the others' baseline).
-SIZE_VARIANTS=(gateway-size-1 gateway-size-500-exact gateway-size-500-suffix gateway-size-2000-deny)
+SIZE_VARIANTS=(gateway-size-1 gateway-size-500-exact gateway-size-500-suffix gateway-size-2000-deny gateway-size-1-faults-idle)
 # The HTTP/2 rows (issue 37): their load client, loads, and the names their requests carry
 # (nothing resolves them: the gateway's upstreams send them to the TLS origin).
 H2_BIN="$ROOT/Benchmarks/.build-bench/release/H2ProxyLoad"

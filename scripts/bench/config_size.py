@@ -13,6 +13,9 @@ the rows differ only in what the gateway has to look through to find that upstre
                 www.u1499.bench.test (the last)
     2000-deny   the one upstream of `1` and 2,000 deny rules that the request passes: 1,000
                 names (500 exact, 500 *.suffix) and 1,000 CIDR ranges (800 IPv4, 200 IPv6)
+    1-faults-idle  the one upstream of `1` with fault rules that never fire (rate 0, toward
+                the app and toward the policies, on the endpoint asked for and on all): what
+                configured faults cost a request they leave alone (issue 55: within 1.05x)
 
 The names all have the same length, so that a scan compares their bytes instead of
 passing over them by length.
@@ -20,7 +23,7 @@ passing over them by length.
 import argparse
 import sys
 
-VARIANTS = ("1", "500-exact", "500-suffix", "2000-deny")
+VARIANTS = ("1", "500-exact", "500-suffix", "2000-deny", "1-faults-idle")
 LAST = 1499  # u1000 ... u1499: 500 names of one length
 
 
@@ -47,6 +50,25 @@ def deny_rules():
     return rules
 
 
+def idle_faults():
+    """Rules of every kind, none of which fires."""
+    return [
+        "    faults:",
+        "      seed: 7",
+        "      rules:",
+        "        - endpoint: GET /{file}",
+        "          rate: 0",
+        "          error: {status: 429, retry_after: 2s}",
+        "        - rate: 0",
+        "          latency: {min: 1s, max: 2s}",
+        "        - rate: 0",
+        "          slow_body: {bytes_per_second: 1KiB}",
+        "        - toward: policies",
+        "          rate: 0",
+        "          error: 503",
+    ]
+
+
 def config(variant, args):
     lines = [
         f"# bench.sh config-size row: {variant} (scripts/bench/config_size.py)",
@@ -66,6 +88,8 @@ def config(variant, args):
             lines += upstream(number, args.origin_port, wildcard=variant == "500-suffix")
     else:
         lines += upstream(LAST, args.origin_port)
+    if variant == "1-faults-idle":
+        lines += idle_faults()
     return "\n".join(lines) + "\n"
 
 

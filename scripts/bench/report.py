@@ -252,8 +252,11 @@ def throughput_100k(stats, conns=50):
 SIZE_BASE = "gateway-size-1"
 SIZE_VARIANTS = [("gateway-size-500-exact", "500 upstreams, request for the last by exact host"),
                  ("gateway-size-500-suffix", "500 upstreams, request for the last by `*.suffix`"),
-                 ("gateway-size-2000-deny", "one upstream + 2,000 deny rules (1,000 names, 1,000 CIDRs)")]
+                 ("gateway-size-2000-deny", "one upstream + 2,000 deny rules (1,000 names, 1,000 CIDRs)"),
+                 ("gateway-size-1-faults-idle", "one upstream + fault rules that never fire (rate 0)")]
 SIZE_LIMIT = 1.1
+# Faults configured but not firing (issue 55) cost at most this against none.
+SIZE_LIMITS = {"gateway-size-1-faults-idle": 1.05}
 
 
 def size_loads(stats):
@@ -284,9 +287,10 @@ def size_targets(stats):
         base = stats.get((SIZE_BASE, body, conns))
         for name, label in SIZE_VARIANTS:
             r = cpu_ratio(stats.get((name, body, conns)), base)
+            limit = SIZE_LIMITS.get(name, SIZE_LIMIT)
             if r is not None:
-                out.append(f"- {label} ({body}, {conns} conns): ≤ {SIZE_LIMIT}× one upstream's CPU per request: "
-                           f"{r:.2f}× — {verdict(r <= SIZE_LIMIT)}")
+                out.append(f"- {label} ({body}, {conns} conns): ≤ {limit}× one upstream's CPU per request: "
+                           f"{r:.2f}× — {verdict(r <= limit)}")
     return out
 
 
