@@ -103,8 +103,10 @@ extension Exchange {
             client.abortResponse()
         case .respond(let status):
             log(status: status, error: error.code)
+            let response = error.response()
+            info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: RequestRouter.responseVia)
             info.finish(ExchangeOutcome(status: status, responseBytes: 0, error: error.code))
-            client.respond(error.response(), info: info, addVia: true, keepAlive: false)
+            client.respond(response, info: info, addVia: true, keepAlive: false)
         }
     }
 

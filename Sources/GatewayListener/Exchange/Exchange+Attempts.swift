@@ -105,6 +105,7 @@ extension Exchange {
         machine.answeredLocally(status: code)
         releaseUpstream()
         log(status: code, error: nil)
+        info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: RequestRouter.responseVia)
         let written = client.respond(response, info: info, addVia: true, keepAlive: true)
         info.finish(ExchangeOutcome(status: code, responseBytes: written, error: nil))
     }

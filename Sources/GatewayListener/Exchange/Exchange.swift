@@ -162,6 +162,7 @@ final class Exchange: UpstreamExchangeDelegate {
         attemptTimer = nil
         switch verdict(on: head) {
         case .forward:
+            info.observeResponseHead(status: head.status, fields: head.fields, via: RequestRouter.responseVia)
             let writesBody = client.writeResponseHead(head, info: info)
             machine.responding(status: Int(head.status.code), bodyless: !writesBody)
         case .discard:
@@ -212,6 +213,8 @@ final class Exchange: UpstreamExchangeDelegate {
     func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) {
         guard machine.upgraded(status: Int(head.status.code)) else { return tunnel.channel.close(promise: nil) }
         releaseUpstream()
+        info.observeResponseHead(status: head.status, fields: head.fields, via: RequestRouter.responseVia)
+        info.finish(ExchangeOutcome(status: Int(head.status.code), responseBytes: 0, error: nil))
         log(status: Int(head.status.code), error: nil)
         client.switchToTunnel(after: head, tunnel: tunnel, info: info, url: routed.url)
     }

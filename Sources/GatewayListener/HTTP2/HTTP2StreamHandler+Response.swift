@@ -12,7 +12,6 @@ extension HTTP2StreamHandler: ExchangeClient {
 
     func writeResponseHead(_ head: UpstreamResponseHead, info: ExchangeInfo) -> Bool {
         let bodyless = Self.isBodyless(status: head.status, method: info.method)
-        info.observeResponseHead(status: head.status, fields: head.fields, via: RequestRouter.responseVia)
         writeHead(status: head.status, headers: head.headers, via: RequestRouter.responseVia, endStream: bodyless)
         return !bodyless
     }
@@ -49,7 +48,6 @@ extension HTTP2StreamHandler: ExchangeClient {
         defer { exchangeDone() }
         guard !responseEnded else { return 0 }
         let via = addVia ? RequestRouter.responseVia : nil
-        info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: via)
         let bodyless = Self.isBodyless(status: response.status, method: info.method)
         guard !bodyless, case .bytes(let buffer) = response.body.storage, buffer.readableBytes > 0 else {
             writeHead(status: response.status, headers: response.headers, via: via, endStream: true)
