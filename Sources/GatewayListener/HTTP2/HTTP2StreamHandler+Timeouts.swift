@@ -27,14 +27,14 @@ extension HTTP2StreamHandler: ClientTimeoutOwner {
             self.exchange = nil
             exchange.cancel()
         }
-        if error.code != .sendTimeout, !headSent, !responseEnded, let info {
+        if machine.timedOut(sendTimeout: error.code == .sendTimeout) == .respond, let info {
             environment.logger.info("refused request: \(error.code.rawValue)", metadata: ["client": "\(clientAddress)"])
             respond(error.response(), info: info, addVia: false, keepAlive: false)
             return
         }
         // Nothing more can reach a client that does not read, or the response began: RST_STREAM.
         environment.logger.info("reset stream: \(error.code.rawValue)", metadata: ["client": "\(clientAddress)"])
-        responseEnded = true
+        machine.closed()
         context.close(promise: nil)
     }
 

@@ -28,16 +28,10 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     var exchange: Exchange?
     /// The request, once its HEADERS arrived.
     var info: ExchangeInfo?
-    /// The response's HEADERS went out.
-    var headSent = false
-    /// The response ended (END_STREAM sent, or the stream reset).
-    var responseEnded = false
+    /// How far the request and the response went, and a held read.
+    var machine = ClientHTTP2StreamStateMachine()
     /// The client sent `te: trailers`.
     var acceptsTrailers = false
-    /// A `read()` held while the exchange takes no request body.
-    private var heldRead = false
-    /// The request's END_STREAM arrived.
-    private var requestEnded = false
     /// The body and send timeouts, once a body or a closed window needs them (`+Timeouts.swift`).
     var timeouts: ClientTimeouts?
 
@@ -58,7 +52,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         timeouts?.channelClosed()
-        responseEnded = true
+        machine.closed()
         if let exchange {
             self.exchange = nil
             exchange.cancel()
@@ -69,12 +63,15 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .headers(let headers):
-            if info == nil {
-                if !headers.endStream { streamTimeouts.headReceived(bodyFollows: true) }
-                startExchange(headers.headers, endStream: headers.endStream)
-            } else if headers.endStream {
+            switch machine.headersReceived(endStream: headers.endStream) {
+            case .start(let endStream):
+                if !endStream { streamTimeouts.headReceived(bodyFollows: true) }
+                startExchange(headers.headers, endStream: endStream)
+            case .endRequest:
                 // Request trailers: HTTP/1.1 upstreams take none; the body ends here.
                 requestEnd()
+            case .ignore:
+                break
             }
         case .data(let data):
             timeouts?.bytesRead()
@@ -88,8 +85,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     }
 
     private func requestEnd() {
-        guard !requestEnded else { return }
-        requestEnded = true
+        guard machine.requestEnded() else { return }
         timeouts?.requestEnded()
         exchange?.requestEnd()
     }
@@ -107,11 +103,9 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if mayRead {
-            context.read()
-        } else {
-            if !heldRead { timeouts?.readsHeld(true) }
-            heldRead = true
+        switch machine.read(mayRead: mayRead) {
+        case .read: context.read()
+        case .hold(let first): if first { timeouts?.readsHeld(true) }
         }
     }
 
@@ -120,7 +114,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         if writable {
             timeouts?.writabilityChanged(writable: true)
             exchange?.clientWritable()
-        } else if !responseEnded || exchange != nil {
+        } else if !machine.responseEnded || exchange != nil {
             streamTimeouts.writabilityChanged(writable: false)
         }
         context.fireChannelWritabilityChanged()
@@ -128,8 +122,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
 
     /// The exchange takes request body again: a held read goes.
     func requestBodyDemand() {
-        guard heldRead, let context, mayRead else { return }
-        heldRead = false
+        guard let context, machine.demand(mayRead: mayRead) else { return }
         timeouts?.readsHeld(false)
         context.read()
     }
@@ -181,7 +174,6 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         case .run(let exchange, let plan):
             self.exchange = exchange
             exchange.start(plan)
-            if endStream { requestEnd() }
         case .answer(let response, _):
             // The stream ends after it; the connection stays.
             respond(response, info: info, addVia: false, keepAlive: true)
@@ -191,6 +183,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
             // Inside interception a CONNECT is refused by the start itself (and the translation before it).
             preconditionFailure("a CONNECT verdict for an HTTP/2 stream")
         }
+        if endStream { requestEnd() }
     }
 }
 
