@@ -4,7 +4,7 @@
 /// END_STREAM or a reset), and whether a `read()` is held while the exchange
 /// takes no request body. The stream handler feeds it the frames it reads and
 /// writes and does what it answers; an event the state cannot have stops a
-/// debug build (the upstream side's is `HTTP2StreamStateMachine` in GatewayUpstream).
+/// debug build (the upstream side's is `UpstreamHTTP2StreamStateMachine`).
 struct ClientHTTP2StreamStateMachine: Equatable {
     enum Request: Equatable {
         /// No HEADERS yet.

@@ -16,7 +16,7 @@ import NIOHTTP2
 /// body; the response is written only while the stream is writable (its
 /// window and the connection's socket), else the upstream's reads wait.
 /// A client's RST_STREAM closes this channel: the exchange is cancelled.
-final class HTTP2StreamHandler: ChannelDuplexHandler {
+final class ClientHTTP2StreamHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload

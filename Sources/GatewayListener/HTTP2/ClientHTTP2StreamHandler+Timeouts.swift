@@ -12,7 +12,7 @@ import NIOCore
 ///
 /// Made when first needed: a bodyless request whose response the client takes
 /// as it comes schedules no timer and allocates nothing for it.
-extension HTTP2StreamHandler: ClientTimeoutOwner {
+extension ClientHTTP2StreamHandler: ClientTimeoutOwner {
     var streamTimeouts: ClientTimeouts {
         if let timeouts { return timeouts }
         let made = ClientTimeouts(limits: ClientTimeoutStateMachine.Limits(environment.liveConfig.current.config.limits))

@@ -5,7 +5,7 @@ import NIOHTTP2
 
 /// The stream's side of ``ExchangeClient``: the response as HEADERS, DATA and
 /// a trailing HEADERS (or an empty DATA) with END_STREAM.
-extension HTTP2StreamHandler: ExchangeClient {
+extension ClientHTTP2StreamHandler: ExchangeClient {
     var responseStarted: Bool { machine.headSent }
 
     var isWritable: Bool { context?.channel.isWritable ?? true }
