@@ -23,10 +23,7 @@ extension ClientHTTP2StreamHandler: ClientTimeoutOwner {
 
     func timedOut(_ error: GatewayError) {
         guard let context else { return }
-        if let exchange {
-            self.exchange = nil
-            exchange.cancel()
-        }
+        cancelExchange()
         if machine.timedOut(sendTimeout: error.code == .sendTimeout) == .respond, let info {
             environment.logger.info("refused request: \(error.code.rawValue)", metadata: ["client": "\(clientAddress)"])
             respond(error.response(), info: info, addVia: false, keepAlive: false)

@@ -16,7 +16,7 @@ import NIOHTTP2
 /// body; the response is written only while the stream is writable (its
 /// window and the connection's socket), else the upstream's reads wait.
 /// A client's RST_STREAM closes this channel: the exchange is cancelled.
-final class ClientHTTP2StreamHandler: ChannelDuplexHandler {
+final class ClientHTTP2StreamHandler: ChannelDuplexHandler, ExchangeHolder {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
@@ -53,10 +53,7 @@ final class ClientHTTP2StreamHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         timeouts?.channelClosed()
         machine.closed()
-        if let exchange {
-            self.exchange = nil
-            exchange.cancel()
-        }
+        cancelExchange()
         context.fireChannelInactive()
     }
 
