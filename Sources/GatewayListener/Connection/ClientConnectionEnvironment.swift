@@ -31,3 +31,15 @@ struct ClientConnectionEnvironment: Sendable {
         self.flushBatches = flushBatches
     }
 }
+
+extension ClientConnectionEnvironment {
+    /// The context of a request that starts now from `clientAddress`: a new
+    /// request id; its lines carry `request=<id>` (the tagged logger is only
+    /// built where one is logged).
+    func requestContext(clientAddress: String) -> RequestContext {
+        RequestContext(
+            id: requestIDs.next(), clientAddress: clientAddress, startedAt: ContinuousClock.now, logger: logger,
+            exchangeLines: exchangeLines, tagsLinesWithID: true
+        )
+    }
+}

@@ -26,10 +26,7 @@ extension ClientConnectionHandler {
             close(context)
             return
         }
-        if let exchange {
-            self.exchange = nil
-            exchange.cancel()
-        }
+        cancelExchange()
         let error = GatewayError(.shuttingDown, "the gateway is shutting down and this request did not finish within limits.drain_timeout")
         ExchangeLogLine.log(
             current.context, method: current.method, target: .uri(current.uri), status: 503, started: current.started,

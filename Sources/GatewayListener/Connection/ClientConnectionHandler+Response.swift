@@ -42,7 +42,6 @@ extension ClientConnectionHandler: ExchangeClient {
             spare: spareHeadBuffer.take()
         )
         _ = machine.responseHead(keepAlive: framing.keepAlive)
-        info.observeResponseHead(status: status, fields: fields, via: RequestRouter.responseVia)
         responseChunked = framing.chunked
         pendingHead = framing.head
         return !framing.bodyless
@@ -170,7 +169,6 @@ extension ClientConnectionHandler: ExchangeClient {
             keepAlive: keepAlive && machine.keepAliveWanted && !environment.tracker.isDraining, via: via
         )
         _ = machine.responseHead(keepAlive: framing.keepAlive)
-        info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: via)
         let written = writeWhole(framing, body: response.body)
         writeResponseEnd(trailers: nil)
         return written

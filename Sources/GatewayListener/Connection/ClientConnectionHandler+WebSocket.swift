@@ -12,9 +12,9 @@ extension ClientConnectionHandler {
     /// The upstream answered the handshake of the exchange in flight with 101:
     /// the 101 goes out (the upstream's end-to-end fields, `Via`, the upgrade
     /// fields of this hop), then the bytes the upstream sent after it, and the
-    /// two connections become a tunnel. Observers see the head and the end of
-    /// the exchange (status 101), then the tunnel opening and closing; a log
-    /// line at close gives its duration and bytes each way.
+    /// two connections become a tunnel. Observers saw the head and the end of
+    /// the exchange (status 101, ``Exchange``), then see the tunnel opening and
+    /// closing; a log line at close gives its duration and bytes each way.
     func switchToTunnel(after head: UpstreamResponseHead, tunnel: UpstreamTunnel, info: ExchangeInfo, url: String) {
         exchange = nil
         current = nil
@@ -24,8 +24,6 @@ extension ClientConnectionHandler {
             via: RequestRouter.responseVia, upgrade: "websocket",
             allocator: allocator
         )
-        info.observeResponseHead(status: head.status, fields: head.fields, via: RequestRouter.responseVia)
-        info.finish(ExchangeOutcome(status: Int(head.status.code), responseBytes: 0, error: nil))
         var first = [framing.head]
         if let leftover = tunnel.leftover { first.append(leftover) }
         let leftoverBytes = tunnel.leftover?.readableBytes ?? 0

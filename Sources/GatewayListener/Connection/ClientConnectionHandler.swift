@@ -11,7 +11,7 @@ import NIOHTTP1
 /// channel and a pooled upstream channel, with back-pressure by holding
 /// `read()` on either side. `CONNECT` hands the connection to a tunnel or to
 /// interception. Its protocol state is ``ClientConnectionStateMachine``.
-final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, ClientTimeoutOwner {
+final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, ClientTimeoutOwner, ExchangeHolder {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -122,10 +122,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func channelInactive(context: ChannelHandlerContext) {
         timeouts.channelClosed()
         machine.closed()
-        if let exchange {
-            self.exchange = nil
-            exchange.cancel()
-        }
+        cancelExchange()
         context.fireChannelInactive()
     }
 
@@ -212,10 +209,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         // A malformed head, or a body cut by a framing error: answer if nothing went out yet.
-        if let exchange {
-            self.exchange = nil
-            exchange.cancel()
-        }
+        cancelExchange()
         if gatewayError.code == .sendTimeout {
             // Nothing can reach a client that does not read: close without a word.
             environment.logger.info("closed connection: \(gatewayError.code.rawValue)", metadata: ["client": "\(clientAddress)"])

@@ -11,8 +11,9 @@ struct RequestRouter {
     /// Read in place (a `GatewayConfig` copy per request costs a retain and a release per field).
     let active: ActiveConfig
     static let viaPseudonym = "gateway"
-    /// The `Via` value the gateway adds to the responses it forwards (always
-    /// HTTP/1.1 upstream), and to an HTTP/1.1 client's requests.
+    /// The `Via` value the gateway adds to the responses it forwards (`1.1`
+    /// whether the upstream spoke HTTP/1.1 or HTTP/2: one constant, no string
+    /// made per response), and to an HTTP/1.1 client's requests.
     static let responseVia = "1.1 \(viaPseudonym)"
 
     func route(

@@ -5,15 +5,22 @@ import NIOHTTP1
 
 /// The attempts of an exchange: the steps before each one (which may answer,
 /// or wait), the attempt itself under `per_try_timeout` and the request's
-/// deadline, and the retry planner's verdict after a failure or a retryable
-/// status, with the backoff as a scheduled task on the loop.
+/// deadline, and what the steps and the retry planner say of its response.
+/// Whether an attempt goes again, when, and with what body is the machine's
+/// (``ExchangeStateMachine``); its actions are performed in `+Actions.swift`.
 extension Exchange {
     /// - Parameter plan: the route's retry planner's `begin` for this request.
     func start(_ plan: RetryPlan) {
-        if case .retrying(let run) = plan { retryRun = run }
-        keepBodyCopyIfReplayable()
-        machine.restartSteps()
-        prepareAttempt()
+        let run: RetryRun? = if case .retrying(let run) = plan { run } else { nil }
+        // `request` is still as routed: the steps' replay limits are asked of it.
+        let bodyless = request.bodyLengthIsZero
+        var stepLimit: Int?
+        if !bodyless {
+            for step in route.steps {
+                if let limit = step.replayLimit(for: request) { stepLimit = max(stepLimit ?? 0, limit) }
+            }
+        }
+        perform(machine.start(retry: run, stepReplayLimit: stepLimit, declaredLength: request.body.declaredLength, bodyless: bodyless))
     }
 
     /// Runs the steps from the machine's current one on; sends the attempt when all proceeded.
@@ -29,15 +36,11 @@ extension Exchange {
                 machine.stepWaits()
                 pendingWait = wait
                 wait.future.assumeIsolated().whenComplete { result in
-                    guard self.machine.waitEnded(repeatStep: wait.repeatStep) else { return }
+                    let action = self.machine.stepWaitEnded(failure: result.failureOrNil, repeatStep: wait.repeatStep)
+                    guard action != .none else { return }
                     self.pendingWait = nil
-                    switch result {
-                    case .success(let edit):
-                        edit?(&self.request)
-                        self.prepareAttempt()
-                    case .failure(let error):
-                        self.fail(error)
-                    }
+                    if case .success(let edit) = result, let edit { edit(&self.request) }
+                    self.perform(action)
                 }
                 return
             }
@@ -49,7 +52,7 @@ extension Exchange {
     private func send() {
         machine.attemptStarted()
         let delegate: any UpstreamExchangeDelegate
-        if retryRun != nil || replayBuffer != nil {
+        if machine.resend.mayAttemptAgain {
             let forwarder = AttemptDelegate(self)
             attemptDelegate = forwarder
             delegate = forwarder
@@ -65,121 +68,34 @@ extension Exchange {
     /// upstream's time. (An upstream that stops taking the body meanwhile is
     /// the pool's `request_timeout`'s.)
     func armAttemptTimerOnceRequestIsIn() {
-        guard let run = retryRun, attemptTimer == nil, machine.isAttempting, routedBodyLengthIsZero || body.requestEnded else { return }
+        guard let run = machine.resend.retry, attemptTimer == nil, machine.isAttempting, routedBodyLengthIsZero || body.requestEnded else { return }
         armAttemptTimer(run)
     }
 
-    /// The attempt in flight failed before its response head: retried, or the client gets the error.
-    func attemptFailed(_ error: any Error) {
-        writer = nil
-        attemptTimer?.cancel()
-        attemptTimer = nil
-        if let run = retryRun, let gatewayError = error as? GatewayError, canResend(within: run.bodyLimit, certain: false) {
-            guard canResend(within: run.bodyLimit, certain: true) else {
-                detachAttempt()
-                machine.awaitBodyToRetry(after: gatewayError)
-                return sendContinueIfAwaited()
-            }
-            if let delay = retryDelay(after: gatewayError) {
-                lastFailure = error
-                return backOff(delay)
-            }
-        }
-        fail(error)
+    /// The retry planner's wait after a failed attempt (nil: no retry).
+    func retryDelay(after error: GatewayError, run: inout RetryRun) -> Duration? {
+        route.retry?.retry(after: error, run: &run, context: info.context)
     }
 
-    /// The body an attempt failed during is all in its copy (retried if the
-    /// planner says so), or it outgrew the copy (the failure is the answer).
-    func decideRetryOnceBodyIsIn(after error: GatewayError) {
-        guard let run = retryRun else { return fail(error) }
-        if canResend(within: run.bodyLimit, certain: true) {
-            guard let delay = retryDelay(after: error) else { return fail(error) }
-            return backOff(delay)
-        }
-        if !canResend(within: run.bodyLimit, certain: false) { fail(error) }
-    }
-
-    func retryDelay(after error: GatewayError) -> Duration? {
-        guard let planner = route.retry, var run = retryRun else { return nil }
-        let delay = planner.retry(after: error, run: &run, context: info.context)
-        retryRun = run
-        return delay
-    }
-
-    func retryDelay(afterStatus status: HTTPResponseStatus, headers: HTTPHeaders) -> Duration? {
-        guard let planner = route.retry, var run = retryRun else { return nil }
-        let delay = planner.retry(afterStatus: status, headers: headers, run: &run, context: info.context)
-        retryRun = run
-        return delay
-    }
-
-    /// After a response head: what the steps (a 401 to a token) and then the
-    /// retry planner (a retryable status) make of it, and whether a step asked.
-    /// Every step sees the head; a step's replay comes first, once per request,
-    /// and only if the body (if any) is or will surely be all in its copy: a
-    /// response is never turned down for a body that might not be sent again.
-    func nextAttempt(after head: UpstreamResponseHead) -> (ExchangeStateMachine.Next, byStep: Bool)? {
+    /// What the steps (a 401 to a token) and then the retry planner (a
+    /// retryable status) make of a response head. Every step sees the head;
+    /// the first to ask for a replay has it, if the machine allows one.
+    func verdict(on head: UpstreamResponseHead) -> ExchangeStateMachine.HeadVerdict {
         var replay: AttemptWait?
-        let bodyMayGoAgain = !route.steps.isEmpty && canResend(within: replayBuffer?.limit ?? 0, certain: true)
-        for step in route.steps {
-            let mayReplay = replay == nil && !machine.replayedByStep && bodyMayGoAgain
-            if case .replay(let wait) = step.responseHead(head, of: request, context: info.context, mayReplay: mayReplay, on: eventLoop) {
-                replay = wait
-            }
-        }
-        if let replay {
-            pendingWait = replay
-            return (.replay, true)
-        }
-        // The fields are made `HTTPHeaders` only for a status the planner may retry.
-        if let run = retryRun, route.retry?.considers(status: head.status) == true, canResend(within: run.bodyLimit, certain: true),
-            let delay = retryDelay(afterStatus: head.status, headers: head.headers)
-        {
-            return (.after(delay), false)
-        }
-        return nil
-    }
-
-    func startNext(_ next: ExchangeStateMachine.Next) {
-        switch next {
-        case .after(let delay):
-            backOff(delay)
-        case .replay:
-            detachAttempt()
-            guard let wait = pendingWait else { return restartAttempts(within: replayBuffer?.limit ?? 0) }
-            machine.awaitReplay()
-            wait.future.assumeIsolated().whenComplete { result in
-                guard self.machine.replayWaitEnded() else { return }
-                self.pendingWait = nil
-                switch result {
-                case .success: self.restartAttempts(within: self.replayBuffer?.limit ?? 0)
-                case .failure(let error): self.fail(error)
+        if !route.steps.isEmpty {
+            let mayReplay = machine.resend.stepsMayReplay
+            for step in route.steps {
+                if case .replay(let wait) = step.responseHead(head, of: request, context: info.context, mayReplay: mayReplay && replay == nil, on: eventLoop) {
+                    replay = wait
                 }
             }
         }
-    }
-
-    /// Sleeps `delay`, then the next attempt runs every step again (a fresh copy of the routed request).
-    func backOff(_ delay: Duration) {
-        detachAttempt()
-        let limit = retryRun?.bodyLimit ?? 0
-        guard delay > .zero else { return restartAttempts(within: limit) }
-        machine.backingOff()
-        backoff = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
-            guard self.machine.backoffEnded() else { return }
-            self.backoff = nil
-            self.restartAttempts(within: limit)
+        if let replay { pendingWait = replay }
+        return machine.responseHead(replayAsked: replay != nil, requestSent: body.endSent) { run in
+            // The fields are made `HTTPHeaders` only for a status the planner may retry.
+            guard let planner = route.retry, planner.considers(status: head.status) else { return nil }
+            return planner.retry(afterStatus: head.status, headers: head.headers, run: &run, context: info.context)
         }
-    }
-
-    /// The attempt is given up (its response discarded, or it failed): its
-    /// callbacks are cut off, and the body goes to it no more.
-    private func detachAttempt() {
-        attemptDelegate?.detach()
-        attemptDelegate = nil
-        cancellation = nil
-        body.detach()
-        client.requestBodyDemand()  // the rest of a body goes to its copy now
     }
 
     /// A step answered for the upstream (a local 429): the response goes to the
@@ -189,32 +105,9 @@ extension Exchange {
         machine.answeredLocally(status: code)
         releaseUpstream()
         log(status: code, error: nil)
+        info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: RequestRouter.responseVia)
         let written = client.respond(response, info: info, addVia: true, keepAlive: true)
         info.finish(ExchangeOutcome(status: code, responseBytes: written, error: nil))
-    }
-
-    /// Stops whatever is under way (a wait, a backoff, an attempt): the client
-    /// went away or a limit passed. An attempt's writer is aborted, which closes
-    /// its connection.
-    func abandonAttempt(_ error: any Error) {
-        switch machine.abandon() {
-        case .waiting, .discarding(then: .replay):
-            pendingWait?.cancel()
-            pendingWait = nil
-        case .backingOff:
-            backoff?.cancel()
-            backoff = nil
-        default:
-            break
-        }
-        attemptDelegate?.detach()
-        attemptDelegate = nil
-        cancellation?.cancel()
-        cancellation = nil
-        writer?.abort(error)
-        writer = nil
-        attemptTimer?.cancel()
-        attemptTimer = nil
     }
 
     /// `per_try_timeout` from now (the client's whole request is in), or the
@@ -249,7 +142,17 @@ extension Exchange: NIOScheduledCallbackHandler {
         let message = limit.perTry.map { "no response from the upstream within per_try_timeout (\(ConfigUnits.formatDuration($0)))" }
             ?? "the request's deadline passed before the upstream answered"
         let error = GatewayError(.requestTimeout, message, upstream: request.hostPort)
-        abandonAttempt(error)
-        attemptFailed(error)
+        // Decided first: the abort's callbacks find no attempt in flight.
+        let action = machine.upstreamFailed(error, retryDelay: { self.retryDelay(after: $0, run: &$1) })
+        abortAttempt(error)
+        perform(action)
+    }
+}
+
+extension Result {
+    /// The error of a failed result, nil for a success.
+    var failureOrNil: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

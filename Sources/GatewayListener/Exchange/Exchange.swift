@@ -19,7 +19,8 @@ import NIOHTTP1
 /// scheduled task). No task, no continuation, no buffer beyond one read, but
 /// the copy of a body that may be sent again (``RequestReplayBuffer``).
 ///
-/// The attempts are in `+Attempts.swift`, sending a body again in `+Replay.swift`.
+/// Its decisions are the machine's; the attempts are in `+Attempts.swift`,
+/// the machine's actions performed in `+Actions.swift`.
 final class Exchange: UpstreamExchangeDelegate {
     let client: any ExchangeClient
     let info: ExchangeInfo
@@ -47,8 +48,6 @@ final class Exchange: UpstreamExchangeDelegate {
     /// A step's wait in progress (withdrawn if the exchange stops waiting).
     var pendingWait: AttemptWait?
     var backoff: Scheduled<Void>?
-    /// The retry state of a request that may be sent more than once.
-    var retryRun: RetryRun?
     /// Forwards the callbacks of the attempt in flight (requests that may be sent
     /// again only: a given-up attempt's late callbacks must not reach the next one).
     var attemptDelegate: AttemptDelegate?
@@ -60,10 +59,6 @@ final class Exchange: UpstreamExchangeDelegate {
     var writer: (any UpstreamRequestWriter)?
     /// The request body's way upstream (a pure state machine).
     var body: RequestBodyForwarding
-    /// A copy of a body that may be sent again (retried, replayed after a 401).
-    var replayBuffer: RequestReplayBuffer?
-    /// Why the last attempt failed: the client's answer if the body cannot go again after all.
-    var lastFailure: (any Error)?
     /// The upstream response's trailer fields, written with its end.
     var trailers: HTTPHeaders?
 
@@ -90,20 +85,19 @@ final class Exchange: UpstreamExchangeDelegate {
     }
 
     func requestBodyPart(_ buffer: ByteBuffer) {
-        machine.requestBodyReceived(buffer.readableBytes)
+        let action = machine.requestBodyPart(buffer, retryDelay: { self.retryDelay(after: $0, run: &$1) })
         info.observeRequestBody(buffer)
-        replayBuffer?.append(buffer)
         body.received(buffer)
         pump()
-        bodyArrived()
+        perform(action)
     }
 
     func requestEnd() {
-        replayBuffer?.end()
+        let action = machine.requestEnded(retryDelay: { self.retryDelay(after: $0, run: &$1) })
         body.ended()
         armAttemptTimerOnceRequestIsIn()
         pump()
-        bodyArrived()
+        perform(action)
     }
 
     /// Writes the next pending part (or the end of a body of unknown length).
@@ -131,9 +125,9 @@ final class Exchange: UpstreamExchangeDelegate {
 
     /// The client went away (or its connection failed): whatever is under way stops.
     func cancel() {
-        guard !finished else { return }
-        abandonAttempt(CancellationError())
-        _ = machine.finish()
+        guard let pending = machine.cancel() else { return }
+        withdraw(pending)
+        abortAttempt(CancellationError())
         releaseUpstream()
         info.finish(ExchangeOutcome(status: machine.status, responseBytes: machine.bytesOut, error: nil, cancelled: true))
     }
@@ -150,7 +144,6 @@ final class Exchange: UpstreamExchangeDelegate {
         pendingWait = nil
         backoff = nil
         body.reset()
-        replayBuffer = nil
     }
 
     // MARK: Response side (from the upstream)
@@ -167,20 +160,19 @@ final class Exchange: UpstreamExchangeDelegate {
         guard machine.isAttempting else { return }
         attemptTimer?.cancel()
         attemptTimer = nil
-        if let (next, byStep) = nextAttempt(after: head) {
-            switch machine.responseTurnedDown(next: next, requestSent: body.endSent, byStep: byStep) {
-            case .discard:
-                return
-            case .abandonAndStartNext(let next):
-                // Answered before the whole body went: the connection cannot be
-                // reused anyway, and the next attempt sends the body's copy.
-                abandonAttempt(CancellationError())
-                return startNext(next)
-            }
+        switch verdict(on: head) {
+        case .forward:
+            info.observeResponseHead(status: head.status, fields: head.fields, via: RequestRouter.responseVia)
+            let writesBody = client.writeResponseHead(head, info: info)
+            machine.responding(status: Int(head.status.code), bodyless: !writesBody)
+        case .discard:
+            return
+        case .abandon(let next):
+            // Answered before the whole body went: the connection cannot be
+            // reused anyway, and the next attempt sends the body's copy.
+            abortAttempt(CancellationError())
+            perform(next)
         }
-        replayBuffer = nil  // sent once more no more
-        let writesBody = client.writeResponseHead(head, info: info)
-        machine.responding(status: Int(head.status.code), bodyless: !writesBody)
     }
 
     func upstreamResponseBodyPart(_ buffer: ByteBuffer) {
@@ -200,9 +192,8 @@ final class Exchange: UpstreamExchangeDelegate {
 
     func upstreamResponseEnd() {
         switch machine.responseEnded() {
-        case .startNext(let next):
-            writer = nil
-            startNext(next)
+        case .next(let next):
+            perform(next)
         case .finish:
             releaseUpstream()
             log(status: machine.status ?? 0, error: nil)
@@ -214,18 +205,7 @@ final class Exchange: UpstreamExchangeDelegate {
     }
 
     func upstreamExchangeFailed(_ error: any Error) {
-        switch machine.upstreamFailed() {
-        case .attemptFailed:
-            attemptFailed(error)
-        case .startNext(let next):
-            // The discarded response did not end cleanly: the next attempt goes on anyway.
-            writer = nil
-            startNext(next)
-        case .fail:
-            fail(error)
-        case .ignore:
-            break
-        }
+        perform(machine.upstreamFailed(error, retryDelay: { self.retryDelay(after: $0, run: &$1) }))
     }
 
     /// The upstream answered the WebSocket handshake with 101: the exchange
@@ -233,43 +213,14 @@ final class Exchange: UpstreamExchangeDelegate {
     func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) {
         guard machine.upgraded(status: Int(head.status.code)) else { return tunnel.channel.close(promise: nil) }
         releaseUpstream()
+        info.observeResponseHead(status: head.status, fields: head.fields, via: RequestRouter.responseVia)
+        info.finish(ExchangeOutcome(status: Int(head.status.code), responseBytes: 0, error: nil))
         log(status: Int(head.status.code), error: nil)
         client.switchToTunnel(after: head, tunnel: tunnel, info: info, url: routed.url)
     }
 
     var upstreamShouldPauseReading: Bool {
         machine.pausesUpstream(clientWritable: client.isWritable)
-    }
-
-    /// The exchange ends with `error`: a gateway error response, or, once the
-    /// response started, a response cut short.
-    func fail(_ error: any Error) {
-        guard machine.finish() else { return }
-        releaseUpstream()
-        let gatewayError = (error as? GatewayError) ?? GatewayError(.internalError, "the gateway failed to forward the request", cause: error)
-        if gatewayError.code == .internalError {
-            info.logger.error("forwarding failed", metadata: ["error": "\(error)"])
-        }
-        guard !client.responseStarted, !isInjectedReset(gatewayError) else {
-            info.logger.info("\(LoggedText.text(of: info.method)) \(LoggedText.loggedTarget(routed.url)) aborted: \(gatewayError.code.rawValue)")
-            info.finish(ExchangeOutcome(status: machine.status, responseBytes: machine.bytesOut, error: gatewayError.code))
-            // Parts this read already gave go out before the close (a close drops unflushed writes).
-            if machine.takeUnflushed() { client.flushResponse() }
-            client.abortResponse()
-            return
-        }
-        let code = Int(gatewayError.status.code)
-        machine.answeredLocally(status: code)
-        log(status: code, error: gatewayError.code)
-        info.finish(ExchangeOutcome(status: code, responseBytes: 0, error: gatewayError.code))
-        client.respond(gatewayError.response(), info: info, addVia: true, keepAlive: false)
-    }
-
-    /// A fault toward the app that resets the client's connection (issue 55):
-    /// the client gets no response, as from an upstream that hung up.
-    private func isInjectedReset(_ error: GatewayError) -> Bool {
-        guard error.code == .connectionReset, let injected = info.context.record.injectedResponse else { return false }
-        return injected.kind == "reset" && injected.toward == FaultTarget.app.rawValue
     }
 
     func log(status: Int, error: GatewayError.Code?) {

@@ -3,10 +3,13 @@ import NIOCore
 import NIOHTTP1
 
 /// What an ``Exchange`` needs of its client, and all it may touch of it: the
-/// HTTP/1.1 connection (``ClientConnectionHandler``) implements it, and an
-/// HTTP/2 stream will. The exchange never sees a channel, a pipeline or the
-/// connection's own state (async-http-client's `HTTPRequestExecutor` is the
-/// model). Called on the client's event loop.
+/// HTTP/1.1 connection (``ClientConnectionHandler``) and an HTTP/2 stream
+/// (``ClientHTTP2StreamHandler``) implement it. Pure I/O: the client writes what it
+/// is given in its protocol's framing; the exchange decides, observes the
+/// response head, finishes its observers and writes its log line. The exchange
+/// never sees a channel, a pipeline or the connection's own state
+/// (async-http-client's `HTTPRequestExecutor` is the model). Called on the
+/// client's event loop.
 protocol ExchangeClient: AnyObject {
     /// The response head went out: a failure can no longer be answered with a response.
     var responseStarted: Bool { get }

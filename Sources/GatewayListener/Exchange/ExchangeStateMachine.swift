@@ -1,53 +1,34 @@
 import GatewayCore
+import NIOCore
 
-/// The progress of one ``Exchange``, without I/O: which phase it is in (the
-/// attempt steps, a wait, an attempt, a turned-down response being dropped, a
-/// backoff, a wait for the body to send again, the response), what it has
-/// counted, and what each event makes of it. The exchange feeds it events and
-/// performs the actions it returns; the futures, timers and writers those
-/// actions concern stay in the exchange (async-http-client's
-/// `RequestBag.StateMachine` is the model).
+/// The progress of one ``Exchange`` and every decision about it, without I/O:
+/// which phase it is in, what another attempt may send
+/// (``ExchangeResendState``: the retry state, the body's copy), what went to
+/// the client, and what each event makes of them. The exchange feeds it
+/// events and performs the actions it returns (``Action``: run the steps,
+/// back off, wait for the body, wait for a replay, fail); the futures, timers
+/// and writers those actions concern stay in the exchange. An event the phase
+/// cannot have stops the process (async-http-client's `RequestBag.StateMachine`
+/// is the model); late callbacks of a given-up attempt or wait are ignored.
 ///
-/// The phases, in the order an exchange meets them:
-/// `preparing(step:)` (the route's attempt steps, from `step` on) →
-/// `waiting(step:)` (a step's future) → `attempting` (no response head yet) →
-/// `responding` (the head went to the client), or a detour back to
-/// `preparing(step: 0)`: `discarding` (a retryable or replayed response's
-/// body), `backingOff`, `awaitingBody` / `awaitingBodyToRetry` (a body that
-/// must be whole before it goes again). `finished` ends every path.
+/// The phases, in the order an exchange meets them: `idle` → `preparing(step:)`
+/// (the route's attempt steps, from `step` on) → `waiting(step:)` (a step's
+/// future) → `attempting` (no response head yet) → `responding` (the head
+/// went to the client), or a detour back to `preparing(step: 0)`:
+/// `discarding` (a retryable or replayed response's body), `awaitingReplay`
+/// (a step's wait before a replay: a token refresh), `backingOff`,
+/// `awaitingBody` / `awaitingBodyToRetry` (a body that must be whole before
+/// it goes again). `finished` ends every path. The retry planner decides
+/// whether and when an attempt goes again, a step whether a response asks for
+/// a replay; nothing else decides outside this machine.
 struct ExchangeStateMachine {
-    /// When the attempt after a turned-down response goes.
-    enum Next: Equatable {
-        /// After the retry planner's backoff.
-        case after(Duration)
-        /// Once a step's wait (a token refresh after a 401) is over.
-        case replay
-    }
-
-    enum Phase {
-        case preparing(step: Int)
-        case waiting(step: Int)
-        case attempting
-        case discarding(then: Next)
-        case backingOff
-        /// The next attempt sends the body again (bodies up to `within` bytes) once it is all in.
-        case awaitingBody(within: Int)
-        /// An attempt failed while a body that may outgrow its copy was still
-        /// coming: whether to retry is decided once it is in.
-        case awaitingBodyToRetry(after: GatewayError)
-        /// The head went to the client; `bodyless`: no body goes after it (HEAD, 204, 304).
-        case responding(bodyless: Bool)
-        case finished
-    }
-
-    private(set) var phase = Phase.preparing(step: 0)
+    private(set) var phase = Phase.idle
+    private(set) var resend = ExchangeResendState()
     /// The status the client got (or is getting).
     private(set) var status: Int?
     /// Request body bytes the client sent; response body bytes it was sent.
     private(set) var bytesIn = 0
     private(set) var bytesOut = 0
-    /// A step replayed the request already (after a 401): at most once per request.
-    private(set) var replayedByStep = false
     /// `100 Continue` went out.
     private(set) var continueSent = false
     /// Response parts written since the last flush.
@@ -69,11 +50,14 @@ struct ExchangeStateMachine {
         return false
     }
 
-    // MARK: Steps and attempts
+    // MARK: Start and steps
 
-    /// Every step again, from the first (a new attempt).
-    mutating func restartSteps() {
+    /// The exchange starts (see ``ExchangeResendState/init(retry:stepReplayLimit:declaredLength:bodyless:)``).
+    mutating func start(retry: RetryRun?, stepReplayLimit: Int?, declaredLength: Int?, bodyless: Bool) -> Action {
+        guard case .idle = phase else { preconditionFailure("an exchange started in \(phase)") }
+        resend = ExchangeResendState(retry: retry, stepReplayLimit: stepReplayLimit, declaredLength: declaredLength, bodyless: bodyless)
         phase = .preparing(step: 0)
+        return .runSteps
     }
 
     /// The step to run next, while preparing.
@@ -83,113 +67,97 @@ struct ExchangeStateMachine {
     }
 
     mutating func stepProceeded() {
-        guard case .preparing(let step) = phase else { return }
+        guard case .preparing(let step) = phase else { preconditionFailure("a step proceeded in \(phase)") }
         phase = .preparing(step: step + 1)
     }
 
     mutating func stepWaits() {
-        guard case .preparing(let step) = phase else { return }
+        guard case .preparing(let step) = phase else { preconditionFailure("a step waits in \(phase)") }
         phase = .waiting(step: step)
     }
 
-    /// A step's wait is over; false when the exchange stopped waiting meanwhile
-    /// (abandoned, finished): the outcome is dropped. `repeatStep`: the same
-    /// step runs again (it waited for a condition, not for its result).
-    mutating func waitEnded(repeatStep: Bool) -> Bool {
-        guard case .waiting(let step) = phase else { return false }
+    /// A step's wait is over (`failure`: it failed, and that is the answer).
+    /// `repeatStep`: the same step runs again (it waited for a condition, not
+    /// for its result). An exchange no longer waiting (finished) drops it.
+    mutating func stepWaitEnded(failure: (any Error)?, repeatStep: Bool) -> Action {
+        guard case .waiting(let step) = phase else { return .none }
+        if let failure { return .fail(GatewayError.forwarding(failure)) }
         phase = .preparing(step: repeatStep ? step : step + 1)
-        return true
+        return .runSteps
     }
 
-    /// A replay's wait (after a 401) is over: the attempts restart. False when no longer waiting.
-    mutating func replayWaitEnded() -> Bool {
-        guard case .waiting = phase else { return false }
-        phase = .preparing(step: 0)
-        return true
-    }
-
+    /// Every step proceeded: the attempt goes.
     mutating func attemptStarted() {
+        guard case .preparing = phase else { preconditionFailure("an attempt started in \(phase)") }
         phase = .attempting
     }
 
-    /// The attempt in flight is given up (a timeout, the client gone): callbacks
-    /// it causes find none in flight. Returns what was pending, for the exchange to withdraw.
-    mutating func abandon() -> Phase {
-        let current = phase
-        if !isFinished { phase = .preparing(step: 0) }
-        return current
-    }
-
-    /// A step or the planner turned the response down: `.discarding` if its
-    /// body must be read to the end (the request all went), else the attempt
-    /// is given up at once (its connection cannot be reused) and the next starts.
-    enum TurnDown: Equatable {
-        case discard
-        case abandonAndStartNext(Next)
-    }
-
-    mutating func responseTurnedDown(next: Next, requestSent: Bool, byStep: Bool) -> TurnDown {
-        if byStep { replayedByStep = true }
-        guard requestSent else { return .abandonAndStartNext(next) }
-        phase = .discarding(then: next)
-        return .discard
-    }
-
-    /// Waiting for a step's replay wait (the 401's token refresh) before the next attempt.
-    mutating func awaitReplay() {
-        phase = .waiting(step: 0)
-    }
-
-    mutating func backingOff() {
-        phase = .backingOff
-    }
-
-    /// The backoff is over; false when the exchange moved on meanwhile.
-    mutating func backoffEnded() -> Bool {
-        guard case .backingOff = phase else { return false }
-        return true
-    }
-
-    mutating func awaitBody(within limit: Int) {
-        phase = .awaitingBody(within: limit)
-    }
-
-    mutating func awaitBodyToRetry(after error: GatewayError) {
-        phase = .awaitingBodyToRetry(after: error)
-    }
-
-    /// What a part or the end of the client's body means for an attempt that waits for it.
-    enum BodyArrival {
-        case restartAttempts(within: Int)
-        case decideRetry(after: GatewayError)
-        case none
-    }
-
-    func bodyArrived() -> BodyArrival {
-        switch phase {
-        case .awaitingBody(let limit): .restartAttempts(within: limit)
-        case .awaitingBodyToRetry(let error): .decideRetry(after: error)
-        default: .none
-        }
+    /// A step answered for the upstream (a local 429) with `status`.
+    mutating func answeredLocally(status: Int) {
+        guard case .preparing = phase else { preconditionFailure("a step answered in \(phase)") }
+        phase = .finished
+        self.status = status
     }
 
     // MARK: Request body
 
-    mutating func requestBodyReceived(_ count: Int) {
-        bytesIn += count
+    /// A part of the client's body: counted, copied if it may go again; an
+    /// attempt that waits for it may go.
+    mutating func requestBodyPart(_ part: ByteBuffer, retryDelay: (GatewayError, inout RetryRun) -> Duration?) -> Action {
+        bytesIn += part.readableBytes
+        guard resend.bodyPart(part) else { return .none }
+        return bodyArrived(retryDelay: retryDelay)
+    }
+
+    /// The client's body ended: an attempt that waits for it may go.
+    mutating func requestEnded(retryDelay: (GatewayError, inout RetryRun) -> Duration?) -> Action {
+        guard resend.bodyEnded() else { return .none }
+        return bodyArrived(retryDelay: retryDelay)
+    }
+
+    private mutating func bodyArrived(retryDelay: (GatewayError, inout RetryRun) -> Duration?) -> Action {
+        switch phase {
+        case .awaitingBody(let limit):
+            return restart(within: limit)
+        case .awaitingBodyToRetry(let error):
+            switch resend.retry(after: error, retryDelay: retryDelay) {
+            case .after(let delay): return backOff(delay)
+            case .awaitBody: return .none  // still coming
+            case .no: return .fail(error)
+            }
+        default:
+            return .none
+        }
     }
 
     /// Whether to write `100 Continue` now: once, if the client asked and no response started.
-    mutating func continueNeeded(expected: Bool, responseStarted: Bool) -> Bool {
-        guard !continueSent, expected, !responseStarted else { return false }
+    mutating func continueNeeded(expected: Bool) -> Bool {
+        guard expected, !continueSent else { return false }
+        switch phase {
+        case .responding, .finished: return false
+        default: break
+        }
         continueSent = true
         return true
     }
 
-    // MARK: Response
+    // MARK: The response
 
-    /// The response head goes to the client. `bodyless`: its framing sends no body.
+    /// The head of the attempt's response, after the steps saw it
+    /// (`replayAsked`: one asked to replay the request; ``ExchangeResendState/stepsMayReplay``
+    /// says whether they may); otherwise the retry planner is asked
+    /// (`retryDelay`), if the body can go again. `requestSent`: the whole request went upstream.
+    mutating func responseHead(replayAsked: Bool, requestSent: Bool, retryDelay: (inout RetryRun) -> Duration?) -> HeadVerdict {
+        guard case .attempting = phase else { preconditionFailure("a response head in \(phase)") }
+        guard let next = resend.next(afterHeadWith: replayAsked, retryDelay: retryDelay) else { return .forward }
+        guard requestSent else { return .abandon(then: startNext(next)) }
+        phase = .discarding(then: next)
+        return .discard
+    }
+
+    /// The response head went to the client (after ``HeadVerdict/forward``). `bodyless`: its framing sends no body.
     mutating func responding(status: Int, bodyless: Bool) {
+        guard case .attempting = phase else { preconditionFailure("a response head went out in \(phase)") }
         phase = .responding(bodyless: bodyless)
         self.status = status
         // Out at the end of the read that carried it: a slow first body part does not hold the status back.
@@ -210,42 +178,15 @@ struct ExchangeStateMachine {
         return unflushed
     }
 
-    enum End: Equatable {
-        /// A turned-down response's body is over: the next attempt.
-        case startNext(Next)
-        /// The response is over: log, finish the observers, end the client's response.
-        case finish
-        case ignore
-    }
-
     mutating func responseEnded() -> End {
         switch phase {
         case .discarding(let next):
-            return .startNext(next)
+            return .next(startNext(next))
         case .responding:
             phase = .finished
             return .finish
         default:
             return .ignore
-        }
-    }
-
-    enum UpstreamFailure: Equatable {
-        /// Before the head: retried, or the client's answer.
-        case attemptFailed
-        /// A turned-down response did not end cleanly: the next attempt goes anyway.
-        case startNext(Next)
-        /// Mid-response: the exchange fails.
-        case fail
-        case ignore
-    }
-
-    func upstreamFailed() -> UpstreamFailure {
-        switch phase {
-        case .attempting: .attemptFailed
-        case .discarding(let next): .startNext(next)
-        case .responding: .fail
-        default: .ignore
         }
     }
 
@@ -263,16 +204,104 @@ struct ExchangeStateMachine {
         return !clientWritable
     }
 
-    /// A response of the gateway's own (a step's, an error) goes out with `status`.
-    mutating func answeredLocally(status: Int) {
-        phase = .finished
-        self.status = status
+    // MARK: Failures and waits
+
+    /// The upstream failed: before the head, the attempt is retried (now, after
+    /// a backoff, once the body is in) or its error is the answer; a turned-down
+    /// response that did not end cleanly lets the next attempt go anyway;
+    /// mid-response, the exchange fails. Also the attempt's timeout.
+    mutating func upstreamFailed(_ error: any Error, retryDelay: (GatewayError, inout RetryRun) -> Duration?) -> Action {
+        switch phase {
+        case .attempting:
+            guard let gatewayError = error as? GatewayError else { return .fail(GatewayError.forwarding(error)) }
+            switch resend.retry(after: gatewayError, retryDelay: retryDelay) {
+            case .after(let delay):
+                return backOff(delay)
+            case .awaitBody:
+                phase = .awaitingBodyToRetry(after: gatewayError)
+                return .awaitBody
+            case .no:
+                return .fail(gatewayError)
+            }
+        case .discarding(let next):
+            return startNext(next)
+        case .responding:
+            return .fail(GatewayError.forwarding(error))
+        default:
+            return .none
+        }
     }
 
-    /// The exchange ends (failed, cancelled); false when it had already.
-    mutating func finish() -> Bool {
-        guard !isFinished else { return false }
-        phase = .finished
-        return true
+    /// The backoff is over: the next attempt (or a wait for the body). Dropped when the exchange moved on.
+    mutating func backoffEnded() -> Action {
+        guard case .backingOff = phase else { return .none }
+        return restart(within: resend.retryLimit)
+    }
+
+    /// The step's replay wait is over (`failure`: it failed, and that is the answer).
+    mutating func replayWaitEnded(failure: (any Error)?) -> Action {
+        guard case .awaitingReplay = phase else { return .none }
+        if let failure { return .fail(GatewayError.forwarding(failure)) }
+        return restart(within: resend.replayLimit)
+    }
+
+    /// The exchange fails with `error`: finished, and how the client learns it
+    /// (`injectedReset`: a fault toward the app resets the client's connection).
+    /// Nil when it had finished already.
+    mutating func failed(_ error: GatewayError, injectedReset: Bool) -> Failure? {
+        switch phase {
+        case .finished:
+            return nil
+        case .responding:
+            phase = .finished
+            return .abort
+        default:
+            phase = .finished
+            if injectedReset { return .abort }
+            status = Int(error.status.code)
+            return .respond(status: Int(error.status.code))
+        }
+    }
+
+    /// The client went away: the exchange is finished; returns what was pending
+    /// (a wait, a backoff) for the exchange to withdraw, nil when it had finished.
+    mutating func cancel() -> Phase? {
+        guard !isFinished else { return nil }
+        defer { phase = .finished }
+        return phase
+    }
+
+    // MARK: Private
+
+    private mutating func startNext(_ next: Next) -> Action {
+        switch next {
+        case .after(let delay):
+            return backOff(delay)
+        case .replay:
+            phase = .awaitingReplay
+            return .awaitReplay
+        }
+    }
+
+    private mutating func backOff(_ delay: Duration) -> Action {
+        guard delay > .zero else { return restart(within: resend.retryLimit) }
+        phase = .backingOff
+        return .backOff(delay)
+    }
+
+    /// The next attempt: every step again, on the request as routed carrying
+    /// the body's copy; first a wait for the rest of the body if it is still coming.
+    private mutating func restart(within limit: Int) -> Action {
+        switch resend.restart(within: limit) {
+        case .send(let request):
+            phase = .preparing(step: 0)
+            return .runAttempt(from: request)
+        case .awaitBody:
+            if case .awaitingBody = phase { return .none }  // still waiting
+            phase = .awaitingBody(within: limit)
+            return .awaitBody
+        case .unavailable:
+            return .fail(resend.unavailableError)
+        }
     }
 }

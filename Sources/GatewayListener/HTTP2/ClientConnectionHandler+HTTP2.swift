@@ -28,7 +28,7 @@ extension ClientConnectionHandler {
         let environment = self.environment
         let clientAddress = self.clientAddress
         let limits = environment.liveConfig.current.config.limits
-        let connection = HTTP2ConnectionHandler(
+        let connection = ClientHTTP2ConnectionHandler(
             logger: environment.logger, clientAddress: clientAddress,
             idleTimeout: .nanoseconds(Int64(limits.idleTimeout.seconds * 1e9))
         )
@@ -37,11 +37,11 @@ extension ClientConnectionHandler {
             mode: .server, eventLoop: context.eventLoop,
             connectionConfiguration: HTTP2ServerSettings.connection(maxHeaderListSize: environment.maxHeadBytes),
             streamConfiguration: HTTP2ServerSettings.stream,
-            streamDelegate: HTTP2ConnectionHandler.StreamEvents(handler: NIOLoopBound(connection, eventLoop: context.eventLoop))
+            streamDelegate: ClientHTTP2ConnectionHandler.StreamEvents(handler: NIOLoopBound(connection, eventLoop: context.eventLoop))
         ) { stream in
             do {
                 try stream.pipeline.syncOperations.addHandler(
-                    HTTP2StreamHandler(environment: environment, origin: origin, clientAddress: clientAddress)
+                    ClientHTTP2StreamHandler(environment: environment, origin: origin, clientAddress: clientAddress)
                 )
                 return stream.eventLoop.makeSucceededVoidFuture()
             } catch {

@@ -17,7 +17,7 @@ protocol ClientTimeoutOwner: AnyObject {
 /// Not a handler of its own: ``ClientConnectionHandler`` owns one per HTTP/1.1
 /// connection and tells it of raw bytes read (before they are framed), heads,
 /// the end of request bodies, held reads and finished exchanges; an
-/// ``HTTP2StreamHandler`` owns one per stream, for the body and send timeouts
+/// ``ClientHTTP2StreamHandler`` owns one per stream, for the body and send timeouts
 /// only (the connection's idle and head limits are its own). A head or body
 /// timeout goes to the owner as a `GatewayError` (it answers 408); so does a
 /// send timeout, on which the connection (or stream) ends at once (nothing can

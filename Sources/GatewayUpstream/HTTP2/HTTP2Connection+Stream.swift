@@ -4,7 +4,7 @@ import NIOHTTP2
 
 /// One attempt's stream on a connection: a child channel of the multiplexer,
 /// read only on demand (its receive window is refilled only as it is read, so
-/// a slow client holds the server back), with an ``HTTP2StreamHandler`` running
+/// a slow client holds the server back), with an ``UpstreamHTTP2StreamHandler`` running
 /// the exchange.
 extension HTTP2Connection {
     /// Opens a stream for `request`, whose slot the pool has leased; the
@@ -26,7 +26,7 @@ extension HTTP2Connection {
             ticket.openFailed(ConnectionClosedBeforeUse(upstream: upstream))
             return nil
         }
-        let handler = HTTP2StreamHandler(
+        let handler = UpstreamHTTP2StreamHandler(
             request: request, recorder: recorder, delegate: delegate, ticket: ticket,
             upstream: upstream, requestTimeout: requestTimeout, eventLoop: eventLoop
         )

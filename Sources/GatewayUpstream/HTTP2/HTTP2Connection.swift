@@ -28,7 +28,7 @@ enum NegotiatedConnection: Sendable {
 
 /// One established HTTP/2 upstream connection: TLS (for https), then
 /// `NIOHTTP2Handler` in client mode with its inline stream multiplexer, then an
-/// ``HTTP2ConnectionHandler`` reading the server's SETTINGS and GOAWAY. Each
+/// ``UpstreamHTTP2ConnectionHandler`` reading the server's SETTINGS and GOAWAY. Each
 /// attempt opens a stream on it (`+Stream.swift`); the pool counts its streams.
 final class HTTP2Connection: Sendable {
     let id: Int
@@ -103,7 +103,7 @@ final class HTTP2Connection: Sendable {
                     stream.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
                 }
             )
-            try channel.pipeline.syncOperations.addHandler(HTTP2ConnectionHandler(firstSettings: settings, events: events))
+            try channel.pipeline.syncOperations.addHandler(UpstreamHTTP2ConnectionHandler(firstSettings: settings, events: events))
             let connection = HTTP2Connection(
                 id: id, key: key, channel: channel, multiplexer: multiplexer,
                 timings: opened.timings, requestTimeout: requestTimeout, events: events

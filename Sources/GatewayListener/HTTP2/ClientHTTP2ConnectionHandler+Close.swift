@@ -2,12 +2,12 @@ import Logging
 import NIOHTTP2
 
 /// Why an intercepted HTTP/2 connection closed, told in the one line it
-/// logs when it does (``HTTP2ConnectionHandler/channelInactive(context:)``):
+/// logs when it does (``ClientHTTP2ConnectionHandler/channelInactive(context:)``):
 /// at info when the client abused the connection (a protocol error NIOHTTP2
 /// answered with GOAWAY, a flood, a GOAWAY of its own for an error), at
 /// debug when it closed as connections do (the client went away, idle,
 /// drained, a reset socket).
-extension HTTP2ConnectionHandler {
+extension ClientHTTP2ConnectionHandler {
     enum CloseReason: Equatable {
         /// The client closed it (or its socket went away) without a word.
         case clientClosed

@@ -17,7 +17,7 @@ import NIOHTTP2
 /// stream's errors here too, and cannot be told apart from a connection's by
 /// kind: a stream error from an upstream is a broken server, and closing costs
 /// its other streams a new connection.
-final class HTTP2ConnectionHandler: ChannelInboundHandler {
+final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
 
     private var firstSettings: EventLoopPromise<Int>?

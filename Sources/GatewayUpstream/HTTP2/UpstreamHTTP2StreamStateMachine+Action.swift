@@ -1,9 +1,9 @@
 import NIOCore
 import NIOHTTP2
 
-/// What ``HTTP2StreamStateMachine`` asks of its handler, and the events that
+/// What ``UpstreamHTTP2StreamStateMachine`` asks of its handler, and the events that
 /// end a stream from outside (a reset, an error, a close, the timer, the delegate).
-extension HTTP2StreamStateMachine {
+extension UpstreamHTTP2StreamStateMachine {
     enum Action {
         case none
         /// Read from the stream (or send the read that was held).

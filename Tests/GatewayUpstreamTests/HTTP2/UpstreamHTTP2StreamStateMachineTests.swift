@@ -7,9 +7,9 @@ import Testing
 /// One HTTP/2 stream's exchange, without a channel: the request's writes, the
 /// response's head (interim ones skipped), body, trailers and end, resets,
 /// back-pressure and the request timeout.
-@Suite("HTTP2StreamStateMachine")
-struct HTTP2StreamStateMachineTests {
-    typealias Machine = HTTP2StreamStateMachine
+@Suite("UpstreamHTTP2StreamStateMachine")
+struct UpstreamHTTP2StreamStateMachineTests {
+    typealias Machine = UpstreamHTTP2StreamStateMachine
 
     static let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
 

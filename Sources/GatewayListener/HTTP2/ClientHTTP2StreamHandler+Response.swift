@@ -5,20 +5,19 @@ import NIOHTTP2
 
 /// The stream's side of ``ExchangeClient``: the response as HEADERS, DATA and
 /// a trailing HEADERS (or an empty DATA) with END_STREAM.
-extension HTTP2StreamHandler: ExchangeClient {
-    var responseStarted: Bool { headSent }
+extension ClientHTTP2StreamHandler: ExchangeClient {
+    var responseStarted: Bool { machine.headSent }
 
     var isWritable: Bool { context?.channel.isWritable ?? true }
 
     func writeResponseHead(_ head: UpstreamResponseHead, info: ExchangeInfo) -> Bool {
         let bodyless = Self.isBodyless(status: head.status, method: info.method)
-        info.observeResponseHead(status: head.status, fields: head.fields, via: RequestRouter.responseVia)
         writeHead(status: head.status, headers: head.headers, via: RequestRouter.responseVia, endStream: bodyless)
         return !bodyless
     }
 
     func writeResponseBodyPart(_ buffer: ByteBuffer) {
-        guard !responseEnded, buffer.readableBytes > 0 else { return }
+        guard machine.writesBody, buffer.readableBytes > 0 else { return }
         context?.write(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer)))), promise: nil)
     }
 
@@ -29,11 +28,10 @@ extension HTTP2StreamHandler: ExchangeClient {
     func writeResponseEnd(trailers: HTTPHeaders?) {
         defer { exchangeDone() }
         guard let context else { return }
-        guard !responseEnded else {
+        guard machine.responseEnd() else {
             context.flush()  // a bodyless head ended the stream already
             return
         }
-        responseEnded = true
         if let trailers, !trailers.isEmpty {
             let fields = HTTP2Translation.trailers(trailers)
             if !fields.isEmpty {
@@ -47,9 +45,8 @@ extension HTTP2StreamHandler: ExchangeClient {
     @discardableResult
     func respond(_ response: ProxyResponse, info: ExchangeInfo, addVia: Bool, keepAlive: Bool) -> Int {
         defer { exchangeDone() }
-        guard !responseEnded else { return 0 }
+        guard !machine.headSent else { return 0 }
         let via = addVia ? RequestRouter.responseVia : nil
-        info.observeResponseHead(status: response.status, fields: ResponseFields(response.headers), via: via)
         let bodyless = Self.isBodyless(status: response.status, method: info.method)
         guard !bodyless, case .bytes(let buffer) = response.body.storage, buffer.readableBytes > 0 else {
             writeHead(status: response.status, headers: response.headers, via: via, endStream: true)
@@ -57,19 +54,19 @@ extension HTTP2StreamHandler: ExchangeClient {
             return 0
         }
         writeHead(status: response.status, headers: response.headers, via: via, endStream: false)
-        responseEnded = true
+        _ = machine.responseEnd()
         context?.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
         return buffer.readableBytes
     }
 
     func writeContinue(info: ExchangeInfo) {
-        guard !headSent else { return }
+        guard !machine.headSent else { return }
         context?.writeAndFlush(wrapOutboundOut(.headers(.init(headers: [":status": "100"]))), promise: nil)
     }
 
     /// The response is cut short after its head: RST_STREAM (the client sees the stream fail).
     func abortResponse() {
-        responseEnded = true
+        machine.closed()
         exchange = nil
         context?.close(promise: nil)
     }
@@ -82,8 +79,7 @@ extension HTTP2StreamHandler: ExchangeClient {
     }
 
     private func writeHead(status: HTTPResponseStatus, headers: HTTPHeaders, via: String?, endStream: Bool) {
-        headSent = true
-        if endStream { responseEnded = true }
+        machine.headWritten(endStream: endStream)
         let fields = HTTP2Translation.response(status: status, fields: headers, via: via)
         context?.write(wrapOutboundOut(.headers(.init(headers: fields, endStream: endStream))), promise: nil)
     }

@@ -6,8 +6,8 @@ import NIOHTTP2
 /// parts, done where the frame is), and keeps the request timeout's task.
 /// The stream's slot goes back to the pool before the delegate hears of the
 /// end or the failure: its next request may take it.
-extension HTTP2StreamHandler {
-    func perform(_ action: HTTP2StreamStateMachine.Action) {
+extension UpstreamHTTP2StreamHandler {
+    func perform(_ action: UpstreamHTTP2StreamStateMachine.Action) {
         switch action {
         case .none, .forwardHead, .forwardBody, .forwardTrailers:
             break
@@ -37,7 +37,7 @@ extension HTTP2StreamHandler {
         scheduleTimerIfArmed()
     }
 
-    func gatewayError(for failure: HTTP2StreamStateMachine.Failure) -> any Error {
+    func gatewayError(for failure: UpstreamHTTP2StreamStateMachine.Failure) -> any Error {
         switch failure {
         case .error(let error, let beforeHead):
             if let closed = error as? NIOHTTP2Errors.StreamClosed {

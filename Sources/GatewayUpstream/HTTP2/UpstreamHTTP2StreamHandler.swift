@@ -16,11 +16,11 @@ import NIOHTTP2
 /// stream's receive window only as its reads take the frames, so a slow client
 /// holds the server back by flow control while the connection's other streams go on.
 ///
-/// The protocol state is an ``HTTP2StreamStateMachine`` (here the request
+/// The protocol state is an ``UpstreamHTTP2StreamStateMachine`` (here the request
 /// side, in `+Inbound.swift` the response side, in `+Actions.swift` what the
 /// machine decides and the request timeout's task). All its methods run on the
 /// connection's event loop.
-final class HTTP2StreamHandler: ChannelInboundHandler {
+final class UpstreamHTTP2StreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
@@ -31,7 +31,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
     let ticket: HTTP2StreamTicket
     let upstream: String
     let eventLoop: any EventLoop
-    var machine: HTTP2StreamStateMachine
+    var machine: UpstreamHTTP2StreamStateMachine
     var context: ChannelHandlerContext?
     /// Pending while the machine's request timeout is armed (and a while after).
     var timer: Scheduled<Void>?
@@ -51,7 +51,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         self.ticket = ticket
         self.upstream = upstream
         self.eventLoop = eventLoop
-        self.machine = HTTP2StreamStateMachine(requestTimeout: requestTimeout, isHEAD: request.method == .HEAD)
+        self.machine = UpstreamHTTP2StreamStateMachine(requestTimeout: requestTimeout, isHEAD: request.method == .HEAD)
     }
 
     var requestTimeout: TimeAmount { machine.timeout.timeout }
@@ -141,7 +141,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
 /// exchange, so no exchange id is needed to refuse stale calls: after the end
 /// the machine refuses them.
 struct HTTP2StreamWriter: UpstreamRequestWriter {
-    let handler: HTTP2StreamHandler
+    let handler: UpstreamHTTP2StreamHandler
 
     func writeBodyPart(_ chunk: ByteBuffer, isLast: Bool) -> EventLoopFuture<Void> {
         handler.writeBodyPart(chunk, isLast: isLast)

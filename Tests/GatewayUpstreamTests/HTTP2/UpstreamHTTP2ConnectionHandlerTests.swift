@@ -7,7 +7,7 @@ import Testing
 
 /// The connection-level handler of an upstream HTTP/2 connection: which
 /// events take the connection out of the pool.
-struct HTTP2ConnectionHandlerTests {
+struct UpstreamHTTP2ConnectionHandlerTests {
     final class Recorder: Sendable {
         let goingAway = NIOLockedValueBox(0)
         var events: HTTP2ConnectionEvents {
@@ -21,7 +21,7 @@ struct HTTP2ConnectionHandlerTests {
         let channel = EmbeddedChannel()
         let recorder = Recorder()
         let settings = channel.eventLoop.makePromise(of: Int.self)
-        try channel.pipeline.syncOperations.addHandler(HTTP2ConnectionHandler(firstSettings: settings, events: recorder.events))
+        try channel.pipeline.syncOperations.addHandler(UpstreamHTTP2ConnectionHandler(firstSettings: settings, events: recorder.events))
         try channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: 128)]))))
         #expect(try settings.futureResult.wait() == 128)
         return (channel, recorder)

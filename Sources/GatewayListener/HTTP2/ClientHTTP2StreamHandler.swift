@@ -16,7 +16,7 @@ import NIOHTTP2
 /// body; the response is written only while the stream is writable (its
 /// window and the connection's socket), else the upstream's reads wait.
 /// A client's RST_STREAM closes this channel: the exchange is cancelled.
-final class HTTP2StreamHandler: ChannelDuplexHandler {
+final class ClientHTTP2StreamHandler: ChannelDuplexHandler, ExchangeHolder {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
@@ -28,16 +28,10 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     var exchange: Exchange?
     /// The request, once its HEADERS arrived.
     var info: ExchangeInfo?
-    /// The response's HEADERS went out.
-    var headSent = false
-    /// The response ended (END_STREAM sent, or the stream reset).
-    var responseEnded = false
+    /// How far the request and the response went, and a held read.
+    var machine = ClientHTTP2StreamStateMachine()
     /// The client sent `te: trailers`.
     var acceptsTrailers = false
-    /// A `read()` held while the exchange takes no request body.
-    private var heldRead = false
-    /// The request's END_STREAM arrived.
-    private var requestEnded = false
     /// The body and send timeouts, once a body or a closed window needs them (`+Timeouts.swift`).
     var timeouts: ClientTimeouts?
 
@@ -58,23 +52,23 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         timeouts?.channelClosed()
-        responseEnded = true
-        if let exchange {
-            self.exchange = nil
-            exchange.cancel()
-        }
+        machine.closed()
+        cancelExchange()
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .headers(let headers):
-            if info == nil {
-                if !headers.endStream { streamTimeouts.headReceived(bodyFollows: true) }
-                startExchange(headers.headers, endStream: headers.endStream)
-            } else if headers.endStream {
+            switch machine.headersReceived(endStream: headers.endStream) {
+            case .start(let endStream):
+                if !endStream { streamTimeouts.headReceived(bodyFollows: true) }
+                startExchange(headers.headers, endStream: endStream)
+            case .endRequest:
                 // Request trailers: HTTP/1.1 upstreams take none; the body ends here.
                 requestEnd()
+            case .ignore:
+                break
             }
         case .data(let data):
             timeouts?.bytesRead()
@@ -88,8 +82,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     }
 
     private func requestEnd() {
-        guard !requestEnded else { return }
-        requestEnded = true
+        guard machine.requestEnded() else { return }
         timeouts?.requestEnded()
         exchange?.requestEnd()
     }
@@ -107,11 +100,9 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if mayRead {
-            context.read()
-        } else {
-            if !heldRead { timeouts?.readsHeld(true) }
-            heldRead = true
+        switch machine.read(mayRead: mayRead) {
+        case .read: context.read()
+        case .hold(let first): if first { timeouts?.readsHeld(true) }
         }
     }
 
@@ -120,7 +111,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         if writable {
             timeouts?.writabilityChanged(writable: true)
             exchange?.clientWritable()
-        } else if !responseEnded || exchange != nil {
+        } else if !machine.responseEnded || exchange != nil {
             streamTimeouts.writabilityChanged(writable: false)
         }
         context.fireChannelWritabilityChanged()
@@ -128,8 +119,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
 
     /// The exchange takes request body again: a held read goes.
     func requestBodyDemand() {
-        guard heldRead, let context, mayRead else { return }
-        heldRead = false
+        guard let context, machine.demand(mayRead: mayRead) else { return }
         timeouts?.readsHeld(false)
         context.read()
     }
@@ -142,13 +132,10 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
 
     // MARK: Starting the exchange
 
+    /// The request's HEADERS: translated to an HTTP/1.1 head, then what
+    /// ``ExchangeStart`` (shared with HTTP/1.1 connections) makes of it.
     private func startExchange(_ fields: HPACKHeaders, endStream: Bool) {
-        let active = environment.liveConfig.current
-        let started = ContinuousClock.now
-        let context = RequestContext(
-            id: environment.requestIDs.next(), clientAddress: clientAddress, startedAt: started,
-            logger: environment.logger, exchangeLines: environment.exchangeLines, tagsLinesWithID: true
-        )
+        let context = environment.requestContext(clientAddress: clientAddress)
         context.record.clientHTTPVersion = UpstreamHTTPVersion.http2Name
         let translated: HTTP2Translation.RequestHead
         do throws(HTTP2Translation.Refusal) {
@@ -161,7 +148,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
             case .invalidField(let name): "malformed HTTP/2 request: \(name) has a character HTTP/1.1 does not allow"
             case .missingPseudoField(let name): "malformed HTTP/2 request: no \(name)"
             }
-            return refuse(GatewayError(.badRequest, message), info: info)
+            return perform(ExchangeStart.refuse(GatewayError(.badRequest, message), info: info), info: info, endStream: endStream)
         }
         let head = translated.head
         acceptsTrailers = translated.acceptsTrailers
@@ -170,43 +157,30 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
             context: context, observations: []
         )
         self.info = info
-        guard let target = ClientTarget.parse(head.uri, isConnect: false) else {
-            return refuse(GatewayError(.badRequest, "malformed request target"), info: info)
-        }
-        if origin.misdirects(head.headers.first(name: "host")) {
-            return refuse(GatewayError(.misdirectedRequest, "this connection is for \(origin.host):\(origin.port) only (its CONNECT)"), info: info)
-        }
-        let resolved = origin.resolve(target)
-        let admission = AdmissionRequest(head: head, target: resolved, insideInterception: true, bodyless: endStream)
-        switch active.admit(admission) {
-        case .proceed:
-            break
-        case .refuse(let error):
-            return refuse(error, info: info)
-        case .answer(let response, _):
-            respond(response, info: info, addVia: false, keepAlive: true)
-            let code = response.headers.first(name: "x-gateway-error").flatMap(GatewayError.Code.init(rawValue:))
-            ExchangeLogLine.log(context, method: head.method, target: .uri(head.uri), status: Int(response.status.code), started: started, bytesIn: 0, bytesOut: 0, upstream: nil, error: code)
-            return
-        }
-        guard case .absolute(let scheme, let host, let port, let path) = resolved, let eventLoop = self.context?.eventLoop else {
-            return refuse(GatewayError(.badRequest, "malformed request target"), info: info)
-        }
-        let declaredLength = endStream ? 0 : translated.declaredLength
-        let request = RequestRouter(active: active).route(head: head, scheme: scheme, host: host, port: port, target: path, declaredLength: declaredLength)
-        let (exchange, plan) = Exchange.routed(consume request, info: info, active: active, client: self, eventLoop: eventLoop)
-        self.exchange = exchange
-        exchange.start(plan)
-        if endStream { requestEnd() }
+        guard let eventLoop = self.context?.eventLoop else { return }
+        let framing: RequestHeadValidator.BodyFraming = endStream ? .none : translated.declaredLength.map { .length($0) } ?? .chunked
+        let verdict = ExchangeStart.begin(
+            head, framing: .success(framing), origin: origin, mayUpgrade: false, info: info,
+            active: environment.liveConfig.current, client: self, eventLoop: eventLoop
+        )
+        perform(verdict, info: info, endStream: endStream)
     }
 
-    /// Answers with a gateway error; the stream ends after it (the connection stays).
-    func refuse(_ error: GatewayError, info: ExchangeInfo) {
-        respond(error.response(), info: info, addVia: false, keepAlive: false)
-        ExchangeLogLine.log(
-            info.context, method: info.method, target: .uri(info.uri), status: Int(error.status.code), started: info.started,
-            bytesIn: 0, bytesOut: 0, upstream: error.upstream, error: error.code
-        )
+    private func perform(_ verdict: ExchangeStart.Verdict, info: ExchangeInfo, endStream: Bool) {
+        switch verdict {
+        case .run(let exchange, let plan):
+            self.exchange = exchange
+            exchange.start(plan)
+        case .answer(let response, _):
+            // The stream ends after it; the connection stays.
+            respond(response, info: info, addVia: false, keepAlive: true)
+        case .refuse(let error):
+            respond(error.response(), info: info, addVia: false, keepAlive: false)
+        case .connect:
+            // Inside interception a CONNECT is refused by the start itself (and the translation before it).
+            preconditionFailure("a CONNECT verdict for an HTTP/2 stream")
+        }
+        if endStream { requestEnd() }
     }
 }
 

@@ -3,11 +3,11 @@ import NIOHTTP2
 
 /// One HTTP/2 stream's exchange, without I/O: how far the request has been
 /// written and the response read, whether a read is held for a slow consumer,
-/// and the request timeout's clock. ``HTTP2StreamHandler`` feeds it events and
+/// and the request timeout's clock. ``UpstreamHTTP2StreamHandler`` feeds it events and
 /// performs the single ``Action`` each returns (as ``UpstreamExchangeStateMachine``
 /// does for an HTTP/1.1 connection; a stream carries one exchange, so there is
 /// no reuse to decide). The actions are in `+Action.swift`.
-struct HTTP2StreamStateMachine {
+struct UpstreamHTTP2StreamStateMachine {
     enum RequestPhase: Equatable {
         /// HEADERS are written; the delegate streams the body.
         case streaming

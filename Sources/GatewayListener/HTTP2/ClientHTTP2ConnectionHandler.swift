@@ -5,7 +5,7 @@ import NIOHTTP2
 
 /// The connection-level side of an intercepted HTTP/2 connection, after
 /// `NIOHTTP2Handler` (whose inline multiplexer gives each stream its
-/// ``HTTP2StreamHandler``): counts open streams, closes the connection after
+/// ``ClientHTTP2StreamHandler``): counts open streams, closes the connection after
 /// `limits.idle_timeout` without any, and drains it on shutdown with a GOAWAY
 /// (streams in flight finish; the connection closes when the last one ends,
 /// or at the drain timeout). A connection error (a flood of resets, of
@@ -14,7 +14,7 @@ import NIOHTTP2
 /// an uppercase field name) resets that stream only. However it closes, the
 /// connection logs one line when it has (``CloseReason``: the first cause
 /// seen), at info only for abuse.
-final class HTTP2ConnectionHandler: ChannelInboundHandler {
+final class ClientHTTP2ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
@@ -95,7 +95,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
 
     /// NIOHTTP2's stream delegate, forwarding to the handler on its loop.
     struct StreamEvents: NIOHTTP2StreamDelegate {
-        let handler: NIOLoopBound<HTTP2ConnectionHandler>
+        let handler: NIOLoopBound<ClientHTTP2ConnectionHandler>
 
         func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
             handler.value.streamOpened(id)

@@ -4,7 +4,7 @@ import NIOHTTP2
 /// The response side and the stream's events, fed to the machine: HEADERS
 /// (the head, interim heads, trailers), DATA, END_STREAM, RST_STREAM, errors,
 /// the close, and the reads asked for while the delegate can take more.
-extension HTTP2StreamHandler {
+extension UpstreamHTTP2StreamHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .headers(let frame):

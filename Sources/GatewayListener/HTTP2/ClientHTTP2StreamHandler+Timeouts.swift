@@ -12,7 +12,7 @@ import NIOCore
 ///
 /// Made when first needed: a bodyless request whose response the client takes
 /// as it comes schedules no timer and allocates nothing for it.
-extension HTTP2StreamHandler: ClientTimeoutOwner {
+extension ClientHTTP2StreamHandler: ClientTimeoutOwner {
     var streamTimeouts: ClientTimeouts {
         if let timeouts { return timeouts }
         let made = ClientTimeouts(limits: ClientTimeoutStateMachine.Limits(environment.liveConfig.current.config.limits))
@@ -23,18 +23,15 @@ extension HTTP2StreamHandler: ClientTimeoutOwner {
 
     func timedOut(_ error: GatewayError) {
         guard let context else { return }
-        if let exchange {
-            self.exchange = nil
-            exchange.cancel()
-        }
-        if error.code != .sendTimeout, !headSent, !responseEnded, let info {
+        cancelExchange()
+        if machine.timedOut(sendTimeout: error.code == .sendTimeout) == .respond, let info {
             environment.logger.info("refused request: \(error.code.rawValue)", metadata: ["client": "\(clientAddress)"])
             respond(error.response(), info: info, addVia: false, keepAlive: false)
             return
         }
         // Nothing more can reach a client that does not read, or the response began: RST_STREAM.
         environment.logger.info("reset stream: \(error.code.rawValue)", metadata: ["client": "\(clientAddress)"])
-        responseEnded = true
+        machine.closed()
         context.close(promise: nil)
     }
 
