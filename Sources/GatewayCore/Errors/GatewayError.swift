@@ -11,6 +11,12 @@ public struct GatewayError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var upstream: String?
     public var cause: String?
+    /// The upstream closed (or reset) a connection the pool had reused, before
+    /// any byte of the response: a keep-alive connection the server was closing
+    /// as the request went. The request may never have reached the server's
+    /// handler; one that can be repeated goes once more on a new connection
+    /// (RFC 9112 §9.3.1), whatever the retry policy says.
+    public var staleConnection = false
 
     public init(_ code: Code, _ message: String, upstream: String? = nil, cause: (any Error)? = nil) {
         self.code = code

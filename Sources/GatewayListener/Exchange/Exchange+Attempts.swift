@@ -20,7 +20,10 @@ extension Exchange {
                 if let limit = step.replayLimit(for: request) { stepLimit = max(stepLimit ?? 0, limit) }
             }
         }
-        perform(machine.start(retry: run, stepReplayLimit: stepLimit, declaredLength: request.body.declaredLength, bodyless: bodyless))
+        let repeatable = request.isIdempotent || request.headers.contains(name: "idempotency-key")
+        perform(machine.start(
+            retry: run, stepReplayLimit: stepLimit, declaredLength: request.body.declaredLength, bodyless: bodyless, repeatable: repeatable
+        ))
     }
 
     /// Runs the steps from the machine's current one on; sends the attempt when all proceeded.

@@ -28,6 +28,9 @@ struct ExchangeResendState {
     private(set) var replayedByStep = false
     /// Why the last retried attempt failed: the answer if its body cannot go again after all.
     private var lastFailure: GatewayError?
+    /// A stale pooled connection may still send the request once more
+    /// (``GatewayError/staleConnection``): it has no body and may be repeated.
+    private var staleResendLeft = false
 
     /// A request that goes once.
     init() {
@@ -37,9 +40,10 @@ struct ExchangeResendState {
     /// `retry` from the planner's plan; `stepReplayLimit` the largest body a
     /// step may replay (nil: none). A body that may be sent again and may fit
     /// is copied as it goes.
-    init(retry: RetryRun?, stepReplayLimit: Int?, declaredLength: Int?, bodyless: Bool) {
+    init(retry: RetryRun?, stepReplayLimit: Int?, declaredLength: Int?, bodyless: Bool, repeatable: Bool = false) {
         self.retry = retry
         self.bodyless = bodyless
+        staleResendLeft = bodyless && repeatable
         guard !bodyless else { return }
         var limit = retry?.bodyLimit
         if let stepReplayLimit { limit = max(limit ?? 0, stepReplayLimit) }
@@ -97,6 +101,15 @@ struct ExchangeResendState {
         case awaitBody
         /// The failure is the answer.
         case no
+    }
+
+    /// After an attempt failed on a stale pooled connection: whether the
+    /// request goes again at once on another, outside the retry policy and its
+    /// budget (once per request; only a bodiless request that may be repeated).
+    mutating func resendsAfterStale(_ error: GatewayError) -> Bool {
+        guard error.staleConnection, staleResendLeft else { return false }
+        staleResendLeft = false
+        return true
     }
 
     /// After an attempt failed before its response head.

@@ -53,9 +53,12 @@ struct ExchangeStateMachine {
     // MARK: Start and steps
 
     /// The exchange starts (see ``ExchangeResendState/init(retry:stepReplayLimit:declaredLength:bodyless:)``).
-    mutating func start(retry: RetryRun?, stepReplayLimit: Int?, declaredLength: Int?, bodyless: Bool) -> Action {
+    /// `repeatable`: the method is idempotent or the request has an `Idempotency-Key`.
+    mutating func start(retry: RetryRun?, stepReplayLimit: Int?, declaredLength: Int?, bodyless: Bool, repeatable: Bool = false) -> Action {
         guard case .idle = phase else { preconditionFailure("an exchange started in \(phase)") }
-        resend = ExchangeResendState(retry: retry, stepReplayLimit: stepReplayLimit, declaredLength: declaredLength, bodyless: bodyless)
+        resend = ExchangeResendState(
+            retry: retry, stepReplayLimit: stepReplayLimit, declaredLength: declaredLength, bodyless: bodyless, repeatable: repeatable
+        )
         phase = .preparing(step: 0)
         return .runSteps
     }
@@ -206,14 +209,16 @@ struct ExchangeStateMachine {
 
     // MARK: Failures and waits
 
-    /// The upstream failed: before the head, the attempt is retried (now, after
-    /// a backoff, once the body is in) or its error is the answer; a turned-down
+    /// The upstream failed: before the head, the attempt is sent again at once
+    /// on a new connection when a stale pooled one failed it, retried (now,
+    /// after a backoff, once the body is in) or its error is the answer; a turned-down
     /// response that did not end cleanly lets the next attempt go anyway;
     /// mid-response, the exchange fails. Also the attempt's timeout.
     mutating func upstreamFailed(_ error: any Error, retryDelay: (GatewayError, inout RetryRun) -> Duration?) -> Action {
         switch phase {
         case .attempting:
             guard let gatewayError = error as? GatewayError else { return .fail(GatewayError.forwarding(error)) }
+            if resend.resendsAfterStale(gatewayError) { return restart(within: resend.retryLimit) }
             switch resend.retry(after: gatewayError, retryDelay: retryDelay) {
             case .after(let delay):
                 return backOff(delay)

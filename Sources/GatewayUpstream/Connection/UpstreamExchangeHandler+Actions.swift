@@ -53,6 +53,7 @@ extension UpstreamExchangeHandler {
         switch release {
         case .reuse(let resumeRead):
             reusable = true
+            servedBefore = true
             if resumeRead { context?.read() }
         case .close:
             reusable = false
@@ -95,11 +96,17 @@ extension UpstreamExchangeHandler {
     }
 
     private func gatewayError(for failure: UpstreamExchangeStateMachine.Failure) -> any Error {
+        let stale = failingStale
         switch failure {
         case .error(let error):
-            return GatewayError.exchangeFailure(error, upstream: upstream)
+            let failure = GatewayError.exchangeFailure(error, upstream: upstream)
+            guard stale, var reset = failure as? GatewayError, reset.code == .connectionReset else { return failure }
+            reset.staleConnection = true
+            return reset
         case .closed(let beforeHead):
-            return GatewayError.upstreamClosed(upstream: upstream, beforeHead: beforeHead)
+            var closed = GatewayError.upstreamClosed(upstream: upstream, beforeHead: beforeHead)
+            closed.staleConnection = stale
+            return closed
         case .timedOut(let beforeHead):
             return timeoutError(beforeHead: beforeHead)
         case .protocolViolation(let violation):

@@ -65,6 +65,10 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The last request head's buffer, for the next head: once its write is
     /// done this is the only reference, and clearing it allocates nothing.
     var spareHeadBuffer: ByteBuffer?
+    /// An exchange ended on this connection and it was kept for the next.
+    var servedBefore = false
+    /// The failure being reported is a stale connection's (``GatewayError/staleConnection``).
+    var failingStale = false
 
     init(
         upstream: String,
@@ -248,7 +252,9 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// Fails the exchange in flight (if any) with `error` and closes the connection.
     func fail(_ error: any Error) {
+        failingStale = isStale
         run(machine.errorCaught(error))
+        failingStale = false
     }
 
     /// A lease whose requester went away before using it: the connection goes
@@ -259,6 +265,14 @@ final class UpstreamExchangeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// The channel closed: an exchange in flight fails, the timer stops.
     func markClosed() {
+        failingStale = isStale
         run(machine.channelClosed())
+        failingStale = false
+    }
+
+    /// The connection served an exchange before this one, and not a byte of
+    /// this one's response came: a failure now is a stale connection's.
+    private var isStale: Bool {
+        servedBefore && machine.isAwaitingHead && !framer.hasUnframedBytes
     }
 }

@@ -245,6 +245,12 @@ struct UpstreamExchangeStateMachine {
         state == .idle ? closeIdle() : .none
     }
 
+    /// An exchange is in flight and no byte of its response head has been framed.
+    var isAwaitingHead: Bool {
+        if case .exchange(let exchange) = state { return exchange.response == .awaitingHead }
+        return false
+    }
+
     // MARK: Connection events
 
     /// The channel went inactive (or the handler left the pipeline).
