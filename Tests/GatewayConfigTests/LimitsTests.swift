@@ -16,23 +16,20 @@ struct LimitsTests {
         TestSupport.expectError("\(parts[0]):\n  \(parts[1]): 0\n", keyPath: keyPath, contains: "must be greater than 0")
     }
 
-    @Test(arguments: [("1KiB", true), ("1MiB", true), ("1023", false), ("1025KiB", false), ("0", false), ("1KB", false)])
-    func maxHeadBytesRange(size: String, valid: Bool) {
-        let yaml = "limits:\n  max_head_bytes: \(size)\n"
+    /// Sizes with a range: `limits.KEY: SIZE` decodes, or names the key and the range.
+    @Test(arguments: [
+        ("max_head_bytes", "1KiB", true), ("max_head_bytes", "1MiB", true), ("max_head_bytes", "1023", false),
+        ("max_head_bytes", "1025KiB", false), ("max_head_bytes", "0", false), ("max_head_bytes", "1KB", false),
+        ("response_buffer", "16KiB", true), ("response_buffer", "16MiB", true), ("response_buffer", "256KiB", true),
+        ("response_buffer", "15KiB", false), ("response_buffer", "17MiB", false), ("response_buffer", "0", false),
+    ])
+    func sizeRanges(key: String, size: String, valid: Bool) {
+        let yaml = "limits:\n  \(key): \(size)\n"
+        let range = key == "max_head_bytes" ? "between 1KiB and 1MiB" : "between 16KiB and 16MiB"
         if valid {
             #expect(TestSupport.parse(yaml) != nil)
         } else {
-            TestSupport.expectError(yaml, keyPath: "limits.max_head_bytes", contains: "must be between 1KiB and 1MiB")
-        }
-    }
-
-    @Test(arguments: [("16KiB", true), ("16MiB", true), ("256KiB", true), ("15KiB", false), ("17MiB", false), ("0", false)])
-    func responseBufferRange(size: String, valid: Bool) {
-        let yaml = "limits:\n  response_buffer: \(size)\n"
-        if valid {
-            #expect(TestSupport.parse(yaml) != nil)
-        } else {
-            TestSupport.expectError(yaml, keyPath: "limits.response_buffer", contains: "must be between 16KiB and 16MiB, got")
+            TestSupport.expectError(yaml, keyPath: "limits.\(key)", contains: "must be \(range)")
         }
     }
 
