@@ -71,6 +71,17 @@ def origin_open_connections(url):
         return None
 
 
+def tls_log_counts(path):
+    """(handshakes, resumed) logged so far by the TLS origin's port that closes each connection: one
+    line per request, `r` when nginx's $ssl_session_reused says the TLS session was resumed."""
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().split(b"\n")
+    except FileNotFoundError:
+        return 0, 0
+    return sum(1 for l in lines if l.strip()), sum(1 for l in lines if l.strip() == b"r")
+
+
 class OpenConnectionsSampler:
     """The most connections open at the origin during a run, read about once a second
     (the HTTP/2 rows: the upstream connections a proxy holds)."""
@@ -109,6 +120,9 @@ def main():
                     help="the proxy closes connections after each response (tinyproxy): read errors are expected")
     ap.add_argument("--sample-origin-conns", action="store_true",
                     help="record the most connections open at the origin during the run (origin_conns_peak)")
+    ap.add_argument("--origin-log", default="",
+                    help="the origin's log of TLS session reuse (one line a request, r when resumed): the run's "
+                         "counts go to origin_tls_handshakes and origin_tls_resumed")
     args = ap.parse_args()
 
     proxy_pids = procstat.tree(args.proxy_pid)
@@ -121,6 +135,7 @@ def main():
                         "--timeout", "5s", "-s", args.lua, f"http://{args.target}/"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=args.warmup + 30, check=False)
     before_origin = origin_counters(args.origin_status) if args.origin_status else None
+    before_log = tls_log_counts(args.origin_log) if args.origin_log else None
 
     cmd = ["taskset", "-c", args.wrk_cpu, "wrk", "-t1", f"-c{args.conns}", f"-d{args.seconds}s",
            "--latency", "--timeout", "5s", "-s", args.lua, f"http://{args.target}/"]
@@ -153,6 +168,7 @@ def main():
     origin1 = procstat.cpu_ticks(origin_pids)
     usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     after_origin = origin_counters(args.origin_status) if args.origin_status else None
+    after_log = tls_log_counts(args.origin_log) if args.origin_log else None
 
     rec = parse_wrk(out)
     wrk_cpu_ticks = ((usage1.ru_utime + usage1.ru_stime) - (usage0.ru_utime + usage0.ru_stime)) * procstat.CLK_TCK
@@ -175,6 +191,9 @@ def main():
     })
     if args.sample_origin_conns:
         rec["origin_conns_peak"] = sampler.peak
+    if before_log and after_log:
+        rec["origin_tls_handshakes"] = after_log[0] - before_log[0]
+        rec["origin_tls_resumed"] = after_log[1] - before_log[1]
     if rec["rps"] is None:
         rec["wrk_output"] = out[-2000:]
     with open(args.out, "a") as f:
@@ -186,6 +205,8 @@ def main():
     cpu = f"{rec['cpu_us_per_req']:.1f}us/req" if rec["cpu_us_per_req"] is not None else "-"
     if rec.get("cpu_user_us_per_req") is not None:
         cpu += f" (user {rec['cpu_user_us_per_req']:.1f})"
+    if "origin_tls_handshakes" in rec:
+        cpu += f"  origin TLS handshakes {rec['origin_tls_handshakes']}, resumed {rec['origin_tls_resumed']}"
     print(f"  {args.name:<22} {args.body:>4} c={args.conns:<3} run {args.rep}: "
           f"{rec['rps'] or 0:>9.0f} req/s  p50 {p50:>8}  p99 {p99:>8}  cpu {cpu:>12}  "
           f"non2xx {rec['non2xx']}  errors {errs}  origin saw {rec['origin_requests']} req "

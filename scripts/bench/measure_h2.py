@@ -1,5 +1,7 @@
 """One timed run of the HTTP/2 load client (Benchmarks/Benchmarks/H2ProxyLoad) against a
 target, with the proxy's CPU time and RSS sampled from /proc, as measure.py does for wrk.
+Also for the clients that print the same JSON report: tls_connect_load.py (new TLS
+connections: requests = connections) and ws_load.py (WebSocket messages: requests = messages).
 
 Appends one JSON object to --out (the fields of measure.py's records, plus streams, the
 origin's peak open connections and the client's own report) and prints a one-line summary.
@@ -24,7 +26,8 @@ def main():
     ap.add_argument("--streams", type=int, required=True)
     ap.add_argument("--seconds", type=int, required=True)
     ap.add_argument("--rep", type=int, default=1)
-    ap.add_argument("--client", required=True, help="the H2ProxyLoad binary")
+    ap.add_argument("--client", required=True,
+                    help="the H2ProxyLoad binary, or tls_connect_load.py or ws_load.py (executable, same report)")
     ap.add_argument("--proxy-pid", type=int, default=0)
     ap.add_argument("--origin-pid", type=int, default=0)
     ap.add_argument("--origin-status", default="")
@@ -104,6 +107,8 @@ def main():
         "origin_requests": (after_origin[1] - before_origin[1] - 1) if before_origin and after_origin else None,
         "origin_accepts": (after_origin[0] - before_origin[0] - 1) if before_origin and after_origin else None,
         "origin_conns_peak": sampler.peak,
+        # The load client's own CPU per request (its processes, reaped): how near it ran to its ceiling.
+        "client_cpu_us_per_req": round(client_cpu_ticks / procstat.CLK_TCK * 1e6 / requests, 2) if requests else None,
         "client": report,
     }
     if report is None:
