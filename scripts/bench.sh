@@ -8,7 +8,8 @@
 # Installs nginx, wrk, squid, tinyproxy, haproxy (apt-get) and mitmproxy (pip, in a venv
 # under ~/.cache/gateway-bench), builds the gateway as the Dockerfile does (release, --static-swift-stdlib), starts an nginx origin on
 # 127.0.0.1 and measures each path with wrk. Prints one markdown table and writes it to
-# scripts/bench-results.md, then a summary from the same run: the gateway's CPU per request
+# scripts/bench-results.md, then a summary from the same run (also at the top of that file,
+# with each proxy's user-space and kernel CPU per request): the gateway's CPU per request
 # divided by HAProxy's for the default config, the typical policies (gateway-policies) and
 # debug traces (gateway-traces), and typical / default and traces / default; and the
 # config-size rows (issue 40): 500 upstreams with the request for the last by exact host and
@@ -28,7 +29,8 @@
 #                      nio-byte-floor: Benchmarks/Benchmarks/NIOByteFloor, the same on SwiftNIO's channels
 #                      moving ByteBuffers, with no HTTP codec (the floor of a gateway framing HTTP/1 itself)
 #                      http2: the HTTP/2 rows (issue 37), only when listed (not in the default run: the load
-#                      client's build compiles BoringSSL and NIOHTTP2; `--only http2` alone runs nothing else):
+#                      client's build compiles BoringSSL and NIOHTTP2; `--only http2` alone runs these and the
+#                      tls-handshake and websocket rows below, nothing else):
 #                      H2ProxyLoad (Benchmarks/Benchmarks/H2ProxyLoad, built in release under Benchmarks/.build-bench)
 #                      through the gateway's interception (CONNECT, TLS, h2) vs HAProxy as a TLS-terminating h2
 #                      reverse proxy (it cannot intercept CONNECT; the client connects to it directly) and the
@@ -39,6 +41,27 @@
 #                      section of their own.
 #                      h2-upstream: only the wrk rows to the TLS origin of http2 (with and without a client
 #                      certificate, gateway and HAProxy), without H2ProxyLoad (no Benchmarks/ build)
+#                      tls-handshake: the TLS handshake rows (issue 57; also run with http2), no Benchmarks/
+#                      build: (a) new intercepted connections, each a CONNECT through the gateway, a full TLS
+#                      handshake with its interception (the leaf minted once, then cached), one GET of /1k and
+#                      close, against HAProxy terminating TLS (a new connection, the handshake, one GET, close)
+#                      and the TLS origin direct; load client scripts/bench/tls_connect_load.py (CPython's ssl:
+#                      OpenSSL), BENCH_TLS_LOADS connections in flight; connections/s and the proxy's CPU per
+#                      connection. (b) new upstream TLS connections: wrk (HTTP/1.1, keep-alive) through the
+#                      gateway (http_version http1) and HAProxy to the TLS origin's port that closes every
+#                      connection after its response (keepalive_timeout 0), so each request opens and
+#                      verifies a new upstream TLS connection; HAProxy as it ships (it resumes its last TLS
+#                      session with the server) and with no-ssl-reuse (a full handshake each time); the
+#                      origin logs which handshakes were resumed
+#                      websocket: the WebSocket rows (issue 57; also run with http2): scripts/bench/ws_load.py
+#                      sends binary messages (BENCH_WS_LOADS: 1 KiB and 1 MiB) for BENCH_SECONDS to
+#                      scripts/bench/ws_sink.py, which counts them, directly and through the gateway and
+#                      HAProxy as HTTP proxies (an absolute-form `GET http://...` with `Upgrade: websocket`,
+#                      then the tunnel), runs alternating, the sink on CPU 0 with the client; then direct
+#                      with the sink on CPU 1; messages/s, MB/s, the proxy's CPU per message
+#                      Each of http2, tls-handshake and websocket has a section of its own in the results, and
+#                      every ratio of theirs (gateway ÷ HAProxy, ÷ direct; each proxy's CPU per request with
+#                      its user-space and kernel parts) is in the summary
 #   --skip-install     do not run apt-get / pip
 #   --no-build         use the existing .build-static/release/gateway
 #   --no-extras        skip the gateway memory checks (1,000 connections, 1 GiB stream)
@@ -63,6 +86,13 @@
 #   BENCH_H2_LOADS     the HTTP/2 interception rows' loads, "CONNS STREAMS" separated by ";" (default "10 50":
 #                      10 client connections with 50 streams each busy, 500 requests in flight)
 #   BENCH_H2_UPSTREAM_LOADS  the h2-vs-HTTP/1.1-upstream rows' wrk loads, "BODY CONNS" (default "1k 50")
+#   BENCH_H2_BIN       the H2ProxyLoad binary (default Benchmarks/.build-bench/release/H2ProxyLoad, built
+#                      unless it exists and the gateway is not built either)
+#   BENCH_TLS_LOADS    the new-intercepted-connection rows' loads: connections in flight, separated by ";"
+#                      (default "16")
+#   BENCH_TLS_UPSTREAM_LOADS  the new-upstream-connection rows' wrk loads, "BODY CONNS" (default "1k 50")
+#   BENCH_WS_LOADS     the WebSocket rows' loads, "SIZE CONNS" separated by ";", SIZE 1k or 1m (or a
+#                      number of bytes), CONNS WebSockets sending at once (default "1k 1;1m 1")
 #   BENCH_PERF         1: profile each gateway and HAProxy run (perf record -g at 999 Hz on the
 #                      proxy's pid); where each run's CPU went (scripts/bench/perf_summary.py: by
 #                      component, in µs per request) goes to perf-NAME-LOAD.txt beside the results
@@ -117,9 +147,13 @@ SIZE_LOADS_TEXT=${BENCH_SIZE_LOADS:-1k 50;1k-app 50}
 SIZE_VARIANTS=(gateway-size-1 gateway-size-500-exact gateway-size-500-suffix gateway-size-2000-deny gateway-size-1-faults-idle)
 # The HTTP/2 rows (issue 37): their load client, loads, and the names their requests carry
 # (nothing resolves them: the gateway's upstreams send them to the TLS origin).
-H2_BIN="$ROOT/Benchmarks/.build-bench/release/H2ProxyLoad"
+H2_BIN=${BENCH_H2_BIN:-$ROOT/Benchmarks/.build-bench/release/H2ProxyLoad}
 H2_LOADS_TEXT=${BENCH_H2_LOADS:-10 50}
 H2_UPSTREAM_LOADS_TEXT=${BENCH_H2_UPSTREAM_LOADS:-1k 50}
+# The TLS handshake and WebSocket rows (issue 57).
+TLS_LOADS_TEXT=${BENCH_TLS_LOADS:-16}
+TLS_UPSTREAM_LOADS_TEXT=${BENCH_TLS_UPSTREAM_LOADS:-1k 50}
+WS_LOADS_TEXT=${BENCH_WS_LOADS:-1k 1;1m 1}
 H2_HOST=h2.bench.test          # the intercepted host: CONNECT target, SNI, the minted leaf's name
 UPSTREAM_HOST=origin.bench.test  # the host of wrk's requests in the h2-vs-HTTP/1.1-upstream rows
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
@@ -180,6 +214,9 @@ free_ports() { python3 "$HELPERS/freeports.py" "$1"; }
 want() { [[ -z "$ONLY" || ",direct,haproxy,$ONLY," == *",$1,"* ]]; }
 want_http2() { [[ ",$ONLY," == *",http2,"* ]]; }   # opt-in: never in the default run
 want_h2_upstream() { want_http2 || [[ ",$ONLY," == *",h2-upstream,"* ]]; }   # the TLS-upstream rows of http2 alone
+want_tls() { want_http2 || [[ ",$ONLY," == *",tls-handshake,"* ]]; }   # opt-in, as http2 (and with it)
+want_ws() { want_http2 || [[ ",$ONLY," == *",websocket,"* ]]; }
+want_tls_origin() { want_h2_upstream || want_tls; }   # the rows on the nginx TLS origin (bench_http2)
 install_packages() {
     local missing=() cmd pkg
     for pair in nginx:nginx wrk:wrk squid:squid tinyproxy:tinyproxy haproxy:haproxy curl:curl taskset:util-linux \
@@ -284,7 +321,8 @@ start_proxy() {
     PROXY_ADMIN=$admin
     local vars=(DIR="$WORK" PROXY_PORT="$PROXY_PORT" ADMIN_PORT="$admin" ORIGIN_PORT="$ORIGIN_PORT")
     case "$name" in
-        gateway|gateway-log-info)
+        gateway|gateway-log-info|gateway-ws)
+            # gateway-ws: the WebSocket rows' gateway (the default config, its own logs and perf files).
             local level=warning; [[ $name == gateway-log-info ]] && level=info
             mkdir -p "$WORK/gateway-state"
             render "$TEMPLATES/gateway.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL="$level"
@@ -306,8 +344,8 @@ start_proxy() {
             render "$TEMPLATES/$name.yaml" "$WORK/$name.yaml" "${vars[@]}" LOG_LEVEL=warning SINK_PORT="$sink"
             start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
             ;;
-        gateway-intercept-h2)
-            # The HTTP/2 interception row: the gateway's CA (in state_dir) is made and exported for the load client first.
+        gateway-intercept-h2|gateway-intercept-tls)
+            # The HTTP/2 interception row (and the new-intercepted-connection row, the same config): the gateway's CA (in state_dir) is made and exported for the load client first.
             mkdir -p "$WORK/gateway-state"
             render "$TEMPLATES/h2-gateway-intercept.yaml" "$WORK/$name.yaml" "${vars[@]}" \
                 TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" H2_HOST="$H2_HOST"
@@ -315,13 +353,15 @@ start_proxy() {
                 fail "gateway ca export: $(tail -n 2 "$WORK/gateway-ca.err" | tr '\n' ' ')"
             start_bg "$WORK/$name.log" taskset -c 1 "$GATEWAY_BIN" run --config "$WORK/$name.yaml"
             ;;
-        gateway-up-h2|gateway-up-h1|gateway-up-h2-mtls|gateway-up-h1-mtls)
+        gateway-up-h2|gateway-up-h1|gateway-up-h2-mtls|gateway-up-h1-mtls|gateway-up-h1-new)
             # The h2-vs-HTTP/1.1-upstream rows: wrk's requests for UPSTREAM_HOST go to the TLS origin;
-            # the -mtls ones to its port that requires a client certificate, which the gateway presents.
+            # the -mtls ones to its port that requires a client certificate, which the gateway presents;
+            # -new (the TLS handshake rows) to its port that closes each connection after a response.
             local version=http2 port=$TLS_ORIGIN_PORT client="# no client certificate"
             [[ $name == gateway-up-h1* ]] && version=http1
             [[ $name == *-mtls ]] && port=$TLS_MTLS_PORT \
                 client="client_certificate: {certificate_file: $WORK/tls/client.pem, key_file: $WORK/tls/client-key.pem}"
+            [[ $name == *-new ]] && port=$TLS_CLOSE_PORT
             mkdir -p "$WORK/gateway-state"
             render "$TEMPLATES/h2-gateway-upstream.yaml" "$WORK/$name.yaml" "${vars[@]}" \
                 ORIGIN_TLS_PORT="$port" UPSTREAM_HOST="$UPSTREAM_HOST" HTTP_VERSION="$version" CLIENT_CERTIFICATE="$client"
@@ -343,18 +383,25 @@ start_proxy() {
             render "$TEMPLATES/nginx-fp.conf" "$WORK/nginx-fp.conf" "${vars[@]}"
             start_bg "$WORK/nginx-fp.log" taskset -c 1 nginx -c "$WORK/nginx-fp.conf" -p "$WORK"
             ;;
-        haproxy)
-            render "$TEMPLATES/haproxy.cfg" "$WORK/haproxy.cfg" "${vars[@]}"
-            start_bg "$WORK/haproxy.log" taskset -c 1 haproxy -db -f "$WORK/haproxy.cfg"
+        haproxy|haproxy-ws)
+            render "$TEMPLATES/haproxy.cfg" "$WORK/$name.cfg" "${vars[@]}"
+            start_bg "$WORK/$name.log" taskset -c 1 haproxy -db -f "$WORK/$name.cfg"
             ;;
-        haproxy-tls-h2)
-            # HAProxy's role in the HTTP/2 interception row: a TLS-terminating h2 reverse proxy (no CONNECT).
+        haproxy-tls-h2|haproxy-tls-term)
+            # HAProxy's role in the HTTP/2 interception row: a TLS-terminating h2 reverse proxy (no CONNECT);
+            # in the new-intercepted-connection row the same, reached over HTTP/1.1.
             render "$TEMPLATES/h2-haproxy-tls.cfg" "$WORK/$name.cfg" "${vars[@]}" TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT"
             start_bg "$WORK/$name.log" taskset -c 1 haproxy -db -f "$WORK/$name.cfg"
             ;;
-        haproxy-up-h2|haproxy-up-h1)
-            local alpn=h2; [[ $name == haproxy-up-h1 ]] && alpn=http/1.1
-            render "$TEMPLATES/h2-haproxy-upstream.cfg" "$WORK/$name.cfg" "${vars[@]}" TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" ALPN="$alpn"
+        haproxy-up-h2|haproxy-up-h1|haproxy-up-h1-new|haproxy-up-h1-new-noreuse)
+            # -new: the TLS origin's port that closes each connection (the TLS handshake rows), HAProxy
+            # resuming its TLS session with the server (its default) or not (-noreuse).
+            local alpn=h2 port=$TLS_ORIGIN_PORT options=""
+            [[ $name == haproxy-up-h1* ]] && alpn=http/1.1
+            [[ $name == *-new* ]] && port=$TLS_CLOSE_PORT
+            [[ $name == *-noreuse ]] && options=no-ssl-reuse
+            render "$TEMPLATES/h2-haproxy-upstream.cfg" "$WORK/$name.cfg" "${vars[@]}" TLS_ORIGIN_PORT="$port" ALPN="$alpn" \
+                SERVER_OPTIONS="$options"
             start_bg "$WORK/$name.log" taskset -c 1 haproxy -db -f "$WORK/$name.cfg"
             ;;
         squid)
@@ -623,7 +670,7 @@ EOF
 # H2ProxyLoad through the gateway's interception vs HAProxy as a TLS-terminating h2 reverse
 # proxy (and the TLS origin direct), then wrk through each proxy to the TLS origin over h2
 # and over HTTP/1.1. Records go to runs-h2.jsonl; report.py gives them a section of their own.
-TLS_ORIGIN_PORT="" TLS_STATUS_PORT="" TLS_ORIGIN_PID=""
+TLS_ORIGIN_PORT="" TLS_STATUS_PORT="" TLS_ORIGIN_PID="" TLS_MTLS_PORT="" TLS_CLOSE_PORT=""
 
 make_h2_certs() { # the CA, leaf (P-256; SAN localhost, H2_HOST, 127.0.0.1) and client certificate in $WORK/tls
     local dir="$WORK/tls"
@@ -661,9 +708,10 @@ h2_fetch() {
 
 start_tls_origin() {
     mkdir -p "$WORK/origin-tls-tmp"
-    read -r TLS_ORIGIN_PORT TLS_STATUS_PORT TLS_MTLS_PORT < <(free_ports 3)
+    read -r TLS_ORIGIN_PORT TLS_STATUS_PORT TLS_MTLS_PORT TLS_CLOSE_PORT < <(free_ports 4)
     render "$TEMPLATES/h2-origin-nginx.conf" "$WORK/origin-tls.conf" DIR="$WORK" \
-        TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" TLS_STATUS_PORT="$TLS_STATUS_PORT" TLS_MTLS_PORT="$TLS_MTLS_PORT"
+        TLS_ORIGIN_PORT="$TLS_ORIGIN_PORT" TLS_STATUS_PORT="$TLS_STATUS_PORT" TLS_MTLS_PORT="$TLS_MTLS_PORT" \
+        TLS_CLOSE_PORT="$TLS_CLOSE_PORT"
     start_bg "$WORK/origin-tls.out" taskset -c 0 nginx -c "$WORK/origin-tls.conf" -p "$WORK"
     TLS_ORIGIN_PID=$BG_PID
     local i
@@ -716,6 +764,95 @@ measure_h2() {
     check_run "$WORK/runs-h2.jsonl" "$name"
 }
 
+# ---------------------------------------------------------------- TLS handshake rows (issue 57)
+# tls_ready NAME: the proxy at PROXY_PORT answers /1k over TLS and HTTP/1.1 as tls_connect_load.py
+# will ask (curl: CONNECT H2_HOST:443 through the gateway, its interception CA; HAProxy's TLS port).
+tls_ready() {
+    local i via=() url ca got="$WORK/fetched"
+    case "$1" in
+        gateway-intercept-tls) via=(-x "http://127.0.0.1:$PROXY_PORT") url="https://$H2_HOST/1k" ca="$WORK/gateway-ca.pem" ;;
+        *) url="https://127.0.0.1:$PROXY_PORT/1k" ca="$WORK/tls/ca.pem" ;;
+    esac
+    for ((i = 0; i < 300; i++)); do
+        rm -f "$got"
+        curl -sS --max-time 10 --http1.1 --cacert "$ca" ${via[@]+"${via[@]}"} -o "$got" -w '%{http_code} %{http_version}' "$url" \
+            >"$WORK/fetched.code" 2>"$WORK/fetched.err" && [[ $(cat "$WORK/fetched.code") == "200 1.1" ]] &&
+            cmp -s "$got" "$WORK/htdocs/1k" && return 0
+        kill -0 "$PROXY_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "$1 did not start or does not answer over TLS (last: $(cat "$WORK/fetched.code" 2>/dev/null) $(cat "$WORK/fetched.err" 2>/dev/null)); log: $(tail -n 5 "$(proxy_log "$1")" 2>/dev/null | tr '\n' ' ')"
+    return 1
+}
+
+# measure_tls NAME CONNS REP PROXYPID PORT: one run of tls_connect_load.py (through measure_h2.py, which
+# reads its report as H2ProxyLoad's): new connections, each a full TLS handshake and one GET of /1k,
+# CONNS in flight; through the gateway's interception (CONNECT H2_HOST:443), or straight to HAProxy's
+# TLS port or the origin's (direct-tls). Records in runs-tls.jsonl.
+measure_tls() {
+    local name=$1 conns=$2 rep=$3 pid=$4 port=$5 warmup=0 client=()
+    case "$name" in
+        gateway-intercept-tls) client=(--target "127.0.0.1:$port" --connect "$H2_HOST:443" --ca "$WORK/gateway-ca.pem") ;;
+        *) client=(--target "127.0.0.1:$port" --ca "$WORK/tls/ca.pem") ;;
+    esac
+    ((rep == 1)) && warmup=$WARMUP
+    wait_idle
+    perf_start "$name" "$conns-run$rep" "$pid"
+    local ok=1
+    timeout $((RUN_SECONDS + warmup + 90)) taskset -c 0 python3 "$HELPERS/measure_h2.py" --name "$name" --body 1k \
+        --conns "$conns" --streams 1 --seconds "$RUN_SECONDS" --rep "$rep" --client "$HELPERS/tls_connect_load.py" \
+        --proxy-pid "$pid" --origin-pid "$TLS_ORIGIN_PID" --origin-status "http://127.0.0.1:$TLS_STATUS_PORT/nginx_status" \
+        --out "$WORK/runs-tls.jsonl" --warmup "$warmup" -- "${client[@]}" --sni "$H2_HOST" --path /1k || ok=0
+    perf_stop "$WORK/runs-tls.jsonl"
+    if ((!ok)); then
+        fail "$name c=$conns: tls_connect_load.py run failed"
+        return 1
+    fi
+    check_run "$WORK/runs-tls.jsonl" "$name"
+}
+
+# ---------------------------------------------------------------- WebSocket rows (issue 57)
+WS_SINK_PORT="" WS_SINK_PID=""
+ws_bytes() { case "$1" in 1k) echo 1024 ;; 1m) echo 1048576 ;; *) echo "$1" ;; esac; }
+
+# ws_ready NAME: a short ws_load.py run through the proxy at PROXY_PORT (or to the sink) delivers messages.
+ws_ready() {
+    local i via=() out
+    [[ $1 == direct-ws* ]] || via=(--proxy)
+    for ((i = 0; i < 50; i++)); do
+        out=$(python3 "$HELPERS/ws_load.py" --target "127.0.0.1:$PROXY_PORT" --origin "127.0.0.1:$WS_SINK_PORT" \
+            ${via[@]+"${via[@]}"} --size 1024 --seconds 0.2 2>&1) &&
+            python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r["requests"] and not r["errors"] else 1)' "$out" \
+            2>/dev/null && return 0
+        kill -0 "$PROXY_PID" 2>/dev/null || break
+        sleep 0.2
+    done
+    fail "$1 does not carry a WebSocket to the sink (last: $(tail -c 300 <<<"$out")); log: $(tail -n 5 "$(proxy_log "$1")" 2>/dev/null | tr '\n' ' ')"
+    return 1
+}
+
+# measure_ws NAME SIZE CONNS REP PROXYPID PORT: one ws_load.py run (through measure_h2.py): CONNS
+# WebSockets sending SIZE-byte binary messages for RUN_SECONDS to the sink, through the proxy at PORT
+# (absolute-form handshake) or straight to the sink (direct-ws). Records in runs-ws.jsonl.
+measure_ws() {
+    local name=$1 size=$2 conns=$3 rep=$4 pid=$5 port=$6 warmup=0 via=()
+    [[ $name == direct-ws* ]] || via=(--proxy)
+    ((rep == 1)) && warmup=$WARMUP
+    wait_idle
+    perf_start "$name" "$size-$conns-run$rep" "$pid"
+    local ok=1
+    timeout $((RUN_SECONDS + warmup + 90)) taskset -c 0 python3 "$HELPERS/measure_h2.py" --name "$name" --body "$size" \
+        --conns "$conns" --streams 1 --seconds "$RUN_SECONDS" --rep "$rep" --client "$HELPERS/ws_load.py" \
+        --proxy-pid "$pid" --origin-pid "$WS_SINK_PID" --out "$WORK/runs-ws.jsonl" --warmup "$warmup" -- \
+        --target "127.0.0.1:$port" --origin "127.0.0.1:$WS_SINK_PORT" ${via[@]+"${via[@]}"} --size "$(ws_bytes "$size")" || ok=0
+    perf_stop "$WORK/runs-ws.jsonl"
+    if ((!ok)); then
+        fail "$name $size c=$conns: ws_load.py run failed"
+        return 1
+    fi
+    check_run "$WORK/runs-ws.jsonl" "$name"
+}
+
 # gateway_protocols NAME ADMINPORT: the gateway's own count of each hop's protocol (kept for
 # the report), checked against what the row is about.
 gateway_protocols() {
@@ -725,6 +862,7 @@ gateway_protocols() {
     [[ -n "$metrics" ]] && printf '%s\n' "$metrics" | sed "s|^|$name |" >>"$WORK/h2-protocols.txt"
     case "$name" in
         gateway-intercept-h2) want='client_protocol="h2",upstream_protocol="h2"' ;;
+        gateway-intercept-tls) want='client_protocol="http/1.1",upstream_protocol="h2"' ;;
         gateway-up-h2*) want='client_protocol="http/1.1",upstream_protocol="h2"' ;;
         gateway-up-h1*) want='client_protocol="http/1.1",upstream_protocol="http/1.1"' ;;
     esac
@@ -732,35 +870,52 @@ gateway_protocols() {
         fail "$name: the gateway counted no exchange with $want (its metrics: $(tr '\n' ' ' <<<"$metrics"))"
 }
 
-# bench_h2_group KIND NAME...: the proxies up at once, their runs alternating (as bench_group).
-# KIND client: H2ProxyLoad over H2_LOADS ("CONNS STREAMS"); KIND wrk: measure() over
-# H2_UPSTREAM_LOADS ("BODY CONNS"; the caller points measure() at runs-h2.jsonl and the TLS origin).
+# bench_h2_group KIND NAME...: the proxies up at once, their runs alternating (as bench_group:
+# each repetition starts one proxy later). KIND client: H2ProxyLoad over H2_LOADS ("CONNS
+# STREAMS"); KIND wrk: measure() over H2_UPSTREAM_LOADS ("BODY CONNS"; the caller points
+# measure() at its runs file and the TLS origin), wrk-new the same over TLS_UPSTREAM_LOADS;
+# KIND tls: tls_connect_load.py over TLS_LOADS ("CONNS"); KIND ws: ws_load.py over WS_LOADS
+# ("SIZE CONNS"). A name direct-* starts nothing: its runs go to DIRECT_PORT, in turn with the others.
+DIRECT_PORT=""
 bench_h2_group() {
-    local kind=$1 names=() pids=() ports=() admins=() loads=() load a b rep i ready=1
+    local kind=$1 names=() pids=() ports=() admins=() loads=() load a b rep i k ready=1 text
     shift
     names=("$@")
-    if [[ $kind == client ]]; then IFS=';' read -r -a loads <<<"$H2_LOADS_TEXT"; else IFS=';' read -r -a loads <<<"$H2_UPSTREAM_LOADS_TEXT"; fi
+    case "$kind" in
+        client) text=$H2_LOADS_TEXT ;; wrk) text=$H2_UPSTREAM_LOADS_TEXT ;; wrk-new) text=$TLS_UPSTREAM_LOADS_TEXT ;;
+        tls) text=$TLS_LOADS_TEXT ;; ws) text=$WS_LOADS_TEXT ;;
+    esac
+    IFS=';' read -r -a loads <<<"$text"
     log "${names[*]}, runs alternating"
     for i in "${!names[@]}"; do
+        if [[ ${names[i]} == direct-* ]]; then pids+=(0); ports+=("$DIRECT_PORT"); admins+=(""); continue; fi
         start_proxy "${names[i]}"; pids+=("$PROXY_PID"); ports+=("$PROXY_PORT"); admins+=("$PROXY_ADMIN")
     done
     for i in "${!names[@]}"; do
         PROXY_PID=${pids[i]} PROXY_PORT=${ports[i]}
-        if [[ $kind == client ]]; then h2_ready "${names[i]}" || { ready=0; break; }
-        else wait_ready "${names[i]}" || { ready=0; break; }; fi
+        case "$kind" in
+            client) h2_ready "${names[i]}" ;; tls) tls_ready "${names[i]}" ;; ws) ws_ready "${names[i]}" ;;
+            *) wait_ready "${names[i]}" ;;
+        esac || { ready=0; break; }
     done
     if ((ready)); then
         for load in "${loads[@]}"; do
             read -r a b <<<"$load"
             for ((rep = 1; rep <= REPEAT; rep++)); do
-                for i in "${!names[@]}"; do
-                    if [[ $kind == client ]]; then measure_h2 "${names[i]}" "$a" "$b" "$rep" "${pids[i]}" "${ports[i]}" || true
-                    else measure "${names[i]}" "$a" "$b" "$RUN_SECONDS" "$rep" "${pids[i]}" "${ports[i]}" || true; fi
+                for ((k = 0; k < ${#names[@]}; k++)); do
+                    i=$(((k + rep - 1) % ${#names[@]}))
+                    case "$kind" in
+                        client) measure_h2 "${names[i]}" "$a" "$b" "$rep" "${pids[i]}" "${ports[i]}" ;;
+                        tls) measure_tls "${names[i]}" "$a" "$rep" "${pids[i]}" "${ports[i]}" ;;
+                        ws) measure_ws "${names[i]}" "$a" "$b" "$rep" "${pids[i]}" "${ports[i]}" ;;
+                        *) measure "${names[i]}" "$a" "$b" "$RUN_SECONDS" "$rep" "${pids[i]}" "${ports[i]}" ;;
+                    esac || true
                 done
             done
         done
     fi
     for i in "${!names[@]}"; do
+        [[ ${names[i]} == direct-* ]] && continue
         if ! kill -0 "${pids[i]}" 2>/dev/null; then
             fail "${names[i]} exited during the benchmark; log: $(tail -n 5 "$(proxy_log "${names[i]}")" 2>/dev/null | tr '\n' ' ')"
         elif ((ready)) && [[ ${names[i]} == gateway-* ]]; then
@@ -771,19 +926,18 @@ bench_h2_group() {
 }
 
 bench_http2() {
-    log "HTTP/2 rows (issue 37)"
+    log "HTTP/2 and TLS rows (issues 37, 57)"
     local clients=0
     if want_http2; then
-        [[ -x "$H2_BIN" ]] || { note "HTTP/2 rows skipped: no H2ProxyLoad at $H2_BIN"; return 0; }
-        clients=1
+        if [[ -x "$H2_BIN" ]]; then clients=1; else note "HTTP/2 client rows skipped: no H2ProxyLoad at $H2_BIN"; fi
     fi
-    [[ -x "$GATEWAY_BIN" ]] || { note "HTTP/2 rows skipped: no gateway binary"; return 0; }
-    command -v openssl >/dev/null || { note "HTTP/2 rows skipped: openssl not installed"; return 0; }
+    [[ -x "$GATEWAY_BIN" ]] || { note "HTTP/2 and TLS rows skipped: no gateway binary"; return 0; }
+    command -v openssl >/dev/null || { note "HTTP/2 and TLS rows skipped: openssl not installed"; return 0; }
     make_h2_certs || return 0
-    : >"$WORK/runs-h2.jsonl"
+    : >"$WORK/runs-h2.jsonl"; : >"$WORK/runs-tls.jsonl"
     start_tls_origin || return 0
     local load conns streams rep loads=() peers=1
-    command -v haproxy >/dev/null || { peers=0; note "HTTP/2 rows: HAProxy skipped (not installed)"; }
+    command -v haproxy >/dev/null || { peers=0; note "HTTP/2 and TLS rows: HAProxy skipped (not installed)"; }
 
     # HTTP/2 clients: the TLS origin direct (the client on CPU 0, nginx on CPU 1), then the
     # gateway's interception and HAProxy's TLS termination, alternating.
@@ -801,13 +955,73 @@ bench_http2() {
 
     # h2 upstream vs HTTP/1.1 upstream: wrk (HTTP/1.1, absolute form) through each proxy to the TLS
     # origin; the gateway's rows also with a client certificate configured (the origin's mTLS port).
-    RUNS_FILE="$WORK/runs-h2.jsonl" COUNT_ORIGIN_PID=$TLS_ORIGIN_PID
-    COUNT_ORIGIN_STATUS="http://127.0.0.1:$TLS_STATUS_PORT/nginx_status" MEASURE_FLAGS=(--sample-origin-conns)
-    local rows=(gateway-up-h2 gateway-up-h1 gateway-up-h2-mtls gateway-up-h1-mtls)
-    ((peers)) && rows+=(haproxy-up-h2 haproxy-up-h1)
-    bench_h2_group wrk "${rows[@]}"
-    RUNS_FILE="$WORK/runs.jsonl" COUNT_ORIGIN_PID="" COUNT_ORIGIN_STATUS="" MEASURE_FLAGS=()
+    if want_h2_upstream; then
+        RUNS_FILE="$WORK/runs-h2.jsonl" COUNT_ORIGIN_PID=$TLS_ORIGIN_PID
+        COUNT_ORIGIN_STATUS="http://127.0.0.1:$TLS_STATUS_PORT/nginx_status" MEASURE_FLAGS=(--sample-origin-conns)
+        local rows=(gateway-up-h2 gateway-up-h1 gateway-up-h2-mtls gateway-up-h1-mtls)
+        ((peers)) && rows+=(haproxy-up-h2 haproxy-up-h1)
+        bench_h2_group wrk "${rows[@]}"
+        RUNS_FILE="$WORK/runs.jsonl" COUNT_ORIGIN_PID="" COUNT_ORIGIN_STATUS="" MEASURE_FLAGS=()
+    fi
+    if want_tls; then bench_tls_handshakes "$peers"; fi
     stop_pid "$TLS_ORIGIN_PID"
+}
+
+# bench_tls_handshakes PEERS: the TLS handshake rows (issue 57) on the TLS origin of bench_http2.
+# (a) New intercepted connections: tls_connect_load.py straight to the origin (nginx on CPU 1:
+# the client's own ceiling), then through the gateway's interception (CONNECT, TLS with its
+# cached leaf, one GET, close) and to HAProxy terminating TLS (the same without the CONNECT),
+# alternating. (b) New upstream connections: wrk through the gateway and HAProxy to the origin's
+# port that closes every connection after its response (each request a new upstream TLS
+# connection: TCP, a handshake verifying the origin's chain, the request); HAProxy as it ships
+# (it resumes its last session with the server) and with no-ssl-reuse, alternating. The origin
+# logs each handshake as resumed or not (measure.py --origin-log: the run's counts).
+bench_tls_handshakes() {
+    local peers=$1 conns rep loads=() load
+    IFS=';' read -r -a loads <<<"$TLS_LOADS_TEXT"
+    log "direct-tls"
+    pin_tree 1 "$TLS_ORIGIN_PID"
+    for load in "${loads[@]}"; do
+        read -r conns <<<"$load"
+        for ((rep = 1; rep <= REPEAT; rep++)); do measure_tls direct-tls "$conns" "$rep" 0 "$TLS_ORIGIN_PORT" || true; done
+    done
+    pin_tree 0 "$TLS_ORIGIN_PID"
+    if ((peers)); then bench_h2_group tls gateway-intercept-tls haproxy-tls-term; else bench_h2_group tls gateway-intercept-tls; fi
+
+    RUNS_FILE="$WORK/runs-tls.jsonl" COUNT_ORIGIN_PID=$TLS_ORIGIN_PID
+    COUNT_ORIGIN_STATUS="http://127.0.0.1:$TLS_STATUS_PORT/nginx_status"
+    MEASURE_FLAGS=(--sample-origin-conns --origin-log "$WORK/origin-tls-close.log")
+    if ((peers)); then bench_h2_group wrk-new gateway-up-h1-new haproxy-up-h1-new haproxy-up-h1-new-noreuse
+    else bench_h2_group wrk-new gateway-up-h1-new; fi
+    RUNS_FILE="$WORK/runs.jsonl" COUNT_ORIGIN_PID="" COUNT_ORIGIN_STATUS="" MEASURE_FLAGS=()
+}
+
+# bench_websocket: the WebSocket rows (issue 57). ws_sink.py on CPU 0 beside the client; the sink
+# direct (direct-ws), through the gateway (default config) and through HAProxy (the forward proxy
+# of the HTTP/1.1 rows), their runs alternating: direct-ws is the client and sink's own ceiling on
+# that CPU, so the ×direct of a proxy row says what the proxy takes from it. Then the sink on
+# CPU 1 (direct-ws-spread, as nginx in the HTTP/1.1 direct rows: two CPUs for the endpoints).
+bench_websocket() {
+    log "WebSocket rows (issue 57)"
+    [[ -x "$GATEWAY_BIN" ]] || { note "WebSocket rows skipped: no gateway binary"; return 0; }
+    : >"$WORK/runs-ws.jsonl"
+    WS_SINK_PORT=$(free_ports 1)
+    start_bg "$WORK/ws-sink.log" taskset -c 0 python3 "$HELPERS/ws_sink.py" "$WS_SINK_PORT"
+    WS_SINK_PID=$BG_PID
+    local loads=() load size conns rep rows=(direct-ws gateway-ws)
+    PROXY_PID=$WS_SINK_PID PROXY_PORT=$WS_SINK_PORT
+    if ! ws_ready direct-ws; then stop_pid "$WS_SINK_PID"; return 0; fi
+    if command -v haproxy >/dev/null; then rows+=(haproxy-ws); else note "WebSocket rows: HAProxy skipped (not installed)"; fi
+    DIRECT_PORT=$WS_SINK_PORT
+    bench_h2_group ws "${rows[@]}"
+    IFS=';' read -r -a loads <<<"$WS_LOADS_TEXT"
+    log "direct-ws-spread (the sink on CPU 1)"
+    pin_tree 1 "$WS_SINK_PID"
+    for load in "${loads[@]}"; do
+        read -r size conns <<<"$load"
+        for ((rep = 1; rep <= REPEAT; rep++)); do measure_ws direct-ws-spread "$size" "$conns" "$rep" 0 "$WS_SINK_PORT" || true; done
+    done
+    stop_pid "$WS_SINK_PID"
 }
 
 # ---------------------------------------------------------------- main
@@ -815,7 +1029,7 @@ main() {
     ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
     install_packages
     install_mitmproxy
-    if want gateway || want config-size || want_h2_upstream; then build_gateway; fi
+    if want gateway || want config-size || want_tls_origin || want_ws; then build_gateway; fi
     if want nio-floor; then build_floor NIOProxyFloor "$FLOOR_BIN" nio-floor; fi
     if want nio-byte-floor; then build_floor NIOByteFloor "$BYTE_FLOOR_BIN" nio-byte-floor; fi
     if want_http2; then build_floor H2ProxyLoad "$H2_BIN" "HTTP/2 rows (H2ProxyLoad)"; fi
@@ -829,9 +1043,10 @@ main() {
     local proxies=(direct gateway+haproxy gateway-log-info gateway-size) t
     for t in "$TEMPLATES"/gateway-*.yaml; do [[ -e $t ]] && proxies+=("$(basename "$t" .yaml)"); done
     proxies+=(nio-floor nio-byte-floor nginx-fp squid tinyproxy mitmdump)
-    # `--only http2` alone: the HTTP/2 rows only (they have direct and HAProxy rows of their own).
-    local only_rest=${ONLY//h2-upstream/}
-    only_rest=${only_rest//http2/}
+    # `--only http2` alone: the HTTP/2 rows only (they have direct and HAProxy rows of their own),
+    # and so for the TLS handshake and WebSocket rows.
+    local only_rest=${ONLY//h2-upstream/} word
+    for word in http2 tls-handshake websocket; do only_rest=${only_rest//$word/}; done
     [[ -n "$ONLY" && -z "${only_rest//,/}" ]] && proxies=()
     local name
     for name in "${proxies[@]}"; do
@@ -878,17 +1093,20 @@ main() {
         bench_proxy "$name"
     done
     if ((!NO_EXTRAS)) && want gateway; then gateway_extras; fi
-    if want_h2_upstream; then bench_http2; fi
+    if want_tls_origin; then bench_http2; fi
+    if want_ws; then bench_websocket; fi
 
     {
         local build="release build"; [[ -n "${BENCH_GATEWAY_BIN:-}" ]] && build="binary $GATEWAY_BIN"
-        { want gateway || want config-size || want_h2_upstream; } && echo "gateway: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- Sources 2>/dev/null || echo ' (+ uncommitted changes in Sources)'), $build"
+        { want gateway || want config-size || want_tls_origin || want_ws; } && echo "gateway: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- Sources 2>/dev/null || echo ' (+ uncommitted changes in Sources)'), $build"
         echo "$(nginx -v 2>&1 | sed 's/^nginx version: //'), $(wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2)"
         haproxy -v | head -n 1 | cut -d' ' -f1-3
         want squid && command -v squid >/dev/null && squid -v | head -n 1
         want tinyproxy && command -v tinyproxy >/dev/null && tinyproxy -v
         want mitmdump && [[ -n "$MITMDUMP" ]] && echo "mitmdump $("$MITMDUMP" --version 2>/dev/null | head -n 1 | awk '{print $2}')"
         want_http2 && echo "HTTP/2 rows: H2ProxyLoad (Benchmarks/, SwiftNIO + NIOHTTP2 + NIOSSL), $(openssl version | cut -d' ' -f1-2) for the bench PKI"
+        want_tls && echo "TLS handshake rows: tls_connect_load.py on $(python3 -c 'import ssl,sys; print(f"Python {sys.version.split()[0]}, {ssl.OPENSSL_VERSION}")')"
+        want_ws && echo "WebSocket rows: ws_load.py and ws_sink.py (Python $(python3 -c 'import sys; print(sys.version.split()[0])'), frames by hand)"
     } >"$WORK/versions.txt" 2>/dev/null || true
     python3 - "$WORK/meta.json" "$ORIGINAL_COMMAND" "$RUN_SECONDS" "$MITM_SECONDS" "$REPEAT" <<'EOF'
 import json, os, platform, sys, time
