@@ -37,6 +37,16 @@ def mib(kib):
     return None if kib is None else kib / 1024
 
 
+def fmt_cpu(s, unit=""):
+    """A row's CPU per request, with its user-space and kernel parts: `40.8 (21.3 user / 19.5 kernel)`."""
+    if not s or s.get("cpu") is None:
+        return "—"
+    text = f"{s['cpu']:.1f}{unit}"
+    if s.get("cpu_user") is not None:
+        text += f" ({s['cpu_user']:.1f} user / {s['cpu'] - s['cpu_user']:.1f} kernel)"
+    return text
+
+
 def fmt_ratio(a, b):
     return f"{a / b:.2f}" if a and b else "—"
 
@@ -75,7 +85,7 @@ def table(runs, order):
     for (_, body, conns) in groups:
         if (body, conns) not in loads:
             loads.append((body, conns))
-    lines = ["| proxy | body | conns | req/s | p50 | p99 | ×direct | ×HAProxy | CPU µs/req | RSS MiB idle / load |",
+    lines = ["| proxy | body | conns | req/s | p50 | p99 | ×direct | ×HAProxy | CPU µs/req (user / kernel) | RSS MiB idle / load |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for body, conns in loads:
         direct = stats.get(("direct", body, conns))
@@ -92,7 +102,7 @@ def table(runs, order):
             if s["closes"]:
                 rps += " †"
             rss = "—" if s["rss_idle"] is None else f"{mib(s['rss_idle']):.1f} / {mib(s['rss_load']):.1f}"
-            cpu = "—" if s["cpu"] is None else f"{s['cpu']:.1f}"
+            cpu = fmt_cpu(s)
             lines.append(f"| {name} | {body} | {conns} | {rps} | {fmt_us(s['p50'])} | {fmt_us(s['p99'])} | "
                          f"{fmt_ratio(s['rps'], direct and direct['rps'])} | "
                          f"{fmt_ratio(s['rps'], haproxy and haproxy['rps'])} | {cpu} | {rss} |")
@@ -152,14 +162,14 @@ def cpu_ratio_lines(stats):
     for (name, body, conns) in stats:
         if name == "haproxy" and (body, conns) not in loads:
             loads.append((body, conns))
-    lines = ["| body | conns | HAProxy CPU µs/req | default ÷ HAProxy | typical ÷ HAProxy | traces ÷ HAProxy "
+    lines = ["| body | conns | HAProxy CPU µs/req (user / kernel) | default ÷ HAProxy | typical ÷ HAProxy | traces ÷ HAProxy "
              "| typical ÷ default | traces ÷ default | otel ÷ default | info ÷ warning |", "|---|---|---|---|---|---|---|---|---|---|"]
     for body, conns in loads:
         h = stats.get(("haproxy", body, conns))
         g = {name: stats.get((name, body, conns)) for name, _ in CPU_VARIANTS}
         if not any(g.values()):
             continue
-        haproxy_cpu = "—" if not h or h["cpu"] is None else f"{h['cpu']:.1f}"
+        haproxy_cpu = fmt_cpu(h)
         lines.append(f"| {body} | {conns} | {haproxy_cpu} | "
                      + " | ".join(fmt_x(cpu_ratio(g[name], h)) for name, _ in CPU_VARIANTS) + " | "
                      f"{fmt_x(cpu_ratio(g['gateway-policies'], g['gateway']))} | "
@@ -177,7 +187,7 @@ def cpu_summary(stats, body="1k", conns=50):
     for name, label in CPU_VARIANTS:
         r = cpu_ratio(g[name], h)
         if r is not None:
-            out.append(f"{label} ({name}): {g[name]['cpu']:.1f} µs/req = {r:.2f}× HAProxy's {h['cpu']:.1f} µs/req")
+            out.append(f"{label} ({name}): {fmt_cpu(g[name], ' µs/req')} = {r:.2f}× HAProxy's {fmt_cpu(h, ' µs/req')}")
     for name, label in (("gateway-policies", "typical / default"), ("gateway-traces", "traces / default"),
                         ("gateway-log-info", "info / warning")):
         r = cpu_ratio(stats.get((name, body, conns)), g["gateway"])
@@ -190,14 +200,15 @@ def cpu_summary(stats, body="1k", conns=50):
     for name, label in SIZE_VARIANTS:
         r = cpu_ratio(stats.get((name, body, conns)), base)
         if r is not None:
-            out.append(f"{label}: {r:.2f}× one upstream's CPU per request ({base['cpu']:.1f} µs/req)")
+            out.append(f"{label}: {r:.2f}× one upstream's CPU per request ({fmt_cpu(stats.get((name, body, conns)), ' µs/req')} "
+                       f"vs {fmt_cpu(base, ' µs/req')})")
     for name, label in (("nio-floor", "floor of the design (nio-floor, NIOHTTP1 both sides)"),
                         ("nio-byte-floor", "floor without the HTTP codec (nio-byte-floor, ByteBuffers both sides)")):
         floor = stats.get((name, body, conns))
         r = cpu_ratio(floor, h)
         if r is not None:
             above = cpu_ratio(g["gateway"], floor)
-            out.append(f"{label}: {floor['cpu']:.1f} µs/req = {r:.2f}× HAProxy's"
+            out.append(f"{label}: {fmt_cpu(floor, ' µs/req')} = {r:.2f}× HAProxy's"
                        + (f"; the gateway's default config is {above:.2f}× this floor" if above is not None else ""))
     return out
 
@@ -269,15 +280,14 @@ def size_loads(stats):
 
 def size_lines(stats):
     """Per load: each config-size row's CPU per request, and its ratio to one upstream's."""
-    lines = ["| config | body | conns | CPU µs/req | ÷ one upstream |", "|---|---|---|---|---|"]
+    lines = ["| config | body | conns | CPU µs/req (user / kernel) | ÷ one upstream |", "|---|---|---|---|---|"]
     for body, conns in size_loads(stats):
         base = stats.get((SIZE_BASE, body, conns))
         rows = [("one upstream", base)] + [(label, stats.get((name, body, conns))) for name, label in SIZE_VARIANTS]
         for label, s in rows:
             if s is None:
                 continue
-            cpu = "—" if s["cpu"] is None else f"{s['cpu']:.1f}"
-            lines.append(f"| {label} | {body} | {conns} | {cpu} | {fmt_x(cpu_ratio(s, base))} |")
+            lines.append(f"| {label} | {body} | {conns} | {fmt_cpu(s)} | {fmt_x(cpu_ratio(s, base))} |")
     return lines if len(lines) > 2 else []
 
 
@@ -419,10 +429,7 @@ def h2_cells(s):
         rps += f" (!{s['errors']} errors)"
     conns = "—" if s["conns_open"] is None else f"{s['conns_open']} / {s['conns_new']}"
     rss = "—" if s["rss_idle"] is None else f"{mib(s['rss_idle']):.1f} / {mib(s['rss_load']):.1f}"
-    cpu = "—" if s["cpu"] is None else f"{s['cpu']:.1f}"
-    if s["cpu"] is not None and s.get("cpu_user") is not None:
-        cpu += f" ({s['cpu_user']:.1f} user / {s['cpu'] - s['cpu_user']:.1f} kernel)"
-    return rps, conns, rss, cpu
+    return rps, conns, rss, fmt_cpu(s)
 
 
 def h2_load(key):
@@ -450,7 +457,7 @@ def h2_section(runs, protocols):
           "no CONNECT and its 200, which the gateway's row pays once per connection). Both terminate the client's "
           "TLS, speak h2 on both sides and verify the origin's certificate. The direct row: the client straight to "
           "the origin, nginx on CPU 1.", "",
-          "| path | conns × streams | req/s | p50 | p99 | ×direct | ×HAProxy | CPU µs/req | CPU ÷ HAProxy "
+          "| path | conns × streams | req/s | p50 | p99 | ×direct | ×HAProxy | CPU µs/req (user / kernel) | CPU ÷ HAProxy "
           "| upstream conns open / new | RSS MiB idle / load |",
           "|---|---|---|---|---|---|---|---|---|---|---|"]
     loads = []
@@ -476,7 +483,7 @@ def h2_section(runs, protocols):
            "(`tls.ca_file` the bench CA); HAProxy with one backend `server ... ssl alpn h2` or `alpn http/1.1`, "
            "`http-reuse always`. The gateway's rows again with `tls.client_certificate` configured, to the origin's "
            "port that requires one (`ssl_verify_client on`; \"client certificate\"). Their runs alternate.", "",
-           "| proxy | upstream | load | req/s | p50 | p99 | CPU µs/req | upstream conns open / new | RSS MiB idle / load |",
+           "| proxy | upstream | load | req/s | p50 | p99 | CPU µs/req (user / kernel) | upstream conns open / new | RSS MiB idle / load |",
            "|---|---|---|---|---|---|---|---|---|"]
     ratio_lines = ["", "| proxy | load | h2 ÷ HTTP/1.1 req/s | h2 ÷ HTTP/1.1 CPU per request |", "|---|---|---|---|"]
     for proxy, h2_name, h1_name in H2_UPSTREAM_ROWS:
@@ -523,7 +530,7 @@ def h2_summary(stats):
             r = cpu_ratio(g, h)
             out.append(f"HTTP/2 clients ({h2_load(g['key'])}): gateway through interception {fmt_rps(g['rps'])} req/s, "
                        f"HAProxy (TLS termination) {fmt_rps(h['rps'])} ({fmt_ratio(g['rps'], h['rps'])}×); CPU per request "
-                       f"{g['cpu']:.1f} vs {h['cpu']:.1f} µs ({fmt_x(r)})" if r is not None else
+                       f"{fmt_cpu(g, ' µs')} vs {fmt_cpu(h, ' µs')} ({fmt_x(r)})" if r is not None else
                        f"HTTP/2 clients ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, HAProxy {fmt_rps(h['rps'])}")
     # The gateway's TLS-upstream rows against HAProxy's, and with a client certificate against without.
     for other, what in ((1, "HAProxy"), (2, "client certificate configured")):
@@ -534,19 +541,266 @@ def h2_summary(stats):
                 if r is None:
                     continue
                 if other == 1:
-                    out.append(f"{label} ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, {what} {fmt_rps(o['rps'])}; "
-                               f"CPU per request {g['cpu']:.1f} vs {o['cpu']:.1f} µs ({fmt_x(r)})")
+                    out.append(f"{label} ({h2_load(g['key'])}): gateway {fmt_rps(g['rps'])} req/s, {what} {fmt_rps(o['rps'])} "
+                               f"({fmt_ratio(g['rps'], o['rps'])}×); CPU per request {fmt_cpu(g, ' µs')} vs "
+                               f"{fmt_cpu(o, ' µs')} ({fmt_x(r)})")
                 else:
                     out.append(f"{what}, {label} ({h2_load(g['key'])}): gateway {fmt_rps(o['rps'])} req/s vs {fmt_rps(g['rps'])} "
-                               f"without; CPU per request {o['cpu']:.1f} vs {g['cpu']:.1f} µs ({fmt_x(1 / r)})")
+                               f"without; CPU per request {fmt_cpu(o, ' µs')} vs {fmt_cpu(g, ' µs')} ({fmt_x(1 / r)})")
     for proxy, h2_name, h1_name in H2_UPSTREAM_ROWS:
         for h2 in h2_find(stats, h2_name):
             h1 = stats.get((h1_name,) + h2["key"][1:])
             if h1:
                 out.append(f"{proxy}, h2 ÷ HTTP/1.1 upstream ({h2_load(h2['key'])}): req/s {fmt_ratio(h2['rps'], h1['rps'])}×, "
-                           f"CPU per request {fmt_x(cpu_ratio(h2, h1))}, upstream connections "
+                           f"CPU per request {fmt_x(cpu_ratio(h2, h1))} ({fmt_cpu(h2, ' µs')} vs {fmt_cpu(h1, ' µs')}), "
+                           f"upstream connections "
                            f"{h2['conns_open'] if h2['conns_open'] is not None else '?'} vs "
                            f"{h1['conns_open'] if h1['conns_open'] is not None else '?'}")
+    return out
+
+# The TLS handshake rows (issue 57; bench.sh --only tls-handshake, records in runs-tls.jsonl).
+# (a) New intercepted connections (tls_connect_load.py: a connection per request, each a full
+# handshake): the TLS origin direct, the gateway's interception (CONNECT, its cached leaf) and
+# HAProxy terminating TLS. (b) New upstream TLS connections: wrk through each proxy to the
+# origin's port that closes every connection after its response.
+TLS_CLIENT_ROWS = [("direct-tls", "TLS origin direct (nginx)"),
+                   ("gateway-intercept-tls", "gateway: CONNECT + interception (cached leaf)"),
+                   ("haproxy-tls-term", "HAProxy: TLS termination, no CONNECT")]
+TLS_UPSTREAM_ROWS = [("gateway-up-h1-new", "gateway (http_version http1)"),
+                     ("haproxy-up-h1-new", "HAProxy, TLS session reuse (its default)"),
+                     ("haproxy-up-h1-new-noreuse", "HAProxy, no-ssl-reuse (a full handshake each time)")]
+# The WebSocket rows (issue 57; bench.sh --only websocket, records in runs-ws.jsonl).
+WS_ROWS = [("direct-ws", "direct (sink on CPU 0, as below)"), ("gateway-ws", "gateway (default config)"),
+           ("haproxy-ws", "HAProxy (forward proxy)"), ("direct-ws-spread", "direct, sink on CPU 1")]
+SIZE_LABELS = {"1k": "1 KiB", "1m": "1 MiB"}
+
+
+def ext_stats(runs):
+    """h2_stats, plus the load client's CPU per request, the WebSocket MB/s and the origin's TLS
+    handshakes (resumed or not) of the runs."""
+    stats = h2_stats(runs)
+    for key, s in stats.items():
+        rs = [r for r in runs if (r["name"], r["body"], r["conns"], r.get("streams")) == key and r.get("rps")]
+        vals = [r["client_cpu_us_per_req"] for r in rs if r.get("client_cpu_us_per_req") is not None]
+        s["client_cpu"] = mean(vals) if vals else None
+        mbs = [(r.get("client") or {}).get("mb_per_s") for r in rs]
+        s["mb_runs"] = [v for v in mbs if v is not None]
+        s["mb"] = mean(s["mb_runs"]) if s["mb_runs"] else None
+        hs = [r["origin_tls_handshakes"] for r in rs if r.get("origin_tls_handshakes") is not None]
+        s["tls_handshakes"] = sum(hs) if hs else None
+        s["tls_resumed"] = sum(r.get("origin_tls_resumed") or 0 for r in rs) if hs else None
+        s["requests"] = sum(r["requests"] for r in rs)
+        acc = [r["origin_accepts"] for r in rs if r.get("origin_accepts") is not None]
+        s["origin_accepts"] = sum(acc) if acc else None
+    return stats
+
+
+def busy_cell(s):
+    if s.get("load_busy") is None or s.get("proxy_busy") is None:
+        return "—"
+    return f"{s['load_busy']:.0f} / {s['proxy_busy']:.0f}%"
+
+
+def rps_cell(s):
+    rps = " / ".join(fmt_rps(v) for v in s["rps_runs"])
+    if s["busy"] > BUSY_PCT:
+        rps += " \\*"
+    if s["errors"]:
+        rps += f" (!{s['errors']} errors)"
+    return rps
+
+
+def capacity(s):
+    """Connections (or requests) per CPU-second of the proxy: 1e6 / its CPU µs per request."""
+    return 1e6 / s["cpu"] if s and s.get("cpu") else None
+
+
+def tls_section(runs):
+    if not runs:
+        return []
+    stats = ext_stats(runs)
+    md = ["## TLS handshakes (issue 57)", "",
+          "`scripts/bench.sh --only tls-handshake`. The TLS origin of the HTTP/2 rows (nginx, the bench CA's P-256 leaf; "
+          "on CPU 0 with the load client, the proxy on CPU 1). The gateway's interception leaf is P-256 too (its "
+          "local CA), minted once and cached; HAProxy presents the bench leaf. CPU µs/conn = the proxy's CPU time ÷ "
+          "connections; load / proxy CPU busy = the two CPUs' busy share during the run (a load CPU near 100% means "
+          "the client and origin set the pace: compare the CPU per connection then, which does not depend on it).", "",
+          "### New intercepted connections", "",
+          "`scripts/bench/tls_connect_load.py` (CPython's ssl, i.e. OpenSSL; two processes of threads, blocking "
+          "sockets, on CPU 0): every connection is new; through the gateway it sends `CONNECT h2.bench.test:443`, "
+          "then a full TLS 1.3 handshake (no resumption, ALPN http/1.1, the chain verified), `GET /1k` with "
+          "`Connection: close`, reads the response and closes. HAProxy (`bind ... ssl`, the h2 row's frontend) gets "
+          "the same without the CONNECT; both send the request to the origin over pooled h2 connections. Direct: the "
+          "client to the origin (nginx on CPU 1), the client's own ceiling. Client CPU µs/conn: the load client's.", "",
+          "| path | conns in flight | conn/s | p50 | p99 | ×direct | ×HAProxy | CPU µs/conn (user / kernel) "
+          "| CPU ÷ HAProxy | client CPU µs/conn | load / proxy CPU busy |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    loads = []
+    for key in stats:
+        if key[0] in dict(TLS_CLIENT_ROWS) and key[1:] not in loads:
+            loads.append(key[1:])
+    for load in loads:
+        direct, haproxy = stats.get(("direct-tls",) + load), stats.get(("haproxy-tls-term",) + load)
+        for name, label in TLS_CLIENT_ROWS:
+            s = stats.get((name,) + load)
+            if s is None:
+                continue
+            client = "—" if s["client_cpu"] is None else f"{s['client_cpu']:.0f}"
+            md.append(f"| {label} | {load[1]} | {rps_cell(s)} | {fmt_us(s['p50'])} | {fmt_us(s['p99'])} | "
+                      f"{fmt_ratio(s['rps'], direct and direct['rps'])} | {fmt_ratio(s['rps'], haproxy and haproxy['rps'])} | "
+                      f"{fmt_cpu(s)} | {fmt_x(cpu_ratio(s, haproxy))} | {client} | {busy_cell(s)} |")
+    md += ["", "### New upstream TLS connections", "",
+           "wrk (HTTP/1.1, keep-alive, absolute form `http://origin.bench.test/1k`) through each proxy to the origin's "
+           "port that closes every connection after its response (`keepalive_timeout 0`, HTTP/1.1): each request "
+           "opens a new upstream connection (TCP, a TLS handshake verifying the origin's chain against the bench CA, "
+           "the request). The gateway: `origin: https://...`, `http_version: http1`; HAProxy: `server ... ssl verify "
+           "required alpn http/1.1`, as it ships (it resumes its last TLS session with the server) and with "
+           "`no-ssl-reuse`. Handshakes resumed: the origin's count (`$ssl_session_reused`).", "",
+           "| proxy | load | req/s | p50 | p99 | CPU µs/req (user / kernel) | CPU ÷ HAProxy no-reuse | new upstream conns "
+           "per request | handshakes resumed | load / proxy CPU busy |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, label in TLS_UPSTREAM_ROWS:
+        for s in h2_find(stats, name):
+            full = stats.get(("haproxy-up-h1-new-noreuse",) + s["key"][1:])
+            per = "—" if s["origin_accepts"] is None or not s["requests"] else f"{s['origin_accepts'] / s['requests']:.2f}"
+            resumed = "—" if s["tls_handshakes"] is None else f"{s['tls_resumed']} of {s['tls_handshakes']}"
+            md.append(f"| {label} | {h2_load(s['key'])} | {rps_cell(s)} | {fmt_us(s['p50'])} | {fmt_us(s['p99'])} | "
+                      f"{fmt_cpu(s)} | {fmt_x(cpu_ratio(s, full))} | {per} | {resumed} | {busy_cell(s)} |")
+    md += [""]
+    summary = tls_summary(stats)
+    if summary:
+        md += ["Ratios from this run:", ""] + [f"- {line}" for line in summary] + [""]
+    if any(s["busy"] > BUSY_PCT for s in stats.values()):
+        md += [f"\\* other processes used more than {BUSY_PCT:.0f}% of the machine during a run of this row: "
+               "noisy figure, rerun on an idle machine.", ""]
+    md += run_lines(runs)
+    return md
+
+
+def run_lines(runs):
+    md = ["| row | load | run | per s | count | origin requests | new origin conns | non-2xx | errors | "
+          "client CPU µs each | other load % |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        errors = ", ".join(f"{k} {v}" for k, v in r["errors"].items() if v) or "0"
+        client = "—" if r.get("client_cpu_us_per_req") is None else f"{r['client_cpu_us_per_req']:.1f}"
+        md.append(f"| {r['name']} | {r['body']} × {r['conns']} | {r['rep']} | {r['rps'] or 0:.0f} | {r['requests']} | "
+                  f"{r.get('origin_requests')} | {r.get('origin_accepts')} | {r['non2xx']} | {errors} | {client} | "
+                  f"{r['other_cpu_pct']} |")
+    return md + [""]
+
+
+def tls_summary(stats):
+    out = []
+    for g in h2_find(stats, "gateway-intercept-tls"):
+        h = stats.get(("haproxy-tls-term",) + g["key"][1:])
+        if not h:
+            continue
+        r = cpu_ratio(g, h)
+        line = (f"new intercepted connections ({g['key'][2]} in flight): gateway {fmt_rps(g['rps'])} conn/s, HAProxy "
+                f"terminating TLS {fmt_rps(h['rps'])} ({fmt_ratio(g['rps'], h['rps'])}×); CPU per connection "
+                f"{fmt_cpu(g, ' µs')} vs {fmt_cpu(h, ' µs')} ({fmt_x(r)})")
+        if r:
+            line += f", i.e. {fmt_rps(capacity(g))} vs {fmt_rps(capacity(h))} connections per CPU-second ({1 / r:.2f}×)"
+        if min(g.get("load_busy") or 0, h.get("load_busy") or 0) >= LOAD_BOUND_PCT:
+            line += (". Both rows were bound by the load CPU (client and origin busy "
+                     f"{g['load_busy']:.0f}% / {h['load_busy']:.0f}%): their conn/s is that CPU's pace, the connections "
+                     "per CPU-second of each proxy are the comparable figure")
+        out.append(line)
+    full = None
+    for g in h2_find(stats, "gateway-up-h1-new"):
+        for other, label in (("haproxy-up-h1-new", "HAProxy resuming its TLS session"),
+                             ("haproxy-up-h1-new-noreuse", "HAProxy with no-ssl-reuse")):
+            o = stats.get((other,) + g["key"][1:])
+            if not o:
+                continue
+            resumed = f"; origin: gateway {g['tls_resumed']} of {g['tls_handshakes']} handshakes resumed, HAProxy " \
+                      f"{o['tls_resumed']} of {o['tls_handshakes']}" if g["tls_handshakes"] is not None and \
+                                                                        o["tls_handshakes"] is not None else ""
+            out.append(f"new upstream TLS connection per request ({h2_load(g['key'])}), gateway vs {label}: "
+                       f"{fmt_rps(g['rps'])} vs {fmt_rps(o['rps'])} req/s ({fmt_ratio(g['rps'], o['rps'])}×); CPU per request "
+                       f"{fmt_cpu(g, ' µs')} vs {fmt_cpu(o, ' µs')} ({fmt_x(cpu_ratio(g, o))}){resumed}")
+    return out
+
+
+def ws_section(runs):
+    if not runs:
+        return []
+    stats = ext_stats(runs)
+    md = ["## WebSocket messages (issue 57)", "",
+          "`scripts/bench.sh --only websocket`. `scripts/bench/ws_load.py` (CPU 0) opens C WebSockets to "
+          "`scripts/bench/ws_sink.py` (Python, frames by hand, on CPU 0 beside the client) and sends binary messages of one size (client to server, masked) for the run's seconds; the sink counts "
+          "what arrives, and the rate is its count over the time to its last answer. Through a proxy the handshake "
+          "is an absolute-form `GET http://127.0.0.1:SINK/sink` with `Upgrade: websocket` (the gateway's default "
+          "config; HAProxy the forward proxy of the HTTP/1.1 rows), after which both carry the bytes. The direct, "
+          "gateway and HAProxy runs alternate, all with the client and sink on CPU 0: the direct row is their own "
+          "ceiling there, and ×direct what a proxy on CPU 1 takes from it. The last row: direct with the sink on "
+          "CPU 1 (two CPUs for the endpoints, as nginx in the HTTP/1.1 direct rows), run after the others. "
+          "CPU µs/msg = the proxy's CPU time ÷ messages.", "",
+          "| path | message | conns | msg/s | MB/s | ×direct | ×HAProxy | CPU µs/msg (user / kernel) | CPU ÷ HAProxy "
+          "| load / proxy CPU busy |", "|---|---|---|---|---|---|---|---|---|---|"]
+    loads = []
+    for key in stats:
+        if key[1:] not in loads:
+            loads.append(key[1:])
+    for load in loads:
+        direct, haproxy = stats.get(("direct-ws",) + load), stats.get(("haproxy-ws",) + load)
+        for name, label in WS_ROWS:
+            s = stats.get((name,) + load)
+            if s is None:
+                continue
+            mb = " / ".join(f"{v:.0f}" for v in s["mb_runs"]) or "—"
+            md.append(f"| {label} | {SIZE_LABELS.get(load[0], load[0])} | {load[1]} | {rps_cell(s)} | {mb} | "
+                      f"{fmt_ratio(s['rps'], direct and direct['rps'])} | {fmt_ratio(s['rps'], haproxy and haproxy['rps'])} | "
+                      f"{fmt_cpu(s)} | {fmt_x(cpu_ratio(s, haproxy))} | {busy_cell(s)} |")
+    md += [""]
+    summary = ws_summary(stats)
+    if summary:
+        md += ["Ratios from this run:", ""] + [f"- {line}" for line in summary] + [""]
+    if any(s["busy"] > BUSY_PCT for s in stats.values()):
+        md += [f"\\* other processes used more than {BUSY_PCT:.0f}% of the machine during a run of this row: "
+               "noisy figure, rerun on an idle machine.", ""]
+    md += run_lines(runs)
+    return md
+
+
+def ws_summary(stats):
+    out = []
+    for g in h2_find(stats, "gateway-ws"):
+        load = g["key"][1:]
+        d, h = stats.get(("direct-ws",) + load), stats.get(("haproxy-ws",) + load)
+        what = f"WebSocket {SIZE_LABELS.get(load[0], load[0])} messages × {load[1]} conn"
+        parts = [f"gateway {fmt_rps(g['rps'])} msg/s ({g['mb']:.0f} MB/s)" if g.get("mb") is not None
+                 else f"gateway {fmt_rps(g['rps'])} msg/s"]
+        if d:
+            parts.append(f"{fmt_ratio(g['rps'], d['rps'])}× direct's {fmt_rps(d['rps'])}")
+        if h:
+            parts.append(f"HAProxy {fmt_rps(h['rps'])} ({fmt_ratio(g['rps'], h['rps'])}×); CPU per message "
+                         f"{fmt_cpu(g, ' µs')} vs {fmt_cpu(h, ' µs')} ({fmt_x(cpu_ratio(g, h))})")
+        else:
+            parts.append(f"CPU per message {fmt_cpu(g, ' µs')}")
+        out.append(f"{what}: " + ", ".join(parts))
+    return out
+
+
+def targets_57(h2, tls, ws):
+    """Issue 57's targets that the TLS and WebSocket rows measure (the HTTP/2 ones: h2_summary)."""
+    out = []
+    for g in h2_find(tls, "gateway-intercept-tls"):
+        h = tls.get(("haproxy-tls-term",) + g["key"][1:])
+        if h:
+            r = g["rps"] / h["rps"]
+            c = cpu_ratio(h, g)
+            out.append(f"- new TLS connections per second through interception (cached leaf) ≥ 0.8× HAProxy's: "
+                       f"{r:.2f}× — {verdict(r >= 0.8)}" + (f"; per CPU-second of each proxy {c:.2f}× — {verdict(c >= 0.8)}"
+                                                           if c else ""))
+    for g in h2_find(ws, "gateway-ws"):
+        d = ws.get(("direct-ws",) + g["key"][1:])
+        spread = ws.get(("direct-ws-spread",) + g["key"][1:])
+        if d:
+            r = g["rps"] / d["rps"]
+            out.append(f"- WebSocket message throughput ≥ 0.9× a direct connection's "
+                       f"({SIZE_LABELS.get(g['key'][1], g['key'][1])} × {g['key'][2]}): {r:.2f}× — {verdict(r >= 0.9)}"
+                       + (f" (against the direct row with the sink on CPU 1: {g['rps'] / spread['rps']:.2f}×)" if spread else ""))
     return out
 
 
@@ -559,7 +813,10 @@ def main():
     # the run), the sections of the HTTP/1.1 rows are left out.
     h2_runs = load_jsonl(os.path.join(workdir, "runs-h2.jsonl"))
     h2_protocols = lines_of(os.path.join(workdir, "h2-protocols.txt"))
-    classic = bool(runs) or not h2_runs
+    # The TLS handshake and WebSocket rows (issue 57): sections of their own, as the HTTP/2 rows'.
+    tls_runs = load_jsonl(os.path.join(workdir, "runs-tls.jsonl"))
+    ws_runs = load_jsonl(os.path.join(workdir, "runs-ws.jsonl"))
+    classic = bool(runs) or not (h2_runs or tls_runs or ws_runs)
     extras_path = os.path.join(workdir, "gateway-extras.json")
     extras = json.load(open(extras_path)) if os.path.exists(extras_path) else {}
     order = []
@@ -568,6 +825,12 @@ def main():
             order.append(r["name"])
     rows, stats = table(runs, order)
     busy = [r for r in runs if (r.get("other_cpu_pct") or 0) > BUSY_PCT]
+    h2s, tlss, wss = h2_stats(h2_runs), ext_stats(tls_runs), ext_stats(ws_runs)
+    # Every ratio of this run in one place (also printed at the end): gateway ÷ HAProxy (or ÷ direct),
+    # with each proxy's CPU per request and its user-space and kernel parts.
+    summaries = [("CPU per request (1k, 50 conns)", cpu_summary(stats)), ("HTTP/2", h2_summary(h2s)),
+                 ("TLS handshakes", tls_summary(tlss)), ("WebSocket", ws_summary(wss))]
+    targets57 = targets_57(h2s, tlss, wss)
     md = [f"# Benchmark results", "",
           f"`{meta['command']}` — {meta['date']}, {meta['machine']}", "",
           f"{meta['seconds']} s per run ({meta['mitm_seconds']} s for mitmdump), {meta['repeat']} run(s) per figure "
@@ -575,6 +838,13 @@ def main():
           "on CPU 1 (direct: nginx on CPU 1). CPU µs/req = the proxy's CPU time (all its processes) ÷ requests. "
           "RSS = VmRSS summed over the proxy's processes, before the run / peak during it (each proxy is "
           "started fresh before its first row, 1k × 50, so that row's idle figure is the fresh process's).", ""]
+    if any(lines for _, lines in summaries):
+        md += ["## Summary (this run)", ""]
+        for title, lines in summaries:
+            if lines:
+                md += [f"{title}:", ""] + [f"- {line}" for line in lines] + [""]
+        if targets57:
+            md += ["Issue 57's targets measured here:", ""] + targets57 + [""]
     if classic:
         md += rows
         md.append("")
@@ -610,6 +880,8 @@ def main():
         md += ["## Targets (issue 38)", ""] + (targets_38(stats) or ["- not measured (needs gateway and gateway-otel rows)"]) + [""]
         md += ["## Targets (issue 9)", ""] + targets(stats, extras, order) + [""]
     md += h2_section(h2_runs, h2_protocols)
+    md += tls_section(tls_runs)
+    md += ws_section(ws_runs)
     md += kept_section(out_path, ALLOCS_TITLE)
     if classic:
         md += ["## Runs", "",
@@ -632,16 +904,14 @@ def main():
     with open(out_path, "w") as f:
         f.write(text)
     print(text)
-    summary = cpu_summary(stats)
-    if summary:
-        print("\n## Summary: CPU per request (1k, 50 conns, this run)\n")
-        for line in summary:
-            print(f"- {line}")
-    summary = h2_summary(h2_stats(h2_runs))
-    if summary:
-        print("\n## Summary: HTTP/2 (this run)\n")
-        for line in summary:
-            print(f"- {line}")
+    for title, lines in summaries:
+        if lines:
+            print(f"\n## Summary: {title} (this run)\n")
+            for line in lines:
+                print(f"- {line}")
+    if targets57:
+        print("\n## Issue 57's targets (this run)\n")
+        print("\n".join(targets57))
 
 
 if __name__ == "__main__":
