@@ -34,22 +34,6 @@ struct ExchangeStateMachine {
     /// Response parts written since the last flush.
     private var unflushed = false
 
-    var isFinished: Bool {
-        if case .finished = phase { return true }
-        return false
-    }
-
-    /// The upstream's response is on its way to the client (with a body).
-    var isForwardingBody: Bool {
-        if case .responding(bodyless: false) = phase { return true }
-        return false
-    }
-
-    var isAttempting: Bool {
-        if case .attempting = phase { return true }
-        return false
-    }
-
     // MARK: Start and steps
 
     /// The exchange starts (see ``ExchangeResendState/init(retry:stepReplayLimit:declaredLength:bodyless:)``).
@@ -61,12 +45,6 @@ struct ExchangeStateMachine {
         )
         phase = .preparing(step: 0)
         return .runSteps
-    }
-
-    /// The step to run next, while preparing.
-    var currentStep: Int? {
-        if case .preparing(let step) = phase { return step }
-        return nil
     }
 
     mutating func stepProceeded() {
@@ -199,12 +177,6 @@ struct ExchangeStateMachine {
         phase = .finished
         self.status = status
         return true
-    }
-
-    /// Whether the upstream's reads wait: never while a turned-down body is dropped.
-    func pausesUpstream(clientWritable: Bool) -> Bool {
-        if case .discarding = phase { return false }
-        return !clientWritable
     }
 
     // MARK: Failures and waits
