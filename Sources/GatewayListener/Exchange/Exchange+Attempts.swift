@@ -20,9 +20,9 @@ extension Exchange {
                 if let limit = step.replayLimit(for: request) { stepLimit = max(stepLimit ?? 0, limit) }
             }
         }
-        let repeatable = request.isIdempotent || request.headers.contains(name: "idempotency-key")
         perform(machine.start(
-            retry: run, stepReplayLimit: stepLimit, declaredLength: request.body.declaredLength, bodyless: bodyless, repeatable: repeatable
+            retry: run, stepReplayLimit: stepLimit, declaredLength: request.body.declaredLength, bodyless: bodyless,
+            idempotent: request.isIdempotent, idempotencyKey: request.headers.contains(name: "idempotency-key")
         ))
     }
 

@@ -36,12 +36,17 @@ struct ExchangeStateMachine {
 
     // MARK: Start and steps
 
-    /// The exchange starts (see ``ExchangeResendState/init(retry:stepReplayLimit:declaredLength:bodyless:)``).
-    /// `repeatable`: the method is idempotent or the request has an `Idempotency-Key`.
-    mutating func start(retry: RetryRun?, stepReplayLimit: Int?, declaredLength: Int?, bodyless: Bool, repeatable: Bool = false) -> Action {
+    /// The exchange starts (see ``ExchangeResendState/init(retry:stepReplayLimit:declaredLength:bodyless:repeatable:)``).
+    /// `idempotent`: the method is (RFC 9110 §9.2.2); `idempotencyKey`: the
+    /// request has an `Idempotency-Key`. Either makes it one that may be sent
+    /// again outside the retry policy (after a stale pooled connection).
+    mutating func start(
+        retry: RetryRun?, stepReplayLimit: Int?, declaredLength: Int?, bodyless: Bool, idempotent: Bool = false, idempotencyKey: Bool = false
+    ) -> Action {
         guard case .idle = phase else { preconditionFailure("an exchange started in \(phase)") }
         resend = ExchangeResendState(
-            retry: retry, stepReplayLimit: stepReplayLimit, declaredLength: declaredLength, bodyless: bodyless, repeatable: repeatable
+            retry: retry, stepReplayLimit: stepReplayLimit, declaredLength: declaredLength, bodyless: bodyless,
+            repeatable: idempotent || idempotencyKey
         )
         phase = .preparing(step: 0)
         return .runSteps
