@@ -15,14 +15,14 @@ import Testing
 @Suite struct OTLPExporterTests {
     /// Answers every export as `answer` says, and keeps the requests.
     final class ScriptedCollector: UpstreamTransport {
-        let answer: @Sendable (any UpstreamExchangeDelegate) -> Void
+        let answer: @Sendable (any UpstreamAttemptDelegate) -> Void
         let requests = NIOLockedValueBox<[ProxyRequest]>([])
 
-        init(_ answer: @escaping @Sendable (any UpstreamExchangeDelegate) -> Void) { self.answer = answer }
+        init(_ answer: @escaping @Sendable (any UpstreamAttemptDelegate) -> Void) { self.answer = answer }
 
-        func startExchange(
-            _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate
-        ) -> UpstreamExchangeCancellation {
+        func startAttempt(
+            _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamAttemptDelegate
+        ) -> UpstreamAttemptCancellation {
             requests.withLockedValue { $0.append(request) }
             answer(delegate)
             return .nothingToCancel

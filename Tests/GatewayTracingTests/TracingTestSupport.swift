@@ -31,10 +31,10 @@ enum TracingTestSupport {
 
 /// The tracer's transport in these tests, which send nothing: an attempt fails at once.
 final class NoTransport: UpstreamTransport {
-    func startExchange(
-        _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation {
-        delegate.upstreamExchangeFailed(GatewayError(.connectFailed, "the tracing unit tests send nothing"))
+    func startAttempt(
+        _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation {
+        delegate.upstreamAttemptFailed(GatewayError(.connectFailed, "the tracing unit tests send nothing"))
         return .nothingToCancel
     }
 }

@@ -16,10 +16,10 @@ public struct UpstreamTunnel: Sendable {
     }
 }
 
-extension UpstreamExchangeDelegate {
+extension UpstreamAttemptDelegate {
     /// Receivers that never ask for an upgrade close the connection.
     public func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) {
         tunnel.channel.close(promise: nil)
-        upstreamExchangeFailed(GatewayError(.upstreamProtocolError, "the upstream switched protocols unasked"))
+        upstreamAttemptFailed(GatewayError(.upstreamProtocolError, "the upstream switched protocols unasked"))
     }
 }

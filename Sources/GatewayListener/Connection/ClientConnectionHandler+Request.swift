@@ -16,7 +16,7 @@ extension ClientConnectionHandler {
             context: environment.requestContext(clientAddress: clientAddress), observations: []
         )
         current = info
-        requestFields = head.headers  // read only if the upstream sends trailers
+        writer.requestFields = head.headers  // read only if the upstream sends trailers
         guard let eventLoop = context?.eventLoop else { return }
         let verdict = ExchangeStart.begin(
             head, framing: verdict, origin: origin, mayUpgrade: !machine.keepAliveWanted, info: info, active: active, client: self, eventLoop: eventLoop

@@ -22,7 +22,7 @@ extension ClientConnectionHandler {
             status: head.status, fields: head.fields, declaredLength: nil,
             requestMethod: info.method, requestVersion: info.version, keepAlive: false,
             via: RequestRouter.responseVia, upgrade: "websocket",
-            allocator: allocator
+            allocator: writer.allocator
         )
         var first = [framing.head]
         if let leftover = tunnel.leftover { first.append(leftover) }

@@ -37,22 +37,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var pipelined = CircularBuffer<ClientRequestPart>()
     private var heldRead = false
     private var discardedBytes = 0
-    /// The response being written goes in chunks.
-    var responseChunked = false
-    /// The fields of the request in flight (a reference, not a copy): whether
-    /// it said `TE: trailers` is read only when an upstream sends trailers.
-    var requestFields = RequestFields()
-    /// The request in flight said `TE: trailers`: an upstream's trailers go to it in the last chunk.
-    var clientAcceptsTrailers: Bool {
-        requestFields.field("te", lists: "trailers")
-    }
-    /// The response head taken for the exchange in flight and not written yet:
-    /// it goes out with the first body part (one write for a small response),
-    /// or before any other write or flush (``writePendingHead(_:with:)``).
-    var pendingHead: ByteBuffer?
-    /// The last response head's buffer, written again for the next head: once
-    /// its write is done this is the only reference, and clearing it allocates nothing.
-    var spareHeadBuffer: ByteBuffer?
+    /// Frames and writes the responses, and batches their flushes.
+    let writer = HTTP1ResponseWriter()
     /// The last write of a response, kept only when the connection may close after it.
     var lastWrite: EventLoopFuture<Void>?
     var trackingID: Int?
@@ -60,13 +46,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     let idle = ConnectionIdleMark()
     /// Closed to admit another connection at a cap: it ends after the exchange in flight.
     var evicted = false
-    /// The channel's allocator, read once (through the context it cost a
-    /// retain of the pipeline and the channel on every response head).
-    var allocator = ByteBufferAllocator()
-    /// This loop's batch of flushes (nil: flush at once), and whether this
-    /// connection waits in it.
-    var flushBatch: LoopFlushBatch?
-    var flushIsDeferred = false
     var clientAddress = "unknown"
 
     init(environment: ClientConnectionEnvironment, timeouts: ClientTimeouts, maxHeadBytes: Int) {
@@ -77,8 +56,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        allocator = context.channel.allocator
-        flushBatch = environment.flushBatches?.batch(for: context.eventLoop)
+        writer.attach(context, flushBatch: environment.flushBatches?.batch(for: context.eventLoop))
         clientAddress = ProxyServer.describe(context.channel.remoteAddress)
         timeouts.attach(context, owner: self)
         if context.channel.isActive { register(context) }
@@ -86,7 +64,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerRemoved(context: ChannelHandlerContext) {
         timeouts.detach()
-        flushDeferred()  // nothing written stays behind in the channel
+        writer.detach()  // nothing written stays behind in the channel
         self.context = nil
     }
 

@@ -1,8 +1,9 @@
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// The flushes of an event loop's client connections, made together at the
-/// end of the loop's current tick (after every I/O event it read).
+/// The flushes of an event loop's client connections (their
+/// ``HTTP1ResponseWriter``s), made together at the end of the loop's current
+/// tick (after every I/O event it read).
 ///
 /// A response written and flushed at once wakes its client whenever the
 /// client went to sleep meanwhile: under load the gateway answered a request
@@ -14,8 +15,8 @@ import NIOCore
 /// `FlushConsolidationHandler` makes the same trade within one connection.
 final class LoopFlushBatch {
     private let eventLoop: any EventLoop
-    private var handlers: [ClientConnectionHandler] = []
-    private var running: [ClientConnectionHandler] = []
+    private var writers: [HTTP1ResponseWriter] = []
+    private var running: [HTTP1ResponseWriter] = []
     private var scheduled = false
     /// The task, made once: a closure made per tick was an allocation per
     /// tick. It holds the batch, which lives as long as its loop anyway
@@ -26,10 +27,10 @@ final class LoopFlushBatch {
         self.eventLoop = eventLoop
     }
 
-    /// `handler` flushes at the end of this tick (one task per tick, run
+    /// `writer` flushes at the end of this tick (one task per tick, run
     /// after its I/O events: no wake-up of the loop, no extra syscall).
-    func add(_ handler: ClientConnectionHandler) {
-        handlers.append(handler)
+    func add(_ writer: HTTP1ResponseWriter) {
+        writers.append(writer)
         guard !scheduled else { return }
         scheduled = true
         eventLoop.execute(flushTask())
@@ -45,8 +46,8 @@ final class LoopFlushBatch {
 
     private func flushAll() {
         scheduled = false
-        swap(&handlers, &running)
-        for handler in running { handler.flushDeferred() }
+        swap(&writers, &running)
+        for writer in running { writer.flushDeferred() }
         running.removeAll(keepingCapacity: true)
     }
 }

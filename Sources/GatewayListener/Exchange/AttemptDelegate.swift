@@ -6,7 +6,7 @@ import NIOHTTP1
 /// request may be retried: once the exchange gives the attempt up (a
 /// per-try timeout, a retryable response), `detach` cuts it off, so late
 /// callbacks of that attempt (from another loop, say) never reach the next one.
-final class AttemptDelegate: UpstreamExchangeDelegate {
+final class AttemptDelegate: UpstreamAttemptDelegate {
     private var exchange: Exchange?
 
     init(_ exchange: Exchange) {
@@ -17,9 +17,9 @@ final class AttemptDelegate: UpstreamExchangeDelegate {
         exchange = nil
     }
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {
         guard let exchange else { return writer.abort(CancellationError()) }
-        exchange.upstreamExchangeStarted(writer)
+        exchange.upstreamAttemptStarted(writer)
     }
 
     func upstreamResponseHead(_ head: UpstreamResponseHead) {
@@ -42,8 +42,8 @@ final class AttemptDelegate: UpstreamExchangeDelegate {
         exchange?.upstreamResponseEnd()
     }
 
-    func upstreamExchangeFailed(_ error: any Error) {
-        exchange?.upstreamExchangeFailed(error)
+    func upstreamAttemptFailed(_ error: any Error) {
+        exchange?.upstreamAttemptFailed(error)
     }
 
     func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) {

@@ -20,9 +20,9 @@ extension Exchange {
                 if let limit = step.replayLimit(for: request) { stepLimit = max(stepLimit ?? 0, limit) }
             }
         }
-        let repeatable = request.isIdempotent || request.headers.contains(name: "idempotency-key")
         perform(machine.start(
-            retry: run, stepReplayLimit: stepLimit, declaredLength: request.body.declaredLength, bodyless: bodyless, repeatable: repeatable
+            retry: run, stepReplayLimit: stepLimit, declaredLength: request.body.declaredLength, bodyless: bodyless,
+            idempotent: request.isIdempotent, idempotencyKey: request.headers.contains(name: "idempotency-key")
         ))
     }
 
@@ -54,7 +54,7 @@ extension Exchange {
 
     private func send() {
         machine.attemptStarted()
-        let delegate: any UpstreamExchangeDelegate
+        let delegate: any UpstreamAttemptDelegate
         if machine.resend.mayAttemptAgain {
             let forwarder = AttemptDelegate(self)
             attemptDelegate = forwarder
@@ -63,7 +63,7 @@ extension Exchange {
             delegate = self
         }
         armAttemptTimerOnceRequestIsIn()
-        cancellation = transport.startExchange(request, record: info.context.record, on: eventLoop, delegate: delegate)
+        cancellation = transport.startAttempt(request, record: info.context.record, on: eventLoop, delegate: delegate)
     }
 
     /// Arms the attempt's timer once the client's whole request is in: a body

@@ -21,7 +21,7 @@ import NIOHTTP1
 ///
 /// Its decisions are the machine's; the attempts are in `+Attempts.swift`,
 /// the machine's actions performed in `+Actions.swift`.
-final class Exchange: UpstreamExchangeDelegate {
+final class Exchange: UpstreamAttemptDelegate {
     let client: any ExchangeClient
     let info: ExchangeInfo
     /// The request of the attempt in flight (steps add credentials to a copy of `routed`).
@@ -55,7 +55,7 @@ final class Exchange: UpstreamExchangeDelegate {
     /// comes first (``handleScheduledCallback(eventLoop:)`` when it passes).
     var attemptTimer: NIOScheduledCallback?
     var attemptLimit: (at: StoredInstant, perTry: Duration?)?
-    var cancellation: UpstreamExchangeCancellation?
+    var cancellation: UpstreamAttemptCancellation?
     var writer: (any UpstreamRequestWriter)?
     /// The request body's way upstream (a pure state machine).
     var body: RequestBodyForwarding
@@ -148,7 +148,7 @@ final class Exchange: UpstreamExchangeDelegate {
 
     // MARK: Response side (from the upstream)
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {
         guard machine.isAttempting else { return writer.abort(CancellationError()) }
         self.writer = writer
         if !body.endSent { sendContinueIfAwaited() }
@@ -204,7 +204,7 @@ final class Exchange: UpstreamExchangeDelegate {
         }
     }
 
-    func upstreamExchangeFailed(_ error: any Error) {
+    func upstreamAttemptFailed(_ error: any Error) {
         perform(machine.upstreamFailed(error, retryDelay: { self.retryDelay(after: $0, run: &$1) }))
     }
 

@@ -34,39 +34,22 @@ struct ExchangeStateMachine {
     /// Response parts written since the last flush.
     private var unflushed = false
 
-    var isFinished: Bool {
-        if case .finished = phase { return true }
-        return false
-    }
-
-    /// The upstream's response is on its way to the client (with a body).
-    var isForwardingBody: Bool {
-        if case .responding(bodyless: false) = phase { return true }
-        return false
-    }
-
-    var isAttempting: Bool {
-        if case .attempting = phase { return true }
-        return false
-    }
-
     // MARK: Start and steps
 
-    /// The exchange starts (see ``ExchangeResendState/init(retry:stepReplayLimit:declaredLength:bodyless:)``).
-    /// `repeatable`: the method is idempotent or the request has an `Idempotency-Key`.
-    mutating func start(retry: RetryRun?, stepReplayLimit: Int?, declaredLength: Int?, bodyless: Bool, repeatable: Bool = false) -> Action {
+    /// The exchange starts (see ``ExchangeResendState/init(retry:stepReplayLimit:declaredLength:bodyless:repeatable:)``).
+    /// `idempotent`: the method is (RFC 9110 §9.2.2); `idempotencyKey`: the
+    /// request has an `Idempotency-Key`. Either makes it one that may be sent
+    /// again outside the retry policy (after a stale pooled connection).
+    mutating func start(
+        retry: RetryRun?, stepReplayLimit: Int?, declaredLength: Int?, bodyless: Bool, idempotent: Bool = false, idempotencyKey: Bool = false
+    ) -> Action {
         guard case .idle = phase else { preconditionFailure("an exchange started in \(phase)") }
         resend = ExchangeResendState(
-            retry: retry, stepReplayLimit: stepReplayLimit, declaredLength: declaredLength, bodyless: bodyless, repeatable: repeatable
+            retry: retry, stepReplayLimit: stepReplayLimit, declaredLength: declaredLength, bodyless: bodyless,
+            repeatable: idempotent || idempotencyKey
         )
         phase = .preparing(step: 0)
         return .runSteps
-    }
-
-    /// The step to run next, while preparing.
-    var currentStep: Int? {
-        if case .preparing(let step) = phase { return step }
-        return nil
     }
 
     mutating func stepProceeded() {
@@ -199,12 +182,6 @@ struct ExchangeStateMachine {
         phase = .finished
         self.status = status
         return true
-    }
-
-    /// Whether the upstream's reads wait: never while a turned-down body is dropped.
-    func pausesUpstream(clientWritable: Bool) -> Bool {
-        if case .discarding = phase { return false }
-        return !clientWritable
     }
 
     // MARK: Failures and waits

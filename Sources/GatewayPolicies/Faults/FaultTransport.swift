@@ -26,11 +26,11 @@ public final class FaultTransport: UpstreamTransport {
         self.next = next
     }
 
-    public func startExchange(
-        _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation {
+    public func startAttempt(
+        _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation {
         guard let firing = plan.draw(method: request.method.rawValue, path: request.path, at: stage) else {
-            return next.startExchange(request, record: record, on: eventLoop, delegate: delegate)
+            return next.startAttempt(request, record: record, on: eventLoop, delegate: delegate)
         }
         let shape: ShapedResponse.Shape
         switch firing.rule.action {
@@ -41,16 +41,16 @@ public final class FaultTransport: UpstreamTransport {
         let shaped = ShapedResponse(
             shape, delegate: delegate, record: record, injection: firing.injection, upstream: request.hostPort, eventLoop: eventLoop
         )
-        shaped.upstream = next.startExchange(request, record: record, on: eventLoop, delegate: shaped)
+        shaped.upstream = next.startAttempt(request, record: record, on: eventLoop, delegate: shaped)
         // Called on the loop; the exchange drops it when it ends.
         let bound = NIOLoopBound(shaped, eventLoop: eventLoop)
-        return UpstreamExchangeCancellation { bound.value.cancel() }
+        return UpstreamAttemptCancellation { bound.value.cancel() }
     }
 
     /// An error, a reset or a latency in the upstream's place (``FaultStage/upstream``).
     private func standIn(
-        _ firing: FaultPlan.Firing, request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation {
+        _ firing: FaultPlan.Firing, request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation {
         let held = HeldAttempt(delegate: delegate, request: request, eventLoop: eventLoop) { held, _ in
             switch firing.rule.action {
             case .error(let response):

@@ -19,7 +19,7 @@ import NIOHTTP1
 ///
 /// The fault is noted on the record when it acts (``Injection``): a slow body
 /// as a delay of the upstream's own response, a reset as the response.
-final class ShapedResponse: UpstreamExchangeDelegate, UpstreamRequestWriter {
+final class ShapedResponse: UpstreamAttemptDelegate, UpstreamRequestWriter {
     enum Shape {
         case slow(bytesPerSecond: Int)
         case reset(afterBytes: Int)
@@ -29,13 +29,13 @@ final class ShapedResponse: UpstreamExchangeDelegate, UpstreamRequestWriter {
     static let queueLimit = 64 * 1024
 
     private let shape: Shape
-    private let delegate: any UpstreamExchangeDelegate
+    private let delegate: any UpstreamAttemptDelegate
     private let record: ExchangeRecord
     private let injection: Injection
     private let upstreamName: String
     private let eventLoop: any EventLoop
     /// Cancels the next transport's attempt.
-    var upstream: UpstreamExchangeCancellation?
+    var upstream: UpstreamAttemptCancellation?
     private var writer: (any UpstreamRequestWriter)?
     private var done = false
 
@@ -51,7 +51,7 @@ final class ShapedResponse: UpstreamExchangeDelegate, UpstreamRequestWriter {
     private var sent = 0
     private var limit = Int.max
 
-    init(_ shape: Shape, delegate: any UpstreamExchangeDelegate, record: ExchangeRecord, injection: Injection, upstream: String, eventLoop: any EventLoop) {
+    init(_ shape: Shape, delegate: any UpstreamAttemptDelegate, record: ExchangeRecord, injection: Injection, upstream: String, eventLoop: any EventLoop) {
         self.shape = shape
         self.delegate = delegate
         self.record = record
@@ -67,11 +67,11 @@ final class ShapedResponse: UpstreamExchangeDelegate, UpstreamRequestWriter {
         upstream?.cancel()
     }
 
-    // MARK: UpstreamExchangeDelegate (the next transport's side)
+    // MARK: UpstreamAttemptDelegate (the next transport's side)
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {
         self.writer = writer
-        delegate.upstreamExchangeStarted(self)
+        delegate.upstreamAttemptStarted(self)
     }
 
     func upstreamResponseHead(_ head: UpstreamResponseHead) {
@@ -130,11 +130,11 @@ final class ShapedResponse: UpstreamExchangeDelegate, UpstreamRequestWriter {
         }
     }
 
-    func upstreamExchangeFailed(_ error: any Error) {
+    func upstreamAttemptFailed(_ error: any Error) {
         guard !done else { return }
         done = true
         timer?.cancel()
-        delegate.upstreamExchangeFailed(error)
+        delegate.upstreamAttemptFailed(error)
     }
 
     func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) {
@@ -158,7 +158,7 @@ final class ShapedResponse: UpstreamExchangeDelegate, UpstreamRequestWriter {
         record.noteInjection(injection, answered: true)
         upstream?.cancel()
         delegate.upstreamReadComplete()
-        delegate.upstreamExchangeFailed(GatewayError(
+        delegate.upstreamAttemptFailed(GatewayError(
             .connectionReset, "injected fault: the connection is reset after \(sent) body bytes", upstream: upstreamName
         ))
     }

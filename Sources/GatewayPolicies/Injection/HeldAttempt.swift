@@ -11,8 +11,8 @@ import NIOHTTP1
 /// there, and from then on this object forwards the upstream's calls to the
 /// exchange and the exchange's to the upstream's writer.
 /// Only requests an injection phase looks at pay for it.
-final class HeldAttempt: UpstreamRequestWriter, UpstreamExchangeDelegate {
-    private let delegate: any UpstreamExchangeDelegate
+final class HeldAttempt: UpstreamRequestWriter, UpstreamAttemptDelegate {
+    private let delegate: any UpstreamAttemptDelegate
     private let eventLoop: any EventLoop
     private let method: HTTPMethod
     private let limit: Int
@@ -22,12 +22,12 @@ final class HeldAttempt: UpstreamRequestWriter, UpstreamExchangeDelegate {
     private var decide: ((HeldAttempt, ByteBuffer?) -> Void)?
     /// The next transport's writer, once passed on.
     private var upstreamWriter: (any UpstreamRequestWriter)?
-    private var cancellation: UpstreamExchangeCancellation?
+    private var cancellation: UpstreamAttemptCancellation?
     private var delayed: Scheduled<Void>?
     private var done = false
 
     init(
-        delegate: any UpstreamExchangeDelegate, request: ProxyRequest, eventLoop: any EventLoop, limit: Int = 1 << 20,
+        delegate: any UpstreamAttemptDelegate, request: ProxyRequest, eventLoop: any EventLoop, limit: Int = 1 << 20,
         decide: @escaping (HeldAttempt, ByteBuffer?) -> Void
     ) {
         self.delegate = delegate
@@ -39,16 +39,16 @@ final class HeldAttempt: UpstreamRequestWriter, UpstreamExchangeDelegate {
         self.decide = decide
     }
 
-    /// Starts it (on the next tick: the exchange is not called back inside its own `startExchange`).
-    func start() -> UpstreamExchangeCancellation {
+    /// Starts it (on the next tick: the exchange is not called back inside its own `startAttempt`).
+    func start() -> UpstreamAttemptCancellation {
         eventLoop.assumeIsolated().execute {
             guard !self.done else { return }
-            self.delegate.upstreamExchangeStarted(self)
+            self.delegate.upstreamAttemptStarted(self)
             self.decideIfComplete()
         }
         // Called on the loop; the exchange drops it when it ends (no cycle outlives it).
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
-        return UpstreamExchangeCancellation { bound.value.cancel() }
+        return UpstreamAttemptCancellation { bound.value.cancel() }
     }
 
     private func decideIfComplete() {
@@ -75,7 +75,7 @@ final class HeldAttempt: UpstreamRequestWriter, UpstreamExchangeDelegate {
     func fail(_ error: any Error) {
         guard !done else { return }
         done = true
-        delegate.upstreamExchangeFailed(error)
+        delegate.upstreamAttemptFailed(error)
     }
 
     /// The attempt goes on to `next` (after `delay`), with the body kept so far.
@@ -87,7 +87,7 @@ final class HeldAttempt: UpstreamRequestWriter, UpstreamExchangeDelegate {
     private func startNext(_ next: any UpstreamTransport, request: ProxyRequest, record: ExchangeRecord) {
         guard !done else { return }
         record.upstreamAnswered()
-        cancellation = next.startExchange(request, record: record, on: eventLoop, delegate: self)
+        cancellation = next.startAttempt(request, record: record, on: eventLoop, delegate: self)
     }
 
     private func cancel() {
@@ -135,9 +135,9 @@ final class HeldAttempt: UpstreamRequestWriter, UpstreamExchangeDelegate {
         if body == nil { body = chunk } else { body!.writeBuffer(&chunk) }
     }
 
-    // MARK: UpstreamExchangeDelegate (the next transport's side, once passed on)
+    // MARK: UpstreamAttemptDelegate (the next transport's side, once passed on)
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {
         upstreamWriter = writer
         guard !bodyless else { return }
         let kept = body ?? ByteBuffer()
@@ -150,7 +150,7 @@ final class HeldAttempt: UpstreamRequestWriter, UpstreamExchangeDelegate {
     func upstreamReadComplete() { delegate.upstreamReadComplete() }
     func upstreamResponseTrailers(_ trailers: HTTPHeaders) { delegate.upstreamResponseTrailers(trailers) }
     func upstreamResponseEnd() { done = true; delegate.upstreamResponseEnd() }
-    func upstreamExchangeFailed(_ error: any Error) { done = true; delegate.upstreamExchangeFailed(error) }
+    func upstreamAttemptFailed(_ error: any Error) { done = true; delegate.upstreamAttemptFailed(error) }
     func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) { done = true; delegate.upstreamUpgraded(head, tunnel: tunnel) }
     var upstreamShouldPauseReading: Bool { delegate.upstreamShouldPauseReading }
 }

@@ -28,7 +28,7 @@ public struct InjectedResponse: Sendable {
     }
 
     /// Plays the response into an attempt's delegate as an upstream connection would.
-    func play(to delegate: any UpstreamExchangeDelegate, method: HTTPMethod) {
+    func play(to delegate: any UpstreamAttemptDelegate, method: HTTPMethod) {
         let code = status.code
         let hasBody = method != .HEAD && code != 204 && code != 304 && !(100..<200).contains(code) && body.readableBytes > 0
         delegate.upstreamResponseHead(UpstreamResponseHead(

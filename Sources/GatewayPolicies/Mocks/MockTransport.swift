@@ -22,20 +22,20 @@ public final class MockTransport: UpstreamTransport {
         self.next = next
     }
 
-    public func startExchange(
-        _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation {
+    public func startAttempt(
+        _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation {
         let method = request.method.rawValue
         let path = request.path
         if unmatched == .pass, replay == nil, !(mocks?.mayMatch(method: method, path: path) ?? false) {
-            return next.startExchange(request, record: record, on: eventLoop, delegate: delegate)
+            return next.startAttempt(request, record: record, on: eventLoop, delegate: delegate)
         }
         let needsBody = !request.bodyLengthIsZero
             && ((replay?.matchesBody ?? false) || (mocks?.needsBody(method: method, path: path) ?? false))
         // Decided on the head when the body does not matter (the nth counts move once per call).
         let early = needsBody ? nil : answer(MockRequestView(request, body: nil))
         if !needsBody, early == nil, unmatched == .pass {
-            return next.startExchange(request, record: record, on: eventLoop, delegate: delegate)
+            return next.startAttempt(request, record: record, on: eventLoop, delegate: delegate)
         }
         let held = HeldAttempt(delegate: delegate, request: request, eventLoop: eventLoop) { held, body in
             if let (response, source) = early ?? (needsBody ? self.answer(MockRequestView(request, body: body)) : nil) {

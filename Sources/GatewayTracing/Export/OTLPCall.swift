@@ -6,7 +6,7 @@ import NIOHTTP1
 /// response head, then its end (OTLP/HTTP: 2xx succeeded) or its trailers
 /// (gRPC: `grpc-status` 0 succeeded). The response message (an
 /// `ExportTraceServiceResponse`, maybe a partial-success report) is not read.
-final class OTLPCall: UpstreamExchangeDelegate {
+final class OTLPCall: UpstreamAttemptDelegate {
     let promise: EventLoopPromise<Void>
     private let grpc: Bool
     private var done = false
@@ -23,7 +23,7 @@ final class OTLPCall: UpstreamExchangeDelegate {
         finish(.failure(error))
     }
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) { self.writer = writer }
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) { self.writer = writer }
     func upstreamResponseHead(_ head: UpstreamResponseHead) { self.head = head }
     func upstreamResponseBodyPart(_ buffer: ByteBuffer) {}
     func upstreamReadComplete() {}
@@ -37,7 +37,7 @@ final class OTLPCall: UpstreamExchangeDelegate {
         finish(outcome(statusFields: head?.headers ?? [:]))
     }
 
-    func upstreamExchangeFailed(_ error: any Error) { finish(.failure(error)) }
+    func upstreamAttemptFailed(_ error: any Error) { finish(.failure(error)) }
 
     func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) {
         tunnel.channel.close(promise: nil)

@@ -80,7 +80,7 @@ final class OTLPExporter: Sendable {
         eventLoop.preconditionInEventLoop()
         let call = OTLPCall(grpc: exportProtocol == .grpc, promise: eventLoop.makePromise(of: Void.self))
         let result = call.promise.futureResult
-        let cancel = transport.startExchange(request(body), record: ExchangeRecord(), on: eventLoop, delegate: call)
+        let cancel = transport.startAttempt(request(body), record: ExchangeRecord(), on: eventLoop, delegate: call)
         let timeout = self.timeout
         let bound = NIOLoopBound(call, eventLoop: eventLoop)
         let deadline = eventLoop.scheduleTask(in: timeout) {

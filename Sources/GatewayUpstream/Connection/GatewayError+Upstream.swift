@@ -48,9 +48,9 @@ extension GatewayError {
         return GatewayError(.tlsHandshakeFailed, "the TLS handshake with the upstream failed", upstream: upstream, cause: error)
     }
 
-    /// Maps an error during an exchange on an established connection (a failed
+    /// Maps an error during an attempt on an established connection (a failed
     /// write, TLS, the socket). Malformed responses are the framer's, mapped apart.
-    static func exchangeFailure(_ error: any Error, upstream: String) -> any Error {
+    static func attemptFailure(_ error: any Error, upstream: String) -> any Error {
         if error is CancellationError { return error }
         if var gatewayError = error as? GatewayError {
             if gatewayError.upstream == nil { gatewayError.upstream = upstream }

@@ -11,23 +11,23 @@ import NIOHTTP1
 /// Unchecked Sendable: `delegate` is only touched on `delegateLoop`, `writer`
 /// and `pausedByDelegate` only on `connectionLoop` (each closure below runs on
 /// the loop named by the `execute` it is passed to).
-final class LoopHoppingDelegate: UpstreamExchangeDelegate, @unchecked Sendable {
-    private let delegate: any UpstreamExchangeDelegate
+final class LoopHoppingDelegate: UpstreamAttemptDelegate, @unchecked Sendable {
+    private let delegate: any UpstreamAttemptDelegate
     private let delegateLoop: any EventLoop
     private let connectionLoop: any EventLoop
     private var writer: (any UpstreamRequestWriter)?
     private var pausedByDelegate = false
 
-    init(delegate: any UpstreamExchangeDelegate, delegateLoop: any EventLoop, connectionLoop: any EventLoop) {
+    init(delegate: any UpstreamAttemptDelegate, delegateLoop: any EventLoop, connectionLoop: any EventLoop) {
         self.delegate = delegate
         self.delegateLoop = delegateLoop
         self.connectionLoop = connectionLoop
     }
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {
         self.writer = writer
         let hopping = HoppingWriter(owner: self)
-        delegateLoop.execute { self.delegate.upstreamExchangeStarted(hopping) }
+        delegateLoop.execute { self.delegate.upstreamAttemptStarted(hopping) }
     }
 
     func upstreamResponseHead(_ head: UpstreamResponseHead) {
@@ -55,8 +55,8 @@ final class LoopHoppingDelegate: UpstreamExchangeDelegate, @unchecked Sendable {
         delegateLoop.execute { self.delegate.upstreamResponseEnd() }
     }
 
-    func upstreamExchangeFailed(_ error: any Error) {
-        delegateLoop.execute { self.delegate.upstreamExchangeFailed(error) }
+    func upstreamAttemptFailed(_ error: any Error) {
+        delegateLoop.execute { self.delegate.upstreamAttemptFailed(error) }
     }
 
     var upstreamShouldPauseReading: Bool { pausedByDelegate }

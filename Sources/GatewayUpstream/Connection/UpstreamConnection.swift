@@ -11,15 +11,15 @@ struct ConnectionTimings: Sendable {
 }
 
 /// One established upstream connection: its channel (TLS for https, then an
-/// `UpstreamExchangeHandler`), its pool identity and how it was opened.
+/// `UpstreamAttemptHandler`), its pool identity and how it was opened.
 final class UpstreamConnection: Sendable {
     let id: Int
     let key: UpstreamKey
     let channel: any Channel
-    let handler: NIOLoopBound<UpstreamExchangeHandler>
+    let handler: NIOLoopBound<UpstreamAttemptHandler>
     let timings: ConnectionTimings
 
-    init(id: Int, key: UpstreamKey, channel: any Channel, handler: NIOLoopBound<UpstreamExchangeHandler>, timings: ConnectionTimings) {
+    init(id: Int, key: UpstreamKey, channel: any Channel, handler: NIOLoopBound<UpstreamAttemptHandler>, timings: ConnectionTimings) {
         self.id = id
         self.key = key
         self.channel = channel

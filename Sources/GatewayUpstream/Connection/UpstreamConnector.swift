@@ -16,7 +16,7 @@ struct OpenedChannel: Sendable {
 /// Opens upstream connections: DNS + TCP connect (TCP_NODELAY), for https the
 /// TLS handler from the factory (offering the ALPN protocols asked for) and a
 /// wait for the handshake, then the protocol's handlers: an
-/// `UpstreamExchangeHandler` for HTTP/1.1, which writes requests and frames
+/// `UpstreamAttemptHandler` for HTTP/1.1, which writes requests and frames
 /// responses itself, or HTTP/2's (`+HTTP2.swift`). The whole of it is bounded by
 /// the connect timeout. EventLoopFutures stay in here; the pool sees one future.
 struct UpstreamConnector: Sendable {
@@ -46,7 +46,7 @@ struct UpstreamConnector: Sendable {
         }
     }
 
-    /// The HTTP/1.1 connection on an opened channel: its `UpstreamExchangeHandler`
+    /// The HTTP/1.1 connection on an opened channel: its `UpstreamAttemptHandler`
     /// added last. Runs on the channel's loop.
     static func http1Connection(
         id: Int,
@@ -56,7 +56,7 @@ struct UpstreamConnector: Sendable {
         onRelease: @escaping @Sendable (_ reusable: Bool) -> Void
     ) throws -> UpstreamConnection {
         let channel = opened.channel
-        let handler = UpstreamExchangeHandler(
+        let handler = UpstreamAttemptHandler(
             upstream: key.upstream,
             requestTimeout: requestTimeout,
             eventLoop: channel.eventLoop,

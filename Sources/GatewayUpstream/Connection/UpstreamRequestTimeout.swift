@@ -1,6 +1,6 @@
 import NIOCore
 
-/// The request timeout's clock inside ``UpstreamExchangeStateMachine``: armed
+/// The request timeout's clock inside ``UpstreamAttemptStateMachine``: armed
 /// while the exchange waits on the upstream (a write to complete, the response
 /// head once the request is sent, the next body part), it expires when the
 /// upstream made no progress for `timeout`. Time spent waiting on the client (a

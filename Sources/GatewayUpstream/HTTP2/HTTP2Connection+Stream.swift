@@ -16,7 +16,7 @@ extension HTTP2Connection {
     func openStream(
         _ request: ProxyRequest,
         recorder: AttemptRecorder,
-        delegate: any UpstreamExchangeDelegate,
+        delegate: any UpstreamAttemptDelegate,
         notOpened: @escaping (any Error) -> Void
     ) -> EventLoopFuture<any Channel>? {
         eventLoop.preconditionInEventLoop()

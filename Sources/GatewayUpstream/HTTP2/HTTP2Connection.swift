@@ -112,7 +112,7 @@ final class HTTP2Connection: Sendable {
                 .map { maxStreams in NegotiatedConnection.http2(connection, maxStreams: maxStreams) }
                 .flatMapErrorThrowing { error in
                     if case ChannelError.eof = error { throw GatewayError.upstreamClosed(upstream: upstream, beforeHead: true) }
-                    throw GatewayError.exchangeFailure(error, upstream: upstream)
+                    throw GatewayError.attemptFailure(error, upstream: upstream)
                 }
         } catch {
             settings.fail(error)

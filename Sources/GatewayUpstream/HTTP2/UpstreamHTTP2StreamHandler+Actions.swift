@@ -29,7 +29,7 @@ extension UpstreamHTTP2StreamHandler {
             recorder.failed(error)
             context?.close(promise: nil)
             ticket.releaseSlot()
-            delegate.upstreamExchangeFailed(error)
+            delegate.upstreamAttemptFailed(error)
         case .notOpened:
             cancelTimer()
             ticket.openFailed(ConnectionClosedBeforeUse(upstream: upstream))
@@ -47,7 +47,7 @@ extension UpstreamHTTP2StreamHandler {
             if error is NIOHTTP2Errors.CreatedStreamAfterGoaway {
                 return Self.resetError(.refusedStream, beforeHead: beforeHead, upstream: upstream)
             }
-            return GatewayError.exchangeFailure(error, upstream: upstream)
+            return GatewayError.attemptFailure(error, upstream: upstream)
         case .reset(let code, let beforeHead):
             return Self.resetError(code, beforeHead: beforeHead, upstream: upstream)
         case .closed(let beforeHead):

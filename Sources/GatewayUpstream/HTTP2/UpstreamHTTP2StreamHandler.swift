@@ -6,12 +6,12 @@ import NIOHTTP2
 /// connection's multiplexer): writes the request as HEADERS (``HTTP2Fields``)
 /// and DATA (a buffered body with the HEADERS, a streamed one through the
 /// ``UpstreamRequestWriter`` the delegate gets, END_STREAM on the last), and
-/// hands the response to the exchange's ``UpstreamExchangeDelegate``: the head
+/// hands the response to the exchange's ``UpstreamAttemptDelegate``: the head
 /// (interim 1xx heads skipped), each DATA frame's bytes, a read's end,
 /// trailers, the end; or the failure (a reset, a close, the timeout).
 ///
 /// The stream reads only when asked, and this handler asks only while the
-/// delegate can take more (``UpstreamExchangeDelegate/upstreamShouldPauseReading``),
+/// delegate can take more (``UpstreamAttemptDelegate/upstreamShouldPauseReading``),
 /// again on ``UpstreamRequestWriter/resumeReading()``: NIOHTTP2 refills the
 /// stream's receive window only as its reads take the frames, so a slow client
 /// holds the server back by flow control while the connection's other streams go on.
@@ -27,7 +27,7 @@ final class UpstreamHTTP2StreamHandler: ChannelInboundHandler {
     /// Until the stream opens: what to send.
     var request: ProxyRequest?
     let recorder: AttemptRecorder
-    let delegate: any UpstreamExchangeDelegate
+    let delegate: any UpstreamAttemptDelegate
     let ticket: HTTP2StreamTicket
     let upstream: String
     let eventLoop: any EventLoop
@@ -39,7 +39,7 @@ final class UpstreamHTTP2StreamHandler: ChannelInboundHandler {
     init(
         request: ProxyRequest,
         recorder: AttemptRecorder,
-        delegate: any UpstreamExchangeDelegate,
+        delegate: any UpstreamAttemptDelegate,
         ticket: HTTP2StreamTicket,
         upstream: String,
         requestTimeout: TimeAmount,
@@ -87,7 +87,7 @@ final class UpstreamHTTP2StreamHandler: ChannelInboundHandler {
         }
         context.flush()
         scheduleTimerIfArmed()
-        delegate.upstreamExchangeStarted(HTTP2StreamWriter(handler: self))
+        delegate.upstreamAttemptStarted(HTTP2StreamWriter(handler: self))
         requestRead()
         context.fireChannelActive()
     }

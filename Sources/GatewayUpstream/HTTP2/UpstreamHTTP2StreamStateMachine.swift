@@ -4,7 +4,7 @@ import NIOHTTP2
 /// One HTTP/2 stream's exchange, without I/O: how far the request has been
 /// written and the response read, whether a read is held for a slow consumer,
 /// and the request timeout's clock. ``UpstreamHTTP2StreamHandler`` feeds it events and
-/// performs the single ``Action`` each returns (as ``UpstreamExchangeStateMachine``
+/// performs the single ``Action`` each returns (as ``UpstreamAttemptStateMachine``
 /// does for an HTTP/1.1 connection; a stream carries one exchange, so there is
 /// no reuse to decide). The actions are in `+Action.swift`.
 struct UpstreamHTTP2StreamStateMachine {

@@ -19,10 +19,10 @@ final class HandshakeAttempt {
     private let request: ProxyRequest
     private let recorder: AttemptRecorder
     private let eventLoop: any EventLoop
-    private let delegate: any UpstreamExchangeDelegate
+    private let delegate: any UpstreamAttemptDelegate
     private var state = State.connecting
 
-    private init(pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate) {
+    private init(pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop, delegate: any UpstreamAttemptDelegate) {
         self.pool = pool
         self.request = request
         self.recorder = recorder
@@ -32,12 +32,12 @@ final class HandshakeAttempt {
 
     static func start(
         pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop,
-        delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation {
+        delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation {
         let attempt = HandshakeAttempt(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
         attempt.connect()
         let bound = NIOLoopBound(attempt, eventLoop: eventLoop)
-        return UpstreamExchangeCancellation { bound.value.cancel() }
+        return UpstreamAttemptCancellation { bound.value.cancel() }
     }
 
     private func connect() {
@@ -50,7 +50,7 @@ final class HandshakeAttempt {
                 .poolExhausted, "\(limit) WebSocket connections to \(slot) are open (pool.max_websockets_per_host)", upstream: slot
             )
             recorder.failed(error)
-            delegate.upstreamExchangeFailed(error)
+            delegate.upstreamAttemptFailed(error)
             return
         }
         // Not pooled: the handler's releases concern nobody (it closes the connection after any answer but a 101).
@@ -68,7 +68,7 @@ final class HandshakeAttempt {
             guard case .connecting = state else { return }
             state = .done
             recorder.failed(error)
-            delegate.upstreamExchangeFailed(error)
+            delegate.upstreamAttemptFailed(error)
         case .success(let connection):
             // The slot is given back when the connection closes: after any answer but a 101, or the tunnel's end.
             connection.closeFuture.whenComplete { _ in webSockets.give(slot) }
@@ -86,7 +86,7 @@ final class HandshakeAttempt {
                 state = .done
                 connection.close()
                 recorder.failed(error)
-                delegate.upstreamExchangeFailed(error)
+                delegate.upstreamAttemptFailed(error)
             }
         }
     }

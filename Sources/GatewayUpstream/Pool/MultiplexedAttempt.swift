@@ -26,13 +26,13 @@ final class MultiplexedAttempt {
     private let key: UpstreamKey
     private let recorder: AttemptRecorder
     private let eventLoop: any EventLoop
-    private let delegate: any UpstreamExchangeDelegate
+    private let delegate: any UpstreamAttemptDelegate
     private var state = State.done
     private var staleLeases = 0
 
     init(
         pool: UpstreamPool, request: ProxyRequest, key: UpstreamKey, recorder: AttemptRecorder, eventLoop: any EventLoop,
-        delegate: any UpstreamExchangeDelegate
+        delegate: any UpstreamAttemptDelegate
     ) {
         self.pool = pool
         self.request = request
@@ -44,12 +44,12 @@ final class MultiplexedAttempt {
 
     static func start(
         pool: UpstreamPool, request: ProxyRequest, key: UpstreamKey, recorder: AttemptRecorder, eventLoop: any EventLoop,
-        delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation {
+        delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation {
         let attempt = MultiplexedAttempt(pool: pool, request: request, key: key, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
         attempt.lease()
         let bound = NIOLoopBound(attempt, eventLoop: eventLoop)
-        return UpstreamExchangeCancellation { bound.value.cancel() }
+        return UpstreamAttemptCancellation { bound.value.cancel() }
     }
 
     private func lease() {
@@ -147,7 +147,7 @@ final class MultiplexedAttempt {
     private func fail(_ error: any Error) {
         state = .done
         recorder.failed(error)
-        delegate.upstreamExchangeFailed(error)
+        delegate.upstreamAttemptFailed(error)
     }
 
     /// Withdraws a waiting lease, or resets the stream (its exchange fails; the

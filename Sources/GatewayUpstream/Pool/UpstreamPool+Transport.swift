@@ -4,12 +4,12 @@ public import NIOCore
 /// The exchange's path: an attempt leased and started on the caller's event loop,
 /// its response parts handed to a delegate there (no task, no continuation).
 extension UpstreamPool: UpstreamTransport {
-    public func startExchange(
+    public func startAttempt(
         _ request: ProxyRequest,
         record: ExchangeRecord,
         on eventLoop: any EventLoop,
-        delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation {
+        delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation {
         let index = record.beginAttempt(AttemptTimings(started: .now))
         return PooledAttempt.start(
             pool: self, request: request, recorder: AttemptRecorder(record: record, index: index),
@@ -34,13 +34,13 @@ final class PooledAttempt {
     private let request: ProxyRequest
     private let recorder: AttemptRecorder
     private let eventLoop: any EventLoop
-    private let delegate: any UpstreamExchangeDelegate
+    private let delegate: any UpstreamAttemptDelegate
     private var state = State.done
     private var staleLeases = 0
 
     init(
         pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop,
-        delegate: any UpstreamExchangeDelegate, staleLeases: Int = 0
+        delegate: any UpstreamAttemptDelegate, staleLeases: Int = 0
     ) {
         self.pool = pool
         self.request = request
@@ -61,8 +61,8 @@ final class PooledAttempt {
     /// goes to the HTTP/2 side, a ``MultiplexedAttempt``.
     static func start(
         pool: UpstreamPool, request: ProxyRequest, recorder: AttemptRecorder, eventLoop: any EventLoop,
-        delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation {
+        delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation {
         if request.isWebSocketHandshake {
             return HandshakeAttempt.start(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
         }
@@ -81,7 +81,7 @@ final class PooledAttempt {
                 staleLeases = 1  // no byte of the request went: lease another, as an attempt
             } catch {
                 recorder.failed(error)
-                delegate.upstreamExchangeFailed(error)
+                delegate.upstreamAttemptFailed(error)
                 return .nothingToCancel
             }
         }
@@ -93,7 +93,7 @@ final class PooledAttempt {
             attempt.lease()
         }
         let bound = NIOLoopBound(attempt, eventLoop: eventLoop)
-        return UpstreamExchangeCancellation { bound.value.cancel() }
+        return UpstreamAttemptCancellation { bound.value.cancel() }
     }
 
     /// Starts on a connection a ``MultiplexedAttempt`` was granted (an `auto`
@@ -167,7 +167,7 @@ final class PooledAttempt {
         }
     }
 
-    private func start(on connection: UpstreamConnection, delegate: any UpstreamExchangeDelegate) {
+    private func start(on connection: UpstreamConnection, delegate: any UpstreamAttemptDelegate) {
         state = .started(connection)
         do {
             try connection.start(request, recorder: recorder, delegate: delegate)
@@ -192,7 +192,7 @@ final class PooledAttempt {
     private func fail(_ error: any Error) {
         state = .done
         recorder.failed(error)
-        delegate.upstreamExchangeFailed(error)
+        delegate.upstreamAttemptFailed(error)
     }
 
     func cancel() {

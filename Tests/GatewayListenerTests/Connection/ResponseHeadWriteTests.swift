@@ -19,7 +19,7 @@ struct ResponseHeadWriteTests {
     private func start(_ harness: ClientConnectionHarness, method: String = "GET") throws -> ScriptedTransport.Attempt {
         try harness.send("\(method) http://example.test/a HTTP/1.1\r\nHost: example.test\r\n\r\n")
         let attempt = try #require(harness.transport.attempts.last)
-        attempt.delegate?.upstreamExchangeStarted(attempt.writer)
+        attempt.delegate?.upstreamAttemptStarted(attempt.writer)
         return attempt
     }
 

@@ -38,7 +38,7 @@ struct WebSocketUpgradeTests {
     /// Answers the handshake in flight with 101, `leftover` read after it.
     static func upgrade(_ harness: ClientConnectionHarness, peer: EmbeddedChannel, leftover: String? = nil) throws {
         let attempt = try #require(harness.transport.attempts.last)
-        attempt.delegate?.upstreamExchangeStarted(attempt.writer)
+        attempt.delegate?.upstreamAttemptStarted(attempt.writer)
         attempt.delegate?.upstreamUpgraded(switching, tunnel: UpstreamTunnel(channel: peer, leftover: leftover.map { ByteBuffer(string: $0) }))
     }
 

@@ -21,7 +21,7 @@ struct ExchangeBodyReplayTests {
 
     /// The attempt in flight fails before its response head (a timeout the planner retries).
     static func failAttempt(_ harness: ClientConnectionHarness) {
-        harness.transport.attempts.last?.delegate?.upstreamExchangeFailed(GatewayError(.requestTimeout, "no answer", upstream: "example.test:80"))
+        harness.transport.attempts.last?.delegate?.upstreamAttemptFailed(GatewayError(.requestTimeout, "no answer", upstream: "example.test:80"))
     }
 
     /// The body an attempt carried in its request (a later attempt's whole copy), as text.
@@ -64,7 +64,7 @@ struct ExchangeBodyReplayTests {
         let harness = try Self.harness(retry: ScriptedRetryPlanner(perTryTimeout: .seconds(1), bodyLimit: 100))
         try harness.send(Self.post("Content-Length: 10\r\n") + "hello")
         let first = try #require(harness.transport.attempts.first)
-        first.delegate?.upstreamExchangeStarted(first.writer)
+        first.delegate?.upstreamAttemptStarted(first.writer)
         harness.channel.embeddedEventLoop.advanceTime(by: .seconds(5))
         #expect(harness.transport.attempts.count == 1, "the attempt's clock waits for the client's whole body")
         try harness.send("world")

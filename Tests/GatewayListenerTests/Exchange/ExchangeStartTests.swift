@@ -87,7 +87,7 @@ struct ExchangeStartTests {
     @Test func anUpstreamsResponseGoesThroughTheClientAndTheExchangeObservesIt() throws {
         let exchange = try run(begin("http://example.test/a"))
         let attempt = try #require(transport.attempts.first)
-        attempt.delegate?.upstreamExchangeStarted(attempt.writer)
+        attempt.delegate?.upstreamAttemptStarted(attempt.writer)
         attempt.delegate?.upstreamResponseHead(UpstreamResponseHead(status: .ok, headers: ["Content-Length": "2"], declaredLength: 2, hasBody: true))
         attempt.delegate?.upstreamResponseBodyPart(ByteBuffer(string: "ok"))
         attempt.delegate?.upstreamReadComplete()
@@ -99,7 +99,7 @@ struct ExchangeStartTests {
 
     @Test func aFailureBeforeTheHeadIsAnsweredAndObservedByTheExchange() throws {
         _ = try run(begin("http://example.test/a"))
-        transport.attempts.first?.delegate?.upstreamExchangeFailed(GatewayError(.connectFailed, "refused"))
+        transport.attempts.first?.delegate?.upstreamAttemptFailed(GatewayError(.connectFailed, "refused"))
         #expect(client.calls == ["respond 502 via close"])
         #expect(recorder.events == ["head 502 via \(RequestRouter.responseVia)", "finish 502 connect_failed"])
     }
@@ -108,7 +108,7 @@ struct ExchangeStartTests {
         _ = try run(begin("http://example.test/a"))
         let attempt = try #require(transport.attempts.first)
         attempt.delegate?.upstreamResponseHead(UpstreamResponseHead(status: .ok, headers: [:], declaredLength: nil, hasBody: true))
-        attempt.delegate?.upstreamExchangeFailed(GatewayError(.connectionReset, "reset"))
+        attempt.delegate?.upstreamAttemptFailed(GatewayError(.connectionReset, "reset"))
         #expect(client.calls == ["head 200", "flush", "abort"])
         #expect(recorder.events.last == "finish 200 connection_reset")
     }

@@ -14,9 +14,12 @@ struct ExchangeStateMachineStaleTests {
         return error
     }
 
-    static func attempting(repeatable: Bool, bodyless: Bool = true) -> Machine {
+    static func attempting(idempotent: Bool, idempotencyKey: Bool = false, bodyless: Bool = true) -> Machine {
         var machine = Machine()
-        _ = machine.start(retry: nil, stepReplayLimit: nil, declaredLength: bodyless ? 0 : 10, bodyless: bodyless, repeatable: repeatable)
+        _ = machine.start(
+            retry: nil, stepReplayLimit: nil, declaredLength: bodyless ? 0 : 10, bodyless: bodyless,
+            idempotent: idempotent, idempotencyKey: idempotencyKey
+        )
         machine.attemptStarted()
         return machine
     }
@@ -24,24 +27,29 @@ struct ExchangeStateMachineStaleTests {
     static func noPlanner(_ error: GatewayError, _ run: inout RetryRun) -> Duration? { nil }
 
     @Test func aGETOnAStaleConnectionGoesOnceMoreAtOnceWithoutARetryPolicy() {
-        var machine = Self.attempting(repeatable: true)
+        var machine = Self.attempting(idempotent: true)
         #expect(machine.upstreamFailed(Self.stale, retryDelay: Self.noPlanner) == .runAttempt(from: .routed))
         machine.attemptStarted()
         #expect(machine.upstreamFailed(Self.stale, retryDelay: Self.noPlanner) == .fail(Self.stale), "once per request")
     }
 
     @Test func aRequestThatMayNotBeRepeatedIsNotSentAgain() {
-        var machine = Self.attempting(repeatable: false)
+        var machine = Self.attempting(idempotent: false)
         #expect(machine.upstreamFailed(Self.stale, retryDelay: Self.noPlanner) == .fail(Self.stale))
     }
 
+    @Test func aNonIdempotentRequestWithAnIdempotencyKeyGoesOnceMore() {
+        var machine = Self.attempting(idempotent: false, idempotencyKey: true)
+        #expect(machine.upstreamFailed(Self.stale, retryDelay: Self.noPlanner) == .runAttempt(from: .routed))
+    }
+
     @Test func aRequestWithABodyIsLeftToTheRetryPolicy() {
-        var machine = Self.attempting(repeatable: true, bodyless: false)
+        var machine = Self.attempting(idempotent: true, bodyless: false)
         #expect(machine.upstreamFailed(Self.stale, retryDelay: Self.noPlanner) == .fail(Self.stale))
     }
 
     @Test func aFailureOnAFreshConnectionIsNotStale() {
-        var machine = Self.attempting(repeatable: true)
+        var machine = Self.attempting(idempotent: true)
         let reset = GatewayError(.connectionReset, "reset by the upstream")
         #expect(machine.upstreamFailed(reset, retryDelay: Self.noPlanner) == .fail(reset))
     }

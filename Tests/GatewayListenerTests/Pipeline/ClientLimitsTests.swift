@@ -17,7 +17,7 @@ struct ClientLimitsTests {
         let harness = try ClientConnectionHarness(config: Self.config { $0.bodyTimeout = .seconds(2) })
         try harness.send("POST http://example.test/p HTTP/1.1\r\nHost: example.test\r\nContent-Length: 100000\r\n\r\n0123456789")
         let attempt = try #require(harness.transport.attempts.first)
-        attempt.delegate?.upstreamExchangeStarted(attempt.writer)
+        attempt.delegate?.upstreamAttemptStarted(attempt.writer)
         harness.channel.embeddedEventLoop.advanceTime(by: .seconds(2))
         let response = try harness.received()
         #expect(response.hasPrefix("HTTP/1.1 408 "), "\(response)")
@@ -30,7 +30,7 @@ struct ClientLimitsTests {
         let harness = try ClientConnectionHarness(config: Self.config { $0.sendTimeout = .seconds(3) })
         try harness.send("GET http://example.test/big HTTP/1.1\r\nHost: example.test\r\n\r\n")
         let attempt = try #require(harness.transport.attempts.first)
-        attempt.delegate?.upstreamExchangeStarted(attempt.writer)
+        attempt.delegate?.upstreamAttemptStarted(attempt.writer)
         attempt.delegate?.upstreamResponseHead(UpstreamResponseHead(status: .ok, headers: ["Content-Length": "10"], declaredLength: 10, hasBody: true))
         harness.channel.isWritable = false
         harness.channel.pipeline.fireChannelWritabilityChanged()

@@ -58,7 +58,7 @@ final class ClientConnectionHarness {
     /// Answers the last started attempt with a whole response.
     func answer(status: HTTPResponseStatus = .ok, body: String) {
         guard let attempt = transport.attempts.last else { return }
-        attempt.delegate?.upstreamExchangeStarted(attempt.writer)
+        attempt.delegate?.upstreamAttemptStarted(attempt.writer)
         var headers = HTTPHeaders()
         headers.add(name: "Content-Length", value: "\(body.utf8.count)")
         attempt.delegate?.upstreamResponseHead(UpstreamResponseHead(status: status, headers: headers, declaredLength: body.utf8.count, hasBody: !body.isEmpty))
@@ -74,11 +74,11 @@ final class ClientConnectionHarness {
 final class ScriptedTransport: UpstreamTransport, @unchecked Sendable {
     final class Attempt {
         let request: ProxyRequest
-        weak var delegate: (any UpstreamExchangeDelegate)?
+        weak var delegate: (any UpstreamAttemptDelegate)?
         let writer: RecordingWriter
         var cancelled = false
 
-        init(request: ProxyRequest, delegate: any UpstreamExchangeDelegate, eventLoop: any EventLoop) {
+        init(request: ProxyRequest, delegate: any UpstreamAttemptDelegate, eventLoop: any EventLoop) {
             self.request = request
             self.delegate = delegate
             self.writer = RecordingWriter(eventLoop: eventLoop)
@@ -88,11 +88,11 @@ final class ScriptedTransport: UpstreamTransport, @unchecked Sendable {
     /// Only touched on the embedded loop (the test's thread).
     private(set) var attempts: [Attempt] = []
 
-    func startExchange(_ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate) -> UpstreamExchangeCancellation {
+    func startAttempt(_ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamAttemptDelegate) -> UpstreamAttemptCancellation {
         let attempt = Attempt(request: request, delegate: delegate, eventLoop: eventLoop)
         attempts.append(attempt)
         let held = UnsafeTransfer((attempt, delegate))
-        return UpstreamExchangeCancellation { held.value.0.cancelled = true; _ = held.value.1 }
+        return UpstreamAttemptCancellation { held.value.0.cancelled = true; _ = held.value.1 }
     }
 }
 

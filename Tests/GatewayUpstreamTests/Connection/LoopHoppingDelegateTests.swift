@@ -25,7 +25,7 @@ struct LoopHoppingDelegateTests {
 
     /// What the upstream handler does, on the connection's loop.
     private func startAndAnswer(parts: [String]) {
-        hopping.upstreamExchangeStarted(writer)
+        hopping.upstreamAttemptStarted(writer)
         hopping.upstreamResponseHead(UpstreamResponseHead(status: .ok, headers: ["content-length": "4"], declaredLength: 4, hasBody: true))
         for part in parts { hopping.upstreamResponseBodyPart(ByteBuffer(string: part)) }
         hopping.upstreamReadComplete()
@@ -40,14 +40,14 @@ struct LoopHoppingDelegateTests {
     }
 
     @Test func aFailureHopsToo() {
-        hopping.upstreamExchangeStarted(writer)
-        hopping.upstreamExchangeFailed(GatewayError(.connectionReset, "reset", upstream: "api.test:443"))
+        hopping.upstreamAttemptStarted(writer)
+        hopping.upstreamAttemptFailed(GatewayError(.connectionReset, "reset", upstream: "api.test:443"))
         clientLoop.run()
         #expect(delegate.events == ["started", "failed connection_reset"])
     }
 
     @Test func theRequestBodyIsWrittenOnTheConnectionLoopAndCompletesOnTheClientLoop() throws {
-        hopping.upstreamExchangeStarted(writer)
+        hopping.upstreamAttemptStarted(writer)
         clientLoop.run()
         let clientWriter = try #require(delegate.writer)
         let written = clientWriter.writeBodyPart(ByteBuffer(string: "hello"), isLast: false)
@@ -65,7 +65,7 @@ struct LoopHoppingDelegateTests {
     }
 
     @Test func backPressureCrossesBothWays() throws {
-        hopping.upstreamExchangeStarted(writer)
+        hopping.upstreamAttemptStarted(writer)
         delegate.pauseAfterEachPart = true
         hopping.upstreamResponseBodyPart(ByteBuffer(string: "ab"))
         #expect(!hopping.upstreamShouldPauseReading)
@@ -83,13 +83,13 @@ struct LoopHoppingDelegateTests {
 }
 
 /// The client side: records the calls it gets.
-final class ClientSideRecorder: UpstreamExchangeDelegate, @unchecked Sendable {
+final class ClientSideRecorder: UpstreamAttemptDelegate, @unchecked Sendable {
     var events: [String] = []
     var writer: (any UpstreamRequestWriter)?
     var pauseAfterEachPart = false
     private var paused = false
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {
         self.writer = writer
         events.append("started")
     }
@@ -103,7 +103,7 @@ final class ClientSideRecorder: UpstreamExchangeDelegate, @unchecked Sendable {
 
     func upstreamReadComplete() { events.append("read complete") }
     func upstreamResponseEnd() { events.append("end") }
-    func upstreamExchangeFailed(_ error: any Error) { events.append("failed \((error as? GatewayError)?.code.rawValue ?? "\(error)")") }
+    func upstreamAttemptFailed(_ error: any Error) { events.append("failed \((error as? GatewayError)?.code.rawValue ?? "\(error)")") }
     var upstreamShouldPauseReading: Bool { paused }
 }
 

@@ -9,7 +9,7 @@ import Testing
 @testable import GatewayUpstream
 
 /// The pool against real HTTP/2 origins (``HTTP2TestOrigin``, TLS with ALPN or
-/// prior-knowledge h2c), through `startExchange` as the exchanges use it:
+/// prior-knowledge h2c), through `startAttempt` as the exchanges use it:
 /// concurrent requests share streams of few connections, trailers come
 /// through, `http_version` picks the protocol, and `auto` still speaks
 /// HTTP/1.1 to a server that offers nothing else.
@@ -24,13 +24,13 @@ struct UpstreamPoolHTTP2Tests {
         var events: [String] = []
     }
 
-    final class Collector: UpstreamExchangeDelegate {
+    final class Collector: UpstreamAttemptDelegate {
         let done: EventLoopPromise<Outcome>
         private var outcome = Outcome()
 
         init(done: EventLoopPromise<Outcome>) { self.done = done }
 
-        func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {}
+        func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {}
         func upstreamResponseHead(_ head: UpstreamResponseHead) {
             outcome.status = head.status.code
             outcome.headers = head.headers
@@ -50,7 +50,7 @@ struct UpstreamPoolHTTP2Tests {
             outcome.events.append("end")
             done.succeed(outcome)
         }
-        func upstreamExchangeFailed(_ error: any Error) { done.fail(error) }
+        func upstreamAttemptFailed(_ error: any Error) { done.fail(error) }
         var upstreamShouldPauseReading: Bool { false }
     }
 
@@ -61,7 +61,7 @@ struct UpstreamPoolHTTP2Tests {
     ) async throws -> Outcome {
         try await loop.flatSubmit {
             let done = loop.makePromise(of: Outcome.self)
-            _ = pool.startExchange(request, record: record, on: loop, delegate: Collector(done: done))
+            _ = pool.startAttempt(request, record: record, on: loop, delegate: Collector(done: done))
             return done.futureResult
         }.get()
     }

@@ -7,7 +7,7 @@ import Testing
 
 @testable import GatewayUpstream
 
-/// The transport of exchanges (`UpstreamTransport.startExchange`): response parts go to a
+/// The transport of exchanges (`UpstreamTransport.startAttempt`): response parts go to a
 /// delegate on the caller's loop. On a warm pool an attempt starts at once on
 /// the idle connection of its loop (no attempt object, nothing to cancel,
 /// issue 14); the connection is parked idle again at the end without an
@@ -15,19 +15,19 @@ import Testing
 @Suite("UpstreamPool as the exchanges' transport")
 struct UpstreamPoolTransportTests {
     /// One attempt's callbacks, on its loop: the status and body bytes, or the failure.
-    final class Collector: UpstreamExchangeDelegate {
+    final class Collector: UpstreamAttemptDelegate {
         let done: EventLoopPromise<(status: UInt, bytes: Int)>
         private var status: UInt = 0
         private var bytes = 0
 
         init(done: EventLoopPromise<(status: UInt, bytes: Int)>) { self.done = done }
 
-        func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {}
+        func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {}
         func upstreamResponseHead(_ head: UpstreamResponseHead) { status = head.status.code }
         func upstreamResponseBodyPart(_ buffer: ByteBuffer) { bytes += buffer.readableBytes }
         func upstreamReadComplete() {}
         func upstreamResponseEnd() { done.succeed((status, bytes)) }
-        func upstreamExchangeFailed(_ error: any Error) { done.fail(error) }
+        func upstreamAttemptFailed(_ error: any Error) { done.fail(error) }
         var upstreamShouldPauseReading: Bool { false }
     }
 
@@ -35,7 +35,7 @@ struct UpstreamPoolTransportTests {
     static func send(_ request: ProxyRequest, pool: UpstreamPool, record: ExchangeRecord, on loop: any EventLoop) async throws -> (status: UInt, bytes: Int) {
         try await loop.flatSubmit {
             let done = loop.makePromise(of: (status: UInt, bytes: Int).self)
-            let cancellation = pool.startExchange(request, record: record, on: loop, delegate: Collector(done: done))
+            let cancellation = pool.startAttempt(request, record: record, on: loop, delegate: Collector(done: done))
             return done.futureResult.map { result in
                 cancellation.cancel()
                 return result

@@ -20,34 +20,34 @@ public final class RecordingTransport: UpstreamTransport {
         self.next = next
     }
 
-    public func startExchange(
-        _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation {
+    public func startAttempt(
+        _ request: ProxyRequest, record: ExchangeRecord, on eventLoop: any EventLoop, delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation {
         let attempt = RecordingAttempt(request: request, recorder: recorder, delegate: delegate, eventLoop: eventLoop)
-        return next.startExchange(request, record: record, on: eventLoop, delegate: attempt)
+        return next.startAttempt(request, record: record, on: eventLoop, delegate: attempt)
     }
 }
 
 /// One recorded attempt, between the pool and the exchange, on the attempt's loop.
-final class RecordingAttempt: UpstreamExchangeDelegate, UpstreamRequestWriter {
-    private let delegate: any UpstreamExchangeDelegate
+final class RecordingAttempt: UpstreamAttemptDelegate, UpstreamRequestWriter {
+    private let delegate: any UpstreamAttemptDelegate
     private let recorder: HARRecorder
     private let eventLoop: any EventLoop
     private var writer: (any UpstreamRequestWriter)?
     private var exchange: RecordedExchange
 
-    init(request: ProxyRequest, recorder: HARRecorder, delegate: any UpstreamExchangeDelegate, eventLoop: any EventLoop) {
+    init(request: ProxyRequest, recorder: HARRecorder, delegate: any UpstreamAttemptDelegate, eventLoop: any EventLoop) {
         self.delegate = delegate
         self.recorder = recorder
         self.eventLoop = eventLoop
         exchange = RecordedExchange(request: request)
     }
 
-    // MARK: UpstreamExchangeDelegate (the pool's side)
+    // MARK: UpstreamAttemptDelegate (the pool's side)
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {
         self.writer = writer
-        delegate.upstreamExchangeStarted(self)
+        delegate.upstreamAttemptStarted(self)
     }
 
     func upstreamResponseHead(_ head: UpstreamResponseHead) {
@@ -70,7 +70,7 @@ final class RecordingAttempt: UpstreamExchangeDelegate, UpstreamRequestWriter {
         delegate.upstreamResponseEnd()
     }
 
-    func upstreamExchangeFailed(_ error: any Error) { delegate.upstreamExchangeFailed(error) }
+    func upstreamAttemptFailed(_ error: any Error) { delegate.upstreamAttemptFailed(error) }
     func upstreamUpgraded(_ head: UpstreamResponseHead, tunnel: UpstreamTunnel) { delegate.upstreamUpgraded(head, tunnel: tunnel) }
     var upstreamShouldPauseReading: Bool { delegate.upstreamShouldPauseReading }
 

@@ -32,17 +32,17 @@ public struct UpstreamResponseHead: Sendable {
 
 /// Receives one upstream attempt, called on the event loop that started it.
 ///
-/// The order is fixed: `upstreamExchangeStarted`, then `upstreamResponseHead`,
+/// The order is fixed: `upstreamAttemptStarted`, then `upstreamResponseHead`,
 /// any number of `upstreamResponseBodyPart` (each read's parts followed by
 /// `upstreamReadComplete`), `upstreamResponseTrailers` when the upstream sent
 /// trailer fields (an HTTP/2 upstream: gRPC's `grpc-status`), `upstreamResponseEnd`; or
-/// `upstreamExchangeFailed` at any point, after which nothing more is called.
+/// `upstreamAttemptFailed` at any point, after which nothing more is called.
 /// By `upstreamResponseEnd` the connection is already back in the pool. A
 /// WebSocket handshake answered `101` ends with `upstreamUpgraded` instead of
 /// a head: the connection is the receiver's from then on.
-public protocol UpstreamExchangeDelegate: AnyObject {
+public protocol UpstreamAttemptDelegate: AnyObject {
     /// The connection is leased and the request head written: the request body goes to `writer`.
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter)
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter)
     func upstreamResponseHead(_ head: UpstreamResponseHead)
     func upstreamResponseBodyPart(_ buffer: ByteBuffer)
     /// The end of one read from the upstream socket (NIO's `channelReadComplete`),
@@ -52,7 +52,7 @@ public protocol UpstreamExchangeDelegate: AnyObject {
     /// Trailer fields after the last body part, just before ``upstreamResponseEnd()``.
     func upstreamResponseTrailers(_ trailers: HTTPHeaders)
     func upstreamResponseEnd()
-    func upstreamExchangeFailed(_ error: any Error)
+    func upstreamAttemptFailed(_ error: any Error)
     /// The upstream answered `101 Switching Protocols` to a WebSocket handshake
     /// (``ProxyRequest/isWebSocketHandshake``): `head` is the 101 (its
     /// end-to-end fields: `Sec-WebSocket-Accept`, a subprotocol) and `tunnel`
@@ -65,7 +65,7 @@ public protocol UpstreamExchangeDelegate: AnyObject {
 }
 
 /// The request side of a started attempt, used on its event loop. Not
-/// class-bound: the connection's writer is a handler and an exchange id, a
+/// class-bound: the connection's writer is a handler and an attempt id, a
 /// value that fits in the existential without an allocation per attempt.
 public protocol UpstreamRequestWriter {
     /// Writes a chunk of the request body (with `isLast`, the end of the request in
@@ -88,18 +88,18 @@ public protocol UpstreamTransport: AnyObject, Sendable {
     /// delegate through the writer it gets). `eventLoop` is the caller's: the
     /// delegate is called there. Returns a handle that cancels the attempt.
     @discardableResult
-    func startExchange(
+    func startAttempt(
         _ request: ProxyRequest,
         record: ExchangeRecord,
         on eventLoop: any EventLoop,
-        delegate: any UpstreamExchangeDelegate
-    ) -> UpstreamExchangeCancellation
+        delegate: any UpstreamAttemptDelegate
+    ) -> UpstreamAttemptCancellation
 }
 
-/// Cancels an attempt started with ``UpstreamTransport/startExchange(_:record:on:delegate:)``
-/// (the client went away): a waiting lease is withdrawn, a started exchange fails
+/// Cancels an attempt started with ``UpstreamTransport/startAttempt(_:record:on:delegate:)``
+/// (the client went away): a waiting lease is withdrawn, a started attempt fails
 /// and its connection is closed. Call on the attempt's event loop.
-public struct UpstreamExchangeCancellation: Sendable {
+public struct UpstreamAttemptCancellation: Sendable {
     private let body: @Sendable () -> Void
 
     public init(_ body: @escaping @Sendable () -> Void) {
@@ -109,11 +109,11 @@ public struct UpstreamExchangeCancellation: Sendable {
     public func cancel() { body() }
 
     /// For an attempt that was started at once: nothing waits that could be
-    /// withdrawn (the exchange itself ends through its writer). Shared, no allocation.
-    public static let nothingToCancel = UpstreamExchangeCancellation {}
+    /// withdrawn (the attempt itself ends through its writer). Shared, no allocation.
+    public static let nothingToCancel = UpstreamAttemptCancellation {}
 }
 
-extension UpstreamExchangeDelegate {
+extension UpstreamAttemptDelegate {
     /// A receiver that passes no trailers on (a test's recorder) need not implement it.
     public func upstreamResponseTrailers(_ trailers: HTTPHeaders) {}
 }

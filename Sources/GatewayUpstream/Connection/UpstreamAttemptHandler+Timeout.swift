@@ -7,8 +7,8 @@ import NIOCore
 /// Disarming leaves the task pending (it finds nothing to time when it fires),
 /// and arming reuses a pending one (when it fires before the later deadline, it
 /// is scheduled again for it): no task is cancelled and scheduled again for every
-/// exchange on a reused connection. Only a failed or closed connection cancels it.
-extension UpstreamExchangeHandler {
+/// attempt on a reused connection. Only a failed or closed connection cancels it.
+extension UpstreamAttemptHandler {
     /// Schedules the task when the timeout is armed and none is pending. Called
     /// after every event the machine handled.
     func scheduleTimerIfArmed() {

@@ -3,10 +3,10 @@ import NIOCore
 import NIOHTTP1
 
 /// Performs what the machine decided. The handler's own state (the active
-/// exchange, the timer task) changes before anyone is called: the pool may start
-/// the next exchange from `onRelease`, and a delegate may call back in.
-extension UpstreamExchangeHandler {
-    func run(_ action: UpstreamExchangeStateMachine.Action) {
+/// attempt, the timer task) changes before anyone is called: the pool may start
+/// the next attempt from `onRelease`, and a delegate may call back in.
+extension UpstreamAttemptHandler {
+    func run(_ action: UpstreamAttemptStateMachine.Action) {
         switch action {
         case .none:
             break
@@ -17,11 +17,11 @@ extension UpstreamExchangeHandler {
         case .forwardBody(let buffer):
             active?.delegate.upstreamResponseBodyPart(buffer)
         case .forwardEnd(let release):
-            endExchange(release)
+            endAttempt(release)
         case .requestSent:
             active?.recorder.requestSent()
-        case .failExchange(let failure):
-            failExchange(gatewayError(for: failure))
+        case .failAttempt(let failure):
+            failAttempt(gatewayError(for: failure))
         case .close:
             cancelTimer()
             context?.close(promise: nil)
@@ -44,8 +44,8 @@ extension UpstreamExchangeHandler {
 
     /// Back to the pool before the delegate sees the end, so that its next
     /// request finds the connection idle. A reused connection keeps its timer
-    /// task pending for the next exchange.
-    private func endExchange(_ release: UpstreamExchangeStateMachine.Release) {
+    /// task pending for the next attempt.
+    private func endAttempt(_ release: UpstreamAttemptStateMachine.Release) {
         let ended = active
         active = nil
         ended?.recorder.ended()
@@ -84,7 +84,7 @@ extension UpstreamExchangeHandler {
         upgraded.delegate.upstreamUpgraded(head, tunnel: UpstreamTunnel(channel: channel, leftover: leftover))
     }
 
-    private func failExchange(_ error: any Error) {
+    private func failAttempt(_ error: any Error) {
         let failed = active
         active = nil
         cancelTimer()
@@ -92,14 +92,14 @@ extension UpstreamExchangeHandler {
         failed?.recorder.failed(error)
         context?.close(promise: nil)
         onRelease(false)
-        failed?.delegate.upstreamExchangeFailed(error)
+        failed?.delegate.upstreamAttemptFailed(error)
     }
 
-    private func gatewayError(for failure: UpstreamExchangeStateMachine.Failure) -> any Error {
+    private func gatewayError(for failure: UpstreamAttemptStateMachine.Failure) -> any Error {
         let stale = failingStale
         switch failure {
         case .error(let error):
-            let failure = GatewayError.exchangeFailure(error, upstream: upstream)
+            let failure = GatewayError.attemptFailure(error, upstream: upstream)
             guard stale, var reset = failure as? GatewayError, reset.code == .connectionReset else { return failure }
             reset.staleConnection = true
             return reset

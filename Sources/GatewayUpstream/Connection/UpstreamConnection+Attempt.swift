@@ -1,11 +1,11 @@
 import GatewayCore
 import NIOCore
 
-/// One request/response exchange on an established connection.
+/// One request/response attempt on an established connection.
 extension UpstreamConnection {
     /// How the handler writes the request body itself, and the source a delegate
     /// streams it from otherwise.
-    static func requestBody(of request: ProxyRequest) -> (UpstreamExchangeHandler.RequestBody, (any BodySource)?) {
+    static func requestBody(of request: ProxyRequest) -> (UpstreamAttemptHandler.RequestBody, (any BodySource)?) {
         switch request.body.storage {
         case .empty:
             return (.none, nil)
@@ -17,8 +17,8 @@ extension UpstreamConnection {
         }
     }
 
-    /// Starts an exchange whose parts go to `delegate` (on this connection's loop).
-    func start(_ request: ProxyRequest, recorder: AttemptRecorder, delegate: any UpstreamExchangeDelegate) throws {
+    /// Starts an attempt whose parts go to `delegate` (on this connection's loop).
+    func start(_ request: ProxyRequest, recorder: AttemptRecorder, delegate: any UpstreamAttemptDelegate) throws {
         eventLoop.preconditionInEventLoop()
         let head: HTTP1RequestHead
         do {
@@ -37,7 +37,7 @@ extension UpstreamConnection {
     /// request body is written by a separate task (the upstream may answer before
     /// it has read the body), one chunk at a time: the next chunk is pulled only
     /// after the previous write reached the socket. Cancelling the calling task
-    /// before the head arrives fails the exchange and closes the connection.
+    /// before the head arrives fails the attempt and closes the connection.
     func execute(_ request: ProxyRequest, recorder: AttemptRecorder) async throws -> ProxyResponse {
         let head: HTTP1RequestHead
         do {
@@ -51,7 +51,7 @@ extension UpstreamConnection {
         let handler = self.handler
         let eventLoop = self.eventLoop
         let (delegate, response) = try await eventLoop.submit {
-            let delegate = AsyncExchangeDelegate(eventLoop: eventLoop, bodySource: source, declaredBodyLength: request.body.declaredLength)
+            let delegate = AsyncAttemptDelegate(eventLoop: eventLoop, bodySource: source, declaredBodyLength: request.body.declaredLength)
             try handler.value.start(head: head, body: body, recorder: recorder, delegate: delegate)
             return (NIOLoopBound(delegate, eventLoop: eventLoop), delegate.response)
         }.get()

@@ -2,10 +2,10 @@ import GatewayCore
 import NIOCore
 import NIOHTTP1
 
-/// What ``UpstreamExchangeStateMachine`` asks its handler to do: one value per
-/// event, with no closures and no arrays, so that running an exchange allocates
+/// What ``UpstreamAttemptStateMachine`` asks its handler to do: one value per
+/// event, with no closures and no arrays, so that running an attempt allocates
 /// nothing here.
-extension UpstreamExchangeStateMachine {
+extension UpstreamAttemptStateMachine {
     enum Action {
         case none
         /// Let the pipeline's `read()` through (or send the one that was held).
@@ -13,16 +13,16 @@ extension UpstreamExchangeStateMachine {
         /// Record the status and hand the head to the delegate.
         case forwardHead(UpstreamResponseHead)
         case forwardBody(ByteBuffer)
-        /// The exchange is over: record its end, release the connection (as
+        /// The attempt is over: record its end, release the connection (as
         /// `release` says), then hand the end to the delegate, in that order so that
         /// the delegate's next request finds the connection back in the pool.
         case forwardEnd(Release)
         /// The end of the request reached the socket: record it.
         case requestSent
-        /// The exchange failed: record the failure, stop the timer, close the
+        /// The attempt failed: record the failure, stop the timer, close the
         /// connection, release it as not reusable, then tell the delegate.
-        case failExchange(Failure)
-        /// No exchange in flight: stop the timer and close the connection.
+        case failAttempt(Failure)
+        /// No attempt in flight: stop the timer and close the connection.
         case close
         /// The channel closed while idle: stop the timer.
         case stopTimer
@@ -34,27 +34,27 @@ extension UpstreamExchangeStateMachine {
         case upgrade(UpstreamResponseHead)
     }
 
-    /// What becomes of the connection when an exchange ends normally.
+    /// What becomes of the connection when an attempt ends normally.
     enum Release: Equatable {
         /// Back to the pool; `resumeRead`: a read held for the delegate goes out.
-        /// The timer task stays pending for the next exchange.
+        /// The timer task stays pending for the next attempt.
         case reuse(resumeRead: Bool)
         /// Either side asked to close, or the request was not fully sent.
         case close
     }
 
-    /// Why an exchange failed; the handler turns it into a `GatewayError`.
+    /// Why an attempt failed; the handler turns it into a `GatewayError`.
     enum Failure {
         /// A write failed, the pipeline reported an error, or the delegate aborted.
         case error(any Error)
-        /// The connection closed under the exchange.
+        /// The connection closed under the attempt.
         case closed(beforeHead: Bool)
         /// The request timeout ran out.
         case timedOut(beforeHead: Bool)
         case protocolViolation(ProtocolViolation)
     }
 
-    /// A response that does not fit the exchange in flight.
+    /// A response that does not fit the attempt in flight.
     enum ProtocolViolation: Equatable {
         /// A second response head for one request.
         case secondHead
@@ -79,21 +79,21 @@ extension UpstreamExchangeStateMachine {
         }
     }
 
-    /// The answer to ``UpstreamExchangeStateMachine/startExchange(isHEAD:keepAlive:endQueued:now:)``.
+    /// The answer to ``UpstreamAttemptStateMachine/startAttempt(isHEAD:keepAlive:endQueued:now:)``.
     enum StartDecision: Equatable {
-        /// Write the request; the delegate's writer carries `exchangeID`.
-        case start(exchangeID: Int)
+        /// Write the request; the delegate's writer carries `attemptID`.
+        case start(attemptID: Int)
         /// The connection closed while idle, before it was leased: nothing was sent.
         case refuseClosed
-        /// An exchange is already running on it (a pool bug).
+        /// An attempt is already running on it (a pool bug).
         case refuseBusy
     }
 
-    /// The answer to ``UpstreamExchangeStateMachine/requestWrite(exchangeID:isEnd:now:)``.
+    /// The answer to ``UpstreamAttemptStateMachine/requestWrite(attemptID:isEnd:now:)``.
     enum WriteDecision: Equatable {
         /// Write it with an observed promise.
         case write
-        /// The writer's exchange is over, or its request already ended: fail the write.
+        /// The writer's attempt is over, or its request already ended: fail the write.
         case refuse(beforeHead: Bool)
     }
 }

@@ -6,14 +6,14 @@ import Testing
 
 @testable import GatewayUpstream
 
-/// The real upstream exchange handler behind the request encoder on an
+/// The real upstream attempt handler behind the request encoder on an
 /// `EmbeddedChannel`, framing the responses itself, the test playing the upstream
 /// with raw bytes: reuse and close, bodies read until close, streamed request
 /// bodies, back-pressure, malformed responses, failures and the request timeout on
 /// the embedded loop's clock. No socket, no sleep.
-struct UpstreamExchangeHandlerTests {
-    @Test func oneKeepAliveExchange() throws {
-        let harness = try UpstreamExchangeHarness()
+struct UpstreamAttemptHandlerTests {
+    @Test func oneKeepAliveAttempt() throws {
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(uri: "/a", delegate: delegate)
         #expect(try harness.sent() == "GET /a HTTP/1.1\r\nHost: upstream.test\r\n\r\n")
@@ -53,7 +53,7 @@ struct UpstreamExchangeHandlerTests {
     /// connection is reused after the response as usual.
     @Test func aRequestStillBufferedAfterItsFlushIsConfirmedByAnObservedWrite() throws {
         let below = LeavesBytesBuffered()
-        let harness = try UpstreamExchangeHarness(below: below)
+        let harness = try UpstreamAttemptHarness(below: below)
         let delegate = RecordingDelegate()
         let record = try harness.start(uri: "/held", delegate: delegate)
         // The observed empty write's flush sent the held bytes too, and confirmed the request.
@@ -73,7 +73,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func eachReadEndsWithOneReadComplete() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         try harness.start(uri: "/stream", delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\none\r\n3\r\ntwo\r\n")
@@ -87,7 +87,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func twoExchangesInARowReuseTheConnection() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         for path in ["/1", "/2"] {
             let delegate = RecordingDelegate()
             try harness.start(uri: path, delegate: delegate)
@@ -100,7 +100,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func aResponseAskingToCloseClosesTheConnection() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
@@ -115,7 +115,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func aHEADResponseHasNoBody() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         try harness.start(.HEAD, delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
@@ -124,7 +124,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func aStreamedRequestBodyGoesThroughTheWriter() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(.POST, headers: ["Host": "upstream.test", "Content-Length": "5"], body: .streamed, delegate: delegate)
         #expect(try harness.sent() == "POST / HTTP/1.1\r\nHost: upstream.test\r\nContent-Length: 5\r\n\r\n")
@@ -145,7 +145,7 @@ struct UpstreamExchangeHandlerTests {
     /// A body of unknown length goes chunked: each part framed, empty parts
     /// writing no chunk (a chunk of size 0 would end the body), the end as the last chunk.
     @Test func aStreamedBodyOfUnknownLengthIsChunked() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(.POST, headers: ["Host": "upstream.test", "Transfer-Encoding": "chunked"], body: .streamed, delegate: delegate)
         #expect(try harness.sent() == "POST / HTTP/1.1\r\nHost: upstream.test\r\nTransfer-Encoding: chunked\r\n\r\n")
@@ -168,7 +168,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func aResponseBeforeTheRequestBodyEndedClosesTheConnection() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         try harness.start(.POST, headers: ["Host": "upstream.test", "Content-Length": "10"], body: .streamed, delegate: delegate)
         let writer = try #require(delegate.writer)
@@ -181,7 +181,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func aPausedDelegateHoldsReadsUntilItResumes() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         delegate.pause = true
@@ -202,8 +202,8 @@ struct UpstreamExchangeHandlerTests {
         #expect(harness.releases == [true])
     }
 
-    @Test func theUpstreamClosingMidBodyFailsTheExchange() throws {
-        let harness = try UpstreamExchangeHarness()
+    @Test func theUpstreamClosingMidBodyFailsTheAttempt() throws {
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
@@ -214,7 +214,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func aBodyReadUntilCloseEndsWithTheCloseAndIsNotReused() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nabc")
@@ -228,7 +228,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func informationalHeadsAreSkipped() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
@@ -240,19 +240,19 @@ struct UpstreamExchangeHandlerTests {
     /// leaves the pipeline, the bytes after the head go with the tunnel, the
     /// pool hears nothing (the connection was never its), and the channel stays open.
     @Test func aHandshakesSwitchingProtocolsHandsTheConnectionOver() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(upgrade: true, delegate: delegate)
         #expect(try harness.sent().contains("GET / HTTP/1.1\r\n"))
-        try harness.respond("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(UpstreamExchangeHarness.sampleAccept)\r\n\r\n\u{81}\u{02}hi")
+        try harness.respond("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(UpstreamAttemptHarness.sampleAccept)\r\n\r\n\u{81}\u{02}hi")
         #expect(delegate.events == [.started, .upgraded(status: 101, leftover: "\u{81}\u{02}hi")])
-        #expect(delegate.head?.headers["sec-websocket-accept"] == [UpstreamExchangeHarness.sampleAccept])
+        #expect(delegate.head?.headers["sec-websocket-accept"] == [UpstreamAttemptHarness.sampleAccept])
         // Hop-by-hop fields stay behind: the client's side writes its own.
         #expect(delegate.head?.headers["upgrade"] == [])
         #expect(harness.releases.isEmpty)
         #expect(harness.channel.isActive)
         #expect(delegate.tunnel?.channel === harness.channel)
-        #expect(throws: (any Error).self) { try harness.channel.pipeline.syncOperations.context(handlerType: UpstreamExchangeHandler.self) }
+        #expect(throws: (any Error).self) { try harness.channel.pipeline.syncOperations.context(handlerType: UpstreamAttemptHandler.self) }
         #expect(record.attempts.first?.status == 101)
         // Later bytes are the tunnel's, not a protocol error.
         try harness.channel.writeInbound(ByteBuffer(string: "more"))
@@ -262,14 +262,14 @@ struct UpstreamExchangeHandlerTests {
     /// A 101 to a request that asked for no upgrade is a protocol error; any
     /// other answer to a handshake is a normal response, and the connection closes after it.
     @Test func switchingProtocolsOnlyAnswersAHandshake() throws {
-        let unasked = try UpstreamExchangeHarness()
+        let unasked = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         try unasked.start(delegate: delegate)
         try unasked.respond("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")
         #expect(delegate.events == [.started, .failed(.upstreamProtocolError)])
         #expect(!unasked.channel.isActive)
 
-        let refused = try UpstreamExchangeHarness()
+        let refused = try UpstreamAttemptHarness()
         let refusedDelegate = RecordingDelegate()
         try refused.start(upgrade: true, delegate: refusedDelegate)
         try refused.respond("HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\nno")
@@ -283,7 +283,7 @@ struct UpstreamExchangeHandlerTests {
     /// upgrade`) is the upstream's protocol error: the connection closes and
     /// never becomes a raw tunnel past per-request policy.
     @Test func aSwitchingProtocolsThatDoesNotAnswerTheKeyIsAProtocolError() throws {
-        let accept = UpstreamExchangeHarness.sampleAccept
+        let accept = UpstreamAttemptHarness.sampleAccept
         let invalid = [
             "Upgrade: websocket\r\nConnection: Upgrade\r\n",
             "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n",
@@ -292,7 +292,7 @@ struct UpstreamExchangeHandlerTests {
             "Upgrade: websocket\r\nSec-WebSocket-Accept: \(accept)\r\n",
         ]
         for fields in invalid {
-            let harness = try UpstreamExchangeHarness()
+            let harness = try UpstreamAttemptHarness()
             let delegate = RecordingDelegate()
             try harness.start(upgrade: true, delegate: delegate)
             try harness.respond("HTTP/1.1 101 Switching Protocols\r\n\(fields)\r\nGET /raw HTTP/1.1\r\n\r\n")
@@ -301,17 +301,17 @@ struct UpstreamExchangeHandlerTests {
             #expect(!harness.channel.isActive)
         }
         // A handshake without a key cannot be answered by any 101.
-        let keyless = try UpstreamExchangeHarness()
+        let keyless = try UpstreamAttemptHarness()
         let keylessDelegate = RecordingDelegate()
         try keyless.start(upgrade: true, webSocketKey: nil, delegate: keylessDelegate)
         try keyless.respond("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
         #expect(keylessDelegate.events == [.started, .failed(.upstreamProtocolError)])
     }
 
-    /// A response the framer refuses (here a smuggling shape) fails its exchange
+    /// A response the framer refuses (here a smuggling shape) fails its attempt
     /// as the upstream's protocol error, and the connection is never reused.
-    @Test func aMalformedResponseFailsTheExchange() throws {
-        let harness = try UpstreamExchangeHarness()
+    @Test func aMalformedResponseFailsTheAttempt() throws {
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
@@ -322,11 +322,11 @@ struct UpstreamExchangeHandlerTests {
     }
 
     /// A body in a transfer coding the gateway does not decode (`gzip`, alone or
-    /// before chunked) fails its exchange before any head reaches the delegate:
+    /// before chunked) fails its attempt before any head reaches the delegate:
     /// the client gets a 502, not coded bytes labelled identity.
     @Test(arguments: ["gzip", "gzip, chunked"])
-    func aResponseInAnotherTransferCodingFailsTheExchange(_ coding: String) throws {
-        let harness = try UpstreamExchangeHarness()
+    func aResponseInAnotherTransferCodingFailsTheAttempt(_ coding: String) throws {
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         let record = try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nTransfer-Encoding: \(coding)\r\n\r\n5\r\ncoded\r\n0\r\n\r\n")
@@ -337,7 +337,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func bytesAfterACompleteResponseCloseTheConnection() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n")
@@ -347,7 +347,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func bytesOnAnIdleConnectionCloseIt() throws {
-        let harness = try UpstreamExchangeHarness()
+        let harness = try UpstreamAttemptHarness()
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         try harness.respond("HTTP/1.1 204 No Content\r\n\r\n")
@@ -358,7 +358,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func anUpstreamStallingMidBodyTimesOut() throws {
-        let harness = try UpstreamExchangeHarness(requestTimeout: .seconds(5))
+        let harness = try UpstreamAttemptHarness(requestTimeout: .seconds(5))
         let delegate = RecordingDelegate()
         try harness.start(delegate: delegate)
         harness.channel.embeddedEventLoop.advanceTime(by: .seconds(4))
@@ -373,7 +373,7 @@ struct UpstreamExchangeHandlerTests {
     }
 
     @Test func aReusedConnectionKeepsItsTimerTask() throws {
-        let harness = try UpstreamExchangeHarness(requestTimeout: .seconds(5))
+        let harness = try UpstreamAttemptHarness(requestTimeout: .seconds(5))
         try harness.start(delegate: RecordingDelegate())
         try harness.respond("HTTP/1.1 204 No Content\r\n\r\n")
         let pending = try #require(harness.handler.timer?.futureResult)
@@ -381,7 +381,7 @@ struct UpstreamExchangeHandlerTests {
         harness.channel.embeddedEventLoop.advanceTime(by: .seconds(2))
         let second = RecordingDelegate()
         try harness.start(delegate: second)
-        // Same task: the one scheduled for the first exchange finds the new start
+        // Same task: the one scheduled for the first attempt finds the new start
         // when it fires, and waits for the rest of the timeout.
         #expect(harness.handler.timer?.futureResult === pending)
         harness.channel.embeddedEventLoop.advanceTime(by: .seconds(4))

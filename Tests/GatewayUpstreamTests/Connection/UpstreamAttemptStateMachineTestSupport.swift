@@ -12,14 +12,14 @@ enum Seen: Equatable {
         case error
         case closed(beforeHead: Bool)
         case timedOut(beforeHead: Bool)
-        case violation(UpstreamExchangeStateMachine.ProtocolViolation)
+        case violation(UpstreamAttemptStateMachine.ProtocolViolation)
     }
 
     case none
     case read
     case head(status: UInt, length: Int?, hasBody: Bool)
     case body(Int)
-    case end(UpstreamExchangeStateMachine.Release)
+    case end(UpstreamAttemptStateMachine.Release)
     case requestSent
     case failed(FailureKind)
     case close
@@ -28,7 +28,7 @@ enum Seen: Equatable {
     case upgrade(status: UInt)
 }
 
-extension UpstreamExchangeStateMachine.Action {
+extension UpstreamAttemptStateMachine.Action {
     var seen: Seen {
         switch self {
         case .none: .none
@@ -37,10 +37,10 @@ extension UpstreamExchangeStateMachine.Action {
         case .forwardBody(let buffer): .body(buffer.readableBytes)
         case .forwardEnd(let release): .end(release)
         case .requestSent: .requestSent
-        case .failExchange(.error): .failed(.error)
-        case .failExchange(.closed(let beforeHead)): .failed(.closed(beforeHead: beforeHead))
-        case .failExchange(.timedOut(let beforeHead)): .failed(.timedOut(beforeHead: beforeHead))
-        case .failExchange(.protocolViolation(let violation)): .failed(.violation(violation))
+        case .failAttempt(.error): .failed(.error)
+        case .failAttempt(.closed(let beforeHead)): .failed(.closed(beforeHead: beforeHead))
+        case .failAttempt(.timedOut(let beforeHead)): .failed(.timedOut(beforeHead: beforeHead))
+        case .failAttempt(.protocolViolation(let violation)): .failed(.violation(violation))
         case .close: .close
         case .stopTimer: .stopTimer
         case .release(let reusable): .release(reusable)
@@ -49,24 +49,24 @@ extension UpstreamExchangeStateMachine.Action {
     }
 }
 
-extension UpstreamExchangeStateMachine {
-    var exchange: Exchange? {
-        if case .exchange(let exchange) = state { return exchange }
+extension UpstreamAttemptStateMachine {
+    var attempt: Attempt? {
+        if case .attempt(let attempt) = state { return attempt }
         return nil
     }
 
     /// Starts a GET whose request is written at once; returns its id.
     mutating func startGET(at seconds: Int64) -> Int {
-        guard case .start(let id) = startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(seconds)) else {
-            Issue.record("the exchange did not start")
+        guard case .start(let id) = startAttempt(isHEAD: false, keepAlive: true, endQueued: true, now: .at(seconds)) else {
+            Issue.record("the attempt did not start")
             return 0
         }
         return id
     }
 
     mutating func startStreamed(at seconds: Int64) -> Int {
-        guard case .start(let id) = startExchange(isHEAD: false, keepAlive: true, endQueued: false, now: .at(seconds)) else {
-            Issue.record("the exchange did not start")
+        guard case .start(let id) = startAttempt(isHEAD: false, keepAlive: true, endQueued: false, now: .at(seconds)) else {
+            Issue.record("the attempt did not start")
             return 0
         }
         return id
@@ -80,7 +80,7 @@ extension NIODeadline {
     }
 }
 
-extension UpstreamExchangeStateMachine {
+extension UpstreamAttemptStateMachine {
     /// A head as the framer would report it: its `Content-Length` and keep-alive
     /// read from its fields, a body until close never keep-alive.
     mutating func responseHead(_ head: HTTPResponseHead, untilClose: Bool, now: NIODeadline) -> Action {

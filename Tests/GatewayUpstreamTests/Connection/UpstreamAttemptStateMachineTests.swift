@@ -4,29 +4,29 @@ import Testing
 
 @testable import GatewayUpstream
 
-/// The upstream exchange state machine as pure values: every state, keep-alive
+/// The upstream attempt state machine as pure values: every state, keep-alive
 /// and close, HEAD, early responses, failures, the request timeout's clock, and
 /// the events a peer or a late callback can cause at the wrong time.
-struct UpstreamExchangeStateMachineTests {
-    typealias Machine = UpstreamExchangeStateMachine
+struct UpstreamAttemptStateMachineTests {
+    typealias Machine = UpstreamAttemptStateMachine
 
-    // MARK: Normal exchanges
+    // MARK: Normal attempts
 
     @Test func aKeepAliveExchangeReturnsTheConnectionToIdle() {
         var machine = Machine(requestTimeout: .seconds(5))
         #expect(machine.state == .idle)
         let id = machine.startGET(at: 0)
         #expect(id == 1)
-        #expect(machine.exchange?.request == .endQueued)
-        #expect(machine.exchange?.outstandingWrites == 1)
+        #expect(machine.attempt?.request == .endQueued)
+        #expect(machine.attempt?.outstandingWrites == 1)
         #expect(machine.timeout.isArmed)
 
-        #expect(machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(1)).seen == .requestSent)
-        #expect(machine.exchange?.request == .sent)
+        #expect(machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(1)).seen == .requestSent)
+        #expect(machine.attempt?.request == .sent)
         #expect(machine.timeout.isArmed)
 
         #expect(machine.responseHead(.ok(length: 5), untilClose: false, now: .at(2)).seen == .head(status: 200, length: 5, hasBody: true))
-        #expect(machine.exchange?.response == .streaming(keepAlive: true))
+        #expect(machine.attempt?.response == .streaming(keepAlive: true))
         #expect(machine.isStreamingResponse)
         #expect(machine.responseBodyPart(ByteBuffer(string: "hello"), now: .at(3)).seen == .body(5))
         #expect(machine.responseEnd(bytesFollow: false).seen == .end(.reuse(resumeRead: false)))
@@ -34,12 +34,12 @@ struct UpstreamExchangeStateMachineTests {
         #expect(!machine.timeout.isArmed)
     }
 
-    @Test func exchangesOnOneConnectionGetNewIDs() {
+    @Test func attemptsOnOneConnectionGetNewIDs() {
         var machine = Machine(requestTimeout: .seconds(5))
         for expected in 1...3 {
             let id = machine.startGET(at: 0)
             #expect(id == expected)
-            _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+            _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(0))
             _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
             #expect(machine.responseEnd(bytesFollow: false).seen == .end(.reuse(resumeRead: false)))
         }
@@ -48,23 +48,23 @@ struct UpstreamExchangeStateMachineTests {
     @Test func aResponseAskingToCloseClosesTheConnection() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(0))
         let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "2", "Connection": "close"])
         _ = machine.responseHead(head, untilClose: false, now: .at(0))
-        #expect(machine.exchange?.response == .streaming(keepAlive: false))
+        #expect(machine.attempt?.response == .streaming(keepAlive: false))
         #expect(machine.responseEnd(bytesFollow: false).seen == .end(.close))
         #expect(machine.isClosed)
-        #expect(machine.startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(1)) == .refuseClosed)
+        #expect(machine.startAttempt(isHEAD: false, keepAlive: true, endQueued: true, now: .at(1)) == .refuseClosed)
     }
 
     @Test func aBodyReadUntilCloseNeverReturnsTheConnection() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(0))
         // A keep-alive head whose body has no length: only the close can end it.
         let head = HTTPResponseHead(version: .http1_1, status: .ok)
         #expect(machine.responseHead(head, untilClose: true, now: .at(0)).seen == .head(status: 200, length: nil, hasBody: true))
-        #expect(machine.exchange?.response == .streaming(keepAlive: false))
+        #expect(machine.attempt?.response == .streaming(keepAlive: false))
         #expect(machine.responseEnd(bytesFollow: false).seen == .end(.close))
         #expect(machine.isClosed)
     }
@@ -72,7 +72,7 @@ struct UpstreamExchangeStateMachineTests {
     @Test func bytesAfterACompleteResponseCloseTheConnection() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(0))
         _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
         // The response itself is whole: it ends normally, but nothing more is sent on it.
         #expect(machine.responseEnd(bytesFollow: true).seen == .end(.close))
@@ -81,18 +81,18 @@ struct UpstreamExchangeStateMachineTests {
 
     @Test func aRequestAskingToCloseClosesTheConnection() {
         var machine = Machine(requestTimeout: .seconds(5))
-        guard case .start(let id) = machine.startExchange(isHEAD: false, keepAlive: false, endQueued: true, now: .at(0)) else {
+        guard case .start(let id) = machine.startAttempt(isHEAD: false, keepAlive: false, endQueued: true, now: .at(0)) else {
             Issue.record("not started")
             return
         }
-        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(0))
         _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
         #expect(machine.responseEnd(bytesFollow: false).seen == .end(.close))
     }
 
     @Test func bodylessResponsesSayNoBodyFollows() {
         var head = Machine(requestTimeout: .seconds(5))
-        guard case .start = head.startExchange(isHEAD: true, keepAlive: true, endQueued: true, now: .at(0)) else {
+        guard case .start = head.startAttempt(isHEAD: true, keepAlive: true, endQueued: true, now: .at(0)) else {
             Issue.record("not started")
             return
         }
@@ -112,20 +112,20 @@ struct UpstreamExchangeStateMachineTests {
     @Test func aStreamedBodyIsTimedOnlyWhileItsWritesAreOutstanding() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startStreamed(at: 0)
-        #expect(machine.exchange?.request == .streaming)
+        #expect(machine.attempt?.request == .streaming)
         // Waiting on the client for the body: not the upstream's time.
         #expect(!machine.timeout.isArmed)
 
-        #expect(machine.requestWrite(exchangeID: id, isEnd: false, now: .at(1)) == .write)
+        #expect(machine.requestWrite(attemptID: id, isEnd: false, now: .at(1)) == .write)
         #expect(machine.timeout.deadline == .at(6))
-        #expect(machine.writeSucceeded(exchangeID: id, isEnd: false, now: .at(2)).seen == Seen.none)
+        #expect(machine.writeSucceeded(attemptID: id, isEnd: false, now: .at(2)).seen == Seen.none)
         #expect(!machine.timeout.isArmed)
 
-        #expect(machine.requestWrite(exchangeID: id, isEnd: true, now: .at(3)) == .write)
-        #expect(machine.exchange?.request == .endQueued)
+        #expect(machine.requestWrite(attemptID: id, isEnd: true, now: .at(3)) == .write)
+        #expect(machine.attempt?.request == .endQueued)
         // Nothing may follow the end.
-        #expect(machine.requestWrite(exchangeID: id, isEnd: false, now: .at(3)) == .refuse(beforeHead: true))
-        #expect(machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(4)).seen == .requestSent)
+        #expect(machine.requestWrite(attemptID: id, isEnd: false, now: .at(3)) == .refuse(beforeHead: true))
+        #expect(machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(4)).seen == .requestSent)
         // Now waiting for the head, from the last progress.
         #expect(machine.timeout.deadline == .at(9))
     }
@@ -138,14 +138,14 @@ struct UpstreamExchangeStateMachineTests {
         #expect(machine.timeout.deadline == .at(6))
         #expect(machine.responseEnd(bytesFollow: false).seen == .end(.close))
         #expect(machine.isClosed)
-        // The delegate's writer learns the exchange is over.
-        #expect(machine.requestWrite(exchangeID: id, isEnd: true, now: .at(2)) == .refuse(beforeHead: true))
+        // The delegate's writer learns the attempt is over.
+        #expect(machine.requestWrite(attemptID: id, isEnd: true, now: .at(2)) == .refuse(beforeHead: true))
     }
 
-    @Test func aFailedWriteFailsTheExchange() {
+    @Test func aFailedWriteFailsTheAttempt() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
-        #expect(machine.writeFailed(exchangeID: id, error: ChannelError.ioOnClosedChannel).seen == .failed(.error))
+        #expect(machine.writeFailed(attemptID: id, error: ChannelError.ioOnClosedChannel).seen == .failed(.error))
         #expect(machine.isClosed)
     }
 
@@ -154,7 +154,7 @@ struct UpstreamExchangeStateMachineTests {
     @Test func anErrorMidBodyFailsTheExchangeOnce() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(0))
         _ = machine.responseHead(.ok(length: 10), untilClose: false, now: .at(0))
         _ = machine.responseBodyPart(ByteBuffer(string: "abc"), now: .at(0))
         #expect(machine.errorCaught(ChannelError.eof).seen == .failed(.error))
@@ -165,7 +165,7 @@ struct UpstreamExchangeStateMachineTests {
         #expect(machine.errorCaught(ChannelError.eof).seen == Seen.none)
         #expect(machine.responseBodyPart(ByteBuffer(string: "d"), now: .at(0)).seen == Seen.none)
         #expect(machine.responseEnd(bytesFollow: false).seen == Seen.none)
-        #expect(machine.abort(exchangeID: id, error: ChannelError.eof).seen == Seen.none)
+        #expect(machine.abort(attemptID: id, error: ChannelError.eof).seen == Seen.none)
     }
 
     @Test func theChannelClosingFailsTheExchangeBeforeOrAfterTheHead() {
@@ -179,15 +179,15 @@ struct UpstreamExchangeStateMachineTests {
         #expect(midBody.channelClosed().seen == .failed(.closed(beforeHead: false)))
     }
 
-    @Test func anAbortFailsOnlyItsOwnExchange() {
+    @Test func anAbortFailsOnlyItsOwnAttempt() {
         var machine = Machine(requestTimeout: .seconds(5))
         let first = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: first, isEnd: true, now: .at(0))
         _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
         _ = machine.responseEnd(bytesFollow: false)
         let second = machine.startGET(at: 0)
-        #expect(machine.abort(exchangeID: first, error: CancellationError()).seen == Seen.none)
-        #expect(machine.abort(exchangeID: second, error: CancellationError()).seen == .failed(.error))
+        #expect(machine.abort(attemptID: first, error: CancellationError()).seen == Seen.none)
+        #expect(machine.abort(attemptID: second, error: CancellationError()).seen == .failed(.error))
     }
 
     // MARK: Idle and closed connections
@@ -197,7 +197,7 @@ struct UpstreamExchangeStateMachineTests {
         #expect(machine.releaseUnused().seen == .release(true))
         #expect(machine.channelClosed().seen == .stopTimer)
         #expect(machine.isClosed)
-        #expect(machine.startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(0)) == .refuseClosed)
+        #expect(machine.startAttempt(isHEAD: false, keepAlive: true, endQueued: true, now: .at(0)) == .refuseClosed)
         #expect(machine.releaseUnused().seen == .release(false))
         #expect(machine.channelClosed().seen == Seen.none)
     }
@@ -213,7 +213,7 @@ struct UpstreamExchangeStateMachineTests {
     @Test func theTimeoutCountsFromTheLastProgress() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(1))
+        _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(1))
         #expect(machine.timeout.deadline == .at(6))
         // The task scheduled at the start fires early: not run out, rescheduled for the deadline.
         #expect(machine.timerFired(now: .at(5)).seen == Seen.none)
@@ -228,18 +228,18 @@ struct UpstreamExchangeStateMachineTests {
     @Test func noAnswerWithinTheTimeoutFailsBeforeTheHead() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(0))
         #expect(machine.timerFired(now: .at(5)).seen == .failed(.timedOut(beforeHead: true)))
     }
 
     @Test func aReusedConnectionArmsTheTimeoutAgainFromTheNextStart() {
         var machine = Machine(requestTimeout: .seconds(5))
         let first = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: first, isEnd: true, now: .at(0))
         _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
         _ = machine.responseEnd(bytesFollow: false)
         #expect(machine.timeout.deadline == nil)
-        // The task still pending from the first exchange fires: nothing to time.
+        // The task still pending from the first attempt fires: nothing to time.
         #expect(machine.timerFired(now: .at(1)).seen == Seen.none)
         _ = machine.startGET(at: 3)
         #expect(machine.timeout.deadline == .at(8))
@@ -252,7 +252,7 @@ struct UpstreamExchangeStateMachineTests {
     @Test func aHeldReadStopsTheClockUntilDemand() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(0))
         // Before the head the delegate is not asked: reads go on.
         #expect(machine.readRequested(consumerPaused: true).seen == .read)
         _ = machine.responseHead(.ok(length: 10), untilClose: false, now: .at(0))
@@ -261,18 +261,18 @@ struct UpstreamExchangeStateMachineTests {
         #expect(machine.readHeld)
         #expect(!machine.timeout.isArmed)
         #expect(machine.timerFired(now: .at(60)).seen == Seen.none)
-        // Demand from another exchange's writer does nothing.
-        #expect(machine.consumerDemand(exchangeID: id + 1, now: .at(60)).seen == Seen.none)
-        #expect(machine.consumerDemand(exchangeID: id, now: .at(60)).seen == .read)
+        // Demand from another attempt's writer does nothing.
+        #expect(machine.consumerDemand(attemptID: id + 1, now: .at(60)).seen == Seen.none)
+        #expect(machine.consumerDemand(attemptID: id, now: .at(60)).seen == .read)
         #expect(!machine.readHeld)
         #expect(machine.timeout.deadline == .at(65))
-        #expect(machine.consumerDemand(exchangeID: id, now: .at(61)).seen == Seen.none)
+        #expect(machine.consumerDemand(attemptID: id, now: .at(61)).seen == Seen.none)
     }
 
     @Test func aReadHeldAtTheEndGoesOutWithTheRelease() {
         var machine = Machine(requestTimeout: .seconds(5))
         let id = machine.startGET(at: 0)
-        _ = machine.writeSucceeded(exchangeID: id, isEnd: true, now: .at(0))
+        _ = machine.writeSucceeded(attemptID: id, isEnd: true, now: .at(0))
         _ = machine.responseHead(.ok(length: 1), untilClose: false, now: .at(0))
         _ = machine.readRequested(consumerPaused: true)
         // The end was decoded from bytes already read.
@@ -295,7 +295,7 @@ struct UpstreamExchangeStateMachineTests {
         #expect(end.responseEnd(bytesFollow: false).seen == .close)
     }
 
-    @Test func malformedResponsesFailTheExchange() {
+    @Test func malformedResponsesFailTheAttempt() {
         var second = Machine(requestTimeout: .seconds(5))
         _ = second.startGET(at: 0)
         _ = second.responseHead(.ok(length: 1), untilClose: false, now: .at(0))
@@ -315,12 +315,12 @@ struct UpstreamExchangeStateMachineTests {
         #expect(end.responseEnd(bytesFollow: false).seen == .failed(.violation(.endBeforeHead)))
     }
 
-    /// A handshake's 101 ends the exchange in the hand-over; nothing after it
-    /// is the machine's (no close, no release), and no exchange starts on it again.
+    /// A handshake's 101 ends the attempt in the hand-over; nothing after it
+    /// is the machine's (no close, no release), and no attempt starts on it again.
     @Test func aHandshakesSwitchingProtocolsIsAnUpgrade() {
         var machine = Machine(requestTimeout: .seconds(5))
         let upgrade = WebSocketUpgrade(requestKey: "dGhlIHNhbXBsZSBub25jZQ==")
-        guard case .start = machine.startExchange(isHEAD: false, keepAlive: false, upgrade: upgrade, endQueued: true, now: .at(0)) else {
+        guard case .start = machine.startAttempt(isHEAD: false, keepAlive: false, upgrade: upgrade, endQueued: true, now: .at(0)) else {
             Issue.record("the handshake did not start")
             return
         }
@@ -332,7 +332,7 @@ struct UpstreamExchangeStateMachineTests {
         #expect(machine.timeout.deadline == nil)
         #expect(machine.channelClosed().seen == Seen.none)
         #expect(machine.errorCaught(CancellationError()).seen == Seen.none)
-        #expect(machine.startExchange(isHEAD: false, keepAlive: true, endQueued: true, now: .at(2)) == .refuseClosed)
+        #expect(machine.startAttempt(isHEAD: false, keepAlive: true, endQueued: true, now: .at(2)) == .refuseClosed)
     }
 
     /// RFC 6455's sample: the key `dGhlIHNhbXBsZSBub25jZQ==` is answered by `s3pPLMBiTxaQ9kYGzzhZRbK+xOo=`.
@@ -358,15 +358,15 @@ struct UpstreamExchangeStateMachineTests {
     @Test func aStaleWriterIsRefusedAndItsCompletionsIgnored() {
         var machine = Machine(requestTimeout: .seconds(5))
         let first = machine.startStreamed(at: 0)
-        #expect(machine.requestWrite(exchangeID: first, isEnd: true, now: .at(0)) == .write)
-        _ = machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(0))
+        #expect(machine.requestWrite(attemptID: first, isEnd: true, now: .at(0)) == .write)
+        _ = machine.writeSucceeded(attemptID: first, isEnd: true, now: .at(0))
         _ = machine.responseHead(.ok(length: 0), untilClose: false, now: .at(0))
         _ = machine.responseEnd(bytesFollow: false)
         let second = machine.startStreamed(at: 1)
-        #expect(machine.requestWrite(exchangeID: first, isEnd: false, now: .at(1)) == .refuse(beforeHead: true))
-        #expect(machine.writeSucceeded(exchangeID: first, isEnd: true, now: .at(1)).seen == Seen.none)
-        #expect(machine.writeFailed(exchangeID: first, error: ChannelError.eof).seen == Seen.none)
-        #expect(machine.exchange?.id == second)
-        #expect(machine.exchange?.outstandingWrites == 0)
+        #expect(machine.requestWrite(attemptID: first, isEnd: false, now: .at(1)) == .refuse(beforeHead: true))
+        #expect(machine.writeSucceeded(attemptID: first, isEnd: true, now: .at(1)).seen == Seen.none)
+        #expect(machine.writeFailed(attemptID: first, error: ChannelError.eof).seen == Seen.none)
+        #expect(machine.attempt?.id == second)
+        #expect(machine.attempt?.outstandingWrites == 0)
     }
 }

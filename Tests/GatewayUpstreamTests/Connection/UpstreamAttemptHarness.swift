@@ -8,11 +8,11 @@ import Testing
 @testable import GatewayUpstream
 
 /// An upstream connection's pipeline on an `EmbeddedChannel`, as the connector
-/// sets up a plain one: a read counter, then the ``UpstreamExchangeHandler``
+/// sets up a plain one: a read counter, then the ``UpstreamAttemptHandler``
 /// under test. The test plays the upstream with raw bytes; time is the embedded loop's.
-final class UpstreamExchangeHarness {
+final class UpstreamAttemptHarness {
     let channel: EmbeddedChannel
-    let handler: UpstreamExchangeHandler
+    let handler: UpstreamAttemptHandler
     let reads = ReadCounter()
     /// What the handler told the pool, in order.
     private let releaseBox = NIOLockedValueBox<[Bool]>([])
@@ -23,7 +23,7 @@ final class UpstreamExchangeHarness {
         channel = EmbeddedChannel()
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 8080)).wait()
         let box = releaseBox
-        handler = UpstreamExchangeHandler(
+        handler = UpstreamAttemptHandler(
             upstream: "upstream.test:8080",
             requestTimeout: requestTimeout,
             eventLoop: channel.eventLoop,
@@ -36,15 +36,15 @@ final class UpstreamExchangeHarness {
 
     var releases: [Bool] { releaseBox.withLockedValue { $0 } }
 
-    /// Starts an exchange; returns the record its attempt writes into.
+    /// Starts an attempt; returns the record its attempt writes into.
     @discardableResult
     func start(
         _ method: HTTPMethod = .GET,
         uri: String = "/",
         headers: HTTPHeaders = ["Host": "upstream.test"],
-        body: UpstreamExchangeHandler.RequestBody = .none,
+        body: UpstreamAttemptHandler.RequestBody = .none,
         upgrade: Bool = false,
-        webSocketKey: String? = UpstreamExchangeHarness.sampleKey,
+        webSocketKey: String? = UpstreamAttemptHarness.sampleKey,
         delegate: RecordingDelegate
     ) throws -> ExchangeRecord {
         let record = ExchangeRecord()
@@ -88,8 +88,8 @@ final class ReadCounter: ChannelOutboundHandler {
     }
 }
 
-/// Records what the handler tells an exchange's delegate, and pauses reads on request.
-final class RecordingDelegate: UpstreamExchangeDelegate {
+/// Records what the handler tells an attempt's delegate, and pauses reads on request.
+final class RecordingDelegate: UpstreamAttemptDelegate {
     enum Event: Equatable {
         case started
         case head(status: UInt, hasBody: Bool)
@@ -105,7 +105,7 @@ final class RecordingDelegate: UpstreamExchangeDelegate {
     private(set) var head: UpstreamResponseHead?
     var pause = false
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {
         self.writer = writer
         events.append(.started)
     }
@@ -130,7 +130,7 @@ final class RecordingDelegate: UpstreamExchangeDelegate {
         events.append(.end)
     }
 
-    func upstreamExchangeFailed(_ error: any Error) {
+    func upstreamAttemptFailed(_ error: any Error) {
         events.append(.failed((error as? GatewayError)?.code))
     }
 

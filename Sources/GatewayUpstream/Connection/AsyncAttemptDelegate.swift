@@ -2,7 +2,7 @@ import GatewayCore
 import NIOCore
 import NIOHTTP1
 
-/// The bridge from an upstream exchange to async code (the pool's
+/// The bridge from an upstream attempt to async code (the pool's
 /// `HTTPRequestSender` API): the response head completes a promise, the body goes
 /// into a ``BodyStream`` the consumer reads with back-pressure, and a
 /// streamed request body is pulled from its `BodySource` by a task.
@@ -10,7 +10,7 @@ import NIOHTTP1
 /// Used by the OAuth2 token endpoint client; client requests take the direct
 /// path (``UpstreamTransport``), which has no such bridge.
 /// All its methods run on the connection's event loop.
-final class AsyncExchangeDelegate: UpstreamExchangeDelegate {
+final class AsyncAttemptDelegate: UpstreamAttemptDelegate {
     private let eventLoop: any EventLoop
     /// Dropped once completed: a promise keeps its value, and an unread body must be
     /// freed (closing the connection) when its consumer drops it.
@@ -32,17 +32,17 @@ final class AsyncExchangeDelegate: UpstreamExchangeDelegate {
         self.bodyWriter = RequestBodyWriter(source: bodySource)
     }
 
-    /// The response head's future; taken once, before the exchange starts (not kept here).
+    /// The response head's future; taken once, before the attempt starts (not kept here).
     var response: EventLoopFuture<ProxyResponse> {
         headPromise?.futureResult ?? eventLoop.makeFailedFuture(CancellationError())
     }
 
-    /// The waiting task was cancelled before the head: the exchange fails, the connection closes.
+    /// The waiting task was cancelled before the head: the attempt fails, the connection closes.
     func cancel() {
         writer?.abort(CancellationError())
     }
 
-    func upstreamExchangeStarted(_ writer: any UpstreamRequestWriter) {
+    func upstreamAttemptStarted(_ writer: any UpstreamRequestWriter) {
         self.writer = writer
         guard let source = bodySource else { return }
         let bound = NIOLoopBound(writer, eventLoop: eventLoop)
@@ -88,7 +88,7 @@ final class AsyncExchangeDelegate: UpstreamExchangeDelegate {
         stream?.finish()
     }
 
-    func upstreamExchangeFailed(_ error: any Error) {
+    func upstreamAttemptFailed(_ error: any Error) {
         bodyWriter.abort()
         if let stream {
             stream.fail(error)

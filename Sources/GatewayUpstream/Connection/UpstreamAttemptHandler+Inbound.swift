@@ -3,14 +3,14 @@ import NIOCore
 /// The response side and the channel's events, fed to the machine: the framer's
 /// heads, body parts and ends, errors, close, and the reads held while the
 /// delegate cannot take more.
-extension UpstreamExchangeHandler {
+extension UpstreamAttemptHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         framer.append(unwrapInboundIn(data))
         frameResponse()
     }
 
     /// Feeds the machine every event the bytes read so far make, until they run
-    /// out or the connection is done with (a framing error, a failed exchange).
+    /// out or the connection is done with (a framing error, a failed attempt).
     private func frameResponse() {
         // One clock reading per read: its parts arrived together.
         var now: NIODeadline?
@@ -64,7 +64,7 @@ extension UpstreamExchangeHandler {
     }
 
     /// The delegate can take more of the response.
-    func consumerDemand(exchangeID: Int) {
-        run(machine.consumerDemand(exchangeID: exchangeID, now: eventLoop.now))
+    func consumerDemand(attemptID: Int) {
+        run(machine.consumerDemand(attemptID: attemptID, now: eventLoop.now))
     }
 }
