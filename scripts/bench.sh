@@ -97,6 +97,14 @@
 #                      proxy's pid); where each run's CPU went (scripts/bench/perf_summary.py: by
 #                      component, in µs per request) goes to perf-NAME-LOAD.txt beside the results
 #                      file; the CPU figures of those runs include perf's sampling cost
+#   BENCH_MALLOCS      1: count each gateway and HAProxy run's calls to glibc's malloc (a perf uprobe
+#                      on libc, `perf stat -e probe_libc:malloc -p PID`), reported per request in
+#                      mallocs-NAME-LOAD.txt beside the results file and in the row's record. A probe
+#                      hit costs microseconds: such runs' CPU and throughput figures mean nothing, their
+#                      counts do (run with BENCH_WARMUP=0: the count spans the whole run).
+#                      sites: record each malloc's stack instead (perf record -g) and write where they
+#                      come from, per request, to mallocs-NAME-LOAD.txt (scripts/bench/malloc_sites.py;
+#                      BENCH_MALLOCS_KEEP=1 keeps the perf data beside it, for malloc_sites.py --depth N)
 #
 # Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
 # (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on;
@@ -160,6 +168,7 @@ export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
 
 log() { printf '==> %s\n' "$*" >&2; }
 PERF=${BENCH_PERF:-0}
+MALLOCS=${BENCH_MALLOCS:-0}
 WORK=$(mktemp -d /tmp/gateway-bench.XXXXXX)
 chmod 755 "$WORK"   # squid, tinyproxy and nginx workers drop privileges
 note() { printf '%s\n' "$*" >>"$WORK/notes.txt"; log "note: $*"; }
@@ -478,16 +487,71 @@ wait_idle() {
 # perf_start NAME PID: with BENCH_PERF=1, samples a gateway's or HAProxy's run (PERF_PID).
 PERF_PID="" PERF_DATA=""
 perf_start() {
-    PERF_PID=""
-    ((PERF)) && [[ $1 == gateway* || $1 == haproxy* ]] && command -v perf >/dev/null || return 0
+    PERF_PID="" MALLOC_PID=""
+    [[ $1 == gateway* || $1 == haproxy* ]] && command -v perf >/dev/null || return 0
+    if [[ $MALLOCS != 0 ]]; then malloc_count_start "$@"; return 0; fi
+    ((PERF)) || return 0
     PERF_DATA="$WORK/perf-$1-$2.data"
     perf record -q -F 999 -g -p "$3" -o "$PERF_DATA" >/dev/null 2>&1 &
     PERF_PID=$!
 }
 
+# malloc_count_start NAME LOAD PID (BENCH_MALLOCS=1): counts the process's malloc calls with a
+# uprobe on glibc's malloc (added once; every thread of PID, the run's whole length).
+MALLOC_PID="" MALLOC_OUT=""
+malloc_count_start() {
+    local libc
+    libc=$(awk '$6 ~ /libc\.so/ {print $6; exit}' "/proc/$3/maps")
+    [[ -n "$libc" ]] || { note "$1: no libc mapped; mallocs not counted"; return 0; }
+    perf probe -l 2>/dev/null | grep -q 'probe_libc:malloc ' ||
+        perf probe -q -x "$libc" --add malloc >/dev/null 2>&1 ||
+        { note "mallocs not counted: perf probe on $libc failed"; return 0; }
+    MALLOC_OUT="$WORK/mallocs-$1-$2.csv"
+    if [[ $MALLOCS == sites ]]; then
+        perf record -q -g -e probe_libc:malloc -p "$3" -o "${MALLOC_OUT%.csv}.data" >/dev/null 2>&1 &
+    else
+        perf stat -x, -e probe_libc:malloc -p "$3" -o "$MALLOC_OUT" >/dev/null 2>&1 &
+    fi
+    MALLOC_PID=$!
+}
+
+# malloc_count_stop RUNSFILE: the count over the requests of the run just appended to RUNSFILE,
+# added to that record (mallocs_per_req) and written beside the results file.
+malloc_count_stop() {
+    kill -INT "$MALLOC_PID" 2>/dev/null || true
+    wait "$MALLOC_PID" 2>/dev/null || true
+    MALLOC_PID=""
+    local out
+    out="$(dirname "$OUT")/$(basename "${MALLOC_OUT%.csv}").txt"
+    if [[ $MALLOCS == sites ]]; then
+        local requests
+        requests=$(tail -n 1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("requests") or 0)')
+        python3 "$HELPERS/malloc_sites.py" "${MALLOC_OUT%.csv}.data" --requests "$requests" >"$out" 2>&1 || true
+        [[ -n "${BENCH_MALLOCS_KEEP:-}" ]] && mv "${MALLOC_OUT%.csv}.data" "$(dirname "$OUT")/" || rm -f "${MALLOC_OUT%.csv}.data"
+        log "malloc sites: $out"
+        return 0
+    fi
+    python3 - "$1" "$MALLOC_OUT" "$out" <<'EOF'
+import json, sys
+runs, csv, out = sys.argv[1:]
+count = next((int(float(l.split(",")[0])) for l in open(csv) if "probe_libc:malloc" in l and l[0].isdigit()), None)
+lines = open(runs).read().splitlines()
+rec = json.loads(lines[-1])
+requests = rec.get("requests") or 0
+per_req = round(count / requests, 1) if count is not None and requests else None
+rec["mallocs"], rec["mallocs_per_req"] = count, per_req
+lines[-1] = json.dumps(rec)
+open(runs, "w").write("\n".join(lines) + "\n")
+open(out, "w").write(f"{rec.get('name')}: {count} mallocs over {requests} requests = {per_req} per request\n")
+print(f"==> mallocs: {rec.get('name')} {per_req} per request ({count} / {requests})", file=sys.stderr)
+EOF
+    rm -f "$MALLOC_OUT"
+}
+
 # perf_stop RUNSFILE: ends the sampling and writes where the CPU went (perf_summary.py, in µs
 # per request from the run just appended to RUNSFILE) to perf-NAME-LOAD.txt beside the results.
 perf_stop() {
+    [[ -n "$MALLOC_PID" ]] && malloc_count_stop "$1"
     [[ -n "$PERF_PID" ]] || return 0
     kill -INT "$PERF_PID" 2>/dev/null || true
     wait "$PERF_PID" 2>/dev/null || true
