@@ -72,11 +72,15 @@ def main():
     ap.add_argument("--requests", type=int, default=0)
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--depth", type=int, default=1, help="callers shown with each frame (default 1: the frame alone)")
+    ap.add_argument("--match", help="only the mallocs whose allocating frame's (mangled) name contains this")
     args = ap.parse_args()
     sites, modules, total = collections.Counter(), collections.Counter(), 0
     for stack in stacks(args.data):
         total += 1
         s = site(stack, args.depth)
+        if args.match and args.match not in s[0]:
+            total -= 1
+            continue
         sites[s] += 1
         modules[module_of(s[0])] += 1
     per = (lambda n: f"{n / args.requests:7.2f}") if args.requests else (lambda n: f"{n:7d}")

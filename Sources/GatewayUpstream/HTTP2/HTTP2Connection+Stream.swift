@@ -20,7 +20,7 @@ extension HTTP2Connection {
         notOpened: @escaping (any Error) -> Void
     ) -> EventLoopFuture<any Channel>? {
         eventLoop.preconditionInEventLoop()
-        let upstream = key.upstream
+        let upstream = self.upstream
         let ticket = HTTP2StreamTicket(freeSlot: events.streamEnded, notOpened: notOpened)
         guard channel.isActive else {
             ticket.openFailed(ConnectionClosedBeforeUse(upstream: upstream))

@@ -33,6 +33,8 @@ enum NegotiatedConnection: Sendable {
 final class HTTP2Connection: Sendable {
     let id: Int
     let key: UpstreamKey
+    /// `host:port`, as errors name it: made once, not per stream.
+    let upstream: String
     let channel: any Channel
     let multiplexer: NIOHTTP2Handler.StreamMultiplexer
     let timings: ConnectionTimings
@@ -45,6 +47,7 @@ final class HTTP2Connection: Sendable {
     ) {
         self.id = id
         self.key = key
+        self.upstream = key.upstream
         self.channel = channel
         self.multiplexer = multiplexer
         self.timings = timings

@@ -81,22 +81,24 @@ extension UpstreamHTTP2StreamHandler {
 
     // MARK: The request timeout's task (as the HTTP/1.1 handler keeps it)
 
-    /// Schedules the task when the timeout is armed and none is pending.
+    /// Schedules the callback when the timeout is armed and none is pending:
+    /// this handler is the callback's handler, so no closure, promise or
+    /// future per stream, as `scheduleTask` makes.
     func scheduleTimerIfArmed() {
         guard timer == nil, let deadline = machine.timeout.deadline, let context else { return }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
-            self.timerFired()
-        }
+        timer = try? context.eventLoop.assumeIsolated().scheduleCallback(at: deadline, handler: self)
     }
 
     func cancelTimer() {
         timer?.cancel()
         timer = nil
     }
+}
 
-    private func timerFired() {
+extension UpstreamHTTP2StreamHandler: NIOScheduledCallbackHandler {
+    func handleScheduledCallback(eventLoop: some EventLoop) {
         timer = nil
-        // Not run out yet: `perform` schedules the task again for the new deadline.
+        // Not run out yet: `perform` schedules the callback again for the new deadline.
         perform(machine.timerFired(now: eventLoop.now))
     }
 }

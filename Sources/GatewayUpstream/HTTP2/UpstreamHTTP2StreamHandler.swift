@@ -34,7 +34,7 @@ final class UpstreamHTTP2StreamHandler: ChannelInboundHandler {
     var machine: UpstreamHTTP2StreamStateMachine
     var context: ChannelHandlerContext?
     /// Pending while the machine's request timeout is armed (and a while after).
-    var timer: Scheduled<Void>?
+    var timer: NIOScheduledCallback?
 
     init(
         request: ProxyRequest,
@@ -77,15 +77,20 @@ final class UpstreamHTTP2StreamHandler: ChannelInboundHandler {
         let headers = HTTP2Fields.requestHeaders(request)
         switch body {
         case .none:
-            writeObserved(.headers(.init(headers: headers, endStream: true)), isEnd: true, context: context)
+            // A bodyless request's HEADERS are not flow-controlled: NIOHTTP2 writes them on
+            // this flush, so they count as sent there (no promise, callback and future per
+            // request). Should the write fail, the stream closes and the machine hears that.
+            context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: headers, endStream: true))), promise: nil)
+            perform(machine.writeSucceeded(isEnd: true, now: eventLoop.now))
         case .bytes(let buffer):
             // A failed HEADERS fails the DATA after it too: one observed write is enough.
             context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
             writeObserved(.data(.init(data: .byteBuffer(buffer), endStream: true)), isEnd: true, context: context)
+            context.flush()
         case .streamed:
             writeObserved(.headers(.init(headers: headers)), isEnd: false, context: context)
+            context.flush()
         }
-        context.flush()
         scheduleTimerIfArmed()
         delegate.upstreamAttemptStarted(HTTP2StreamWriter(handler: self))
         requestRead()

@@ -47,7 +47,7 @@ public struct UpstreamKey: Sendable, Hashable, CustomStringConvertible {
 
     /// `host:port`, as reported in `GatewayError.upstream`.
     public var upstream: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     public var description: String { "\(scheme.rawValue)://\(upstream)" }
