@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOSSL
 
@@ -5,7 +6,7 @@ import NIOSSL
 /// HTTPS one the gateway terminates:
 ///
 ///     before:  client handler (CONNECT; its framer stopped after it)
-///     after:   TLS server → handshake watch → client handler (a fresh framer)
+///     after:   TLS server → record coalescer → handshake watch → client handler (a fresh framer)
 ///
 /// The same ``ClientConnectionHandler`` then reads the requests sent inside the
 /// tunnel. Bytes the client sent right after its `CONNECT` (a pipelined
@@ -23,7 +24,10 @@ enum InterceptionPipeline {
         let sync = pipeline.syncOperations
         let tls = NIOSSLServerHandler(context: context)
         try sync.addHandler(tls, position: .first)
-        try sync.addHandler(InterceptionHandshakeHandler(onFailure: onHandshakeFailure), position: .after(tls))
+        // One TLS record per flush, not one per write (an HTTP/2 frame, a head, a chunk).
+        let coalescer = TLSRecordCoalescer()
+        try sync.addHandler(coalescer, position: .after(tls))
+        try sync.addHandler(InterceptionHandshakeHandler(onFailure: onHandshakeFailure), position: .after(coalescer))
         if let leftover {
             sync.fireChannelRead(NIOAny(leftover))
             sync.fireChannelReadComplete()

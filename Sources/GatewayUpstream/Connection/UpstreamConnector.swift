@@ -181,6 +181,8 @@ struct UpstreamConnector: Sendable {
             let handshake = channel.eventLoop.makePromise(of: Void.self)
             let observer = TLSHandshakeObserver(promise: handshake)
             try channel.pipeline.syncOperations.addHandler(made.handler)
+            // One TLS record per flush, not one per write (an HTTP/2 frame, a head, a chunk).
+            try channel.pipeline.syncOperations.addHandler(TLSRecordCoalescer())
             try channel.pipeline.syncOperations.addHandler(observer)
             let observerBound = NIOLoopBound(observer, eventLoop: channel.eventLoop)
             return handshake.futureResult
