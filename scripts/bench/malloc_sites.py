@@ -13,8 +13,8 @@ Also by module of that frame. With --requests, counts are per request.
 import argparse
 import collections
 import re
-import shutil
-import subprocess
+
+from perf_summary import demangle, samples
 
 MODULE = re.compile(r"^\$s(\d+)([A-Za-z_][A-Za-z0-9_]*)")
 SKIP = re.compile(r"^(swift_|_swift_|swift::|malloc|__libc_malloc|_int_malloc|operator new|\$ss\d*_?(?:Builtin)?|"
@@ -32,20 +32,9 @@ def module_of(symbol):
 
 
 def stacks(path):
-    out = subprocess.run(["perf", "script", "-i", path, "-F", "ip,sym"], capture_output=True, text=True).stdout
-    stack = []
-    for line in out.splitlines():
-        line = line.strip()
-        if not line:
-            if stack:
-                yield stack
-            stack = []
-            continue
-        parts = line.split(None, 1)
-        if len(parts) == 2:
-            stack.append(parts[1].split("+0x")[0])
-    if stack:
-        yield stack
+    """Each sample's frames, leaf first, as symbol names (perf_summary.py reads them)."""
+    for stack in samples(path):
+        yield [symbol for symbol, _ in stack]
 
 
 def site(stack, depth=1):
@@ -55,15 +44,6 @@ def site(stack, depth=1):
             continue
         return tuple(stack[i:i + depth])
     return (stack[-1],) if stack else ("?",)
-
-
-def demangle(symbols):
-    tool = shutil.which("swift-demangle") or shutil.which("swift")
-    if not tool or not symbols:
-        return {s: s for s in symbols}
-    cmd = [tool, "--simplified", "--compact"] if tool.endswith("swift-demangle") else [tool, "demangle", "--simplified", "--compact"]
-    out = subprocess.run(cmd, input="\n".join(symbols), capture_output=True, text=True).stdout.splitlines()
-    return dict(zip(symbols, out)) if len(out) == len(symbols) else {s: s for s in symbols}
 
 
 def main():
