@@ -96,7 +96,8 @@
 #   BENCH_PERF         1: profile each gateway and HAProxy run (perf record -g at 999 Hz on the
 #                      proxy's pid); where each run's CPU went (scripts/bench/perf_summary.py: by
 #                      component, in µs per request) goes to perf-NAME-LOAD.txt beside the results
-#                      file; the CPU figures of those runs include perf's sampling cost
+#                      file; the CPU figures of those runs include perf's sampling cost (BENCH_PERF_KEEP=1
+#                      keeps each perf-NAME-LOAD.data beside it, for `perf report`)
 #   BENCH_MALLOCS      1: count each gateway and HAProxy run's calls to glibc's malloc (a perf uprobe
 #                      on libc, `perf stat -e probe_libc:malloc -p PID`), reported per request in
 #                      mallocs-NAME-LOAD.txt beside the results file and in the row's record. A probe
@@ -559,7 +560,7 @@ perf_stop() {
     out="$(dirname "$OUT")/$(basename "${PERF_DATA%.data}").txt"
     per_req=$(tail -n 1 "$1" | python3 -c 'import json,sys; v=json.load(sys.stdin).get("cpu_us_per_req"); print(v or "")' 2>/dev/null || true)
     python3 "$HELPERS/perf_summary.py" "$PERF_DATA" ${per_req:+--cpu-us-per-req "$per_req"} >"$out" 2>&1 || true
-    rm -f "$PERF_DATA"
+    [[ -n "${BENCH_PERF_KEEP:-}" ]] && mv "$PERF_DATA" "$(dirname "$OUT")/" || rm -f "$PERF_DATA"
     PERF_PID=""
     log "perf: $out"
 }
