@@ -790,17 +790,26 @@ start_tls_origin() {
 }
 
 h2_ready() { # h2_ready NAME: the proxy at PROXY_PORT (PROXY_PID) answers /1k over h2, as H2ProxyLoad will ask
-    local i via url ca
+    local via url ca
     case "$1" in
         gateway-intercept-h2) via=$PROXY_PORT url="https://$H2_HOST/1k" ca="$WORK/gateway-ca.pem" ;;
         *) via="" url="https://127.0.0.1:$PROXY_PORT/1k" ca="$WORK/tls/ca.pem" ;;
     esac
+    until_proxy_answers "$1" "does not forward over HTTP/2" h2_fetch "$via" "$url" "$ca"
+}
+
+# until_proxy_answers NAME WHAT CHECK...: runs CHECK every 0.1 s (30 s at most) while the proxy at
+# PROXY_PID lives; if it never passes, fails NAME ("did not start or WHAT") with the last answer and
+# the proxy's log.
+until_proxy_answers() {
+    local name=$1 what=$2 i
+    shift 2
     for ((i = 0; i < 300; i++)); do
-        h2_fetch "$via" "$url" "$ca" && return 0
+        "$@" && return 0
         kill -0 "$PROXY_PID" 2>/dev/null || break
         sleep 0.1
     done
-    fail "$1 did not start or does not forward over HTTP/2 (last: $(cat "$WORK/fetched.code" 2>/dev/null) $(cat "$WORK/fetched.err" 2>/dev/null)); log: $(tail -n 5 "$(proxy_log "$1")" 2>/dev/null | tr '\n' ' ')"
+    fail "$name did not start or $what (last: $(cat "$WORK/fetched.code" 2>/dev/null) $(cat "$WORK/fetched.err" 2>/dev/null)); log: $(tail -n 5 "$(proxy_log "$name")" 2>/dev/null | tr '\n' ' ')"
     return 1
 }
 
@@ -833,21 +842,22 @@ measure_h2() {
 # tls_ready NAME: the proxy at PROXY_PORT answers /1k over TLS and HTTP/1.1 as tls_connect_load.py
 # will ask (curl: CONNECT H2_HOST:443 through the gateway, its interception CA; HAProxy's TLS port).
 tls_ready() {
-    local i via=() url ca got="$WORK/fetched"
+    local via=() url ca
     case "$1" in
         gateway-intercept-tls) via=(-x "http://127.0.0.1:$PROXY_PORT") url="https://$H2_HOST/1k" ca="$WORK/gateway-ca.pem" ;;
         *) url="https://127.0.0.1:$PROXY_PORT/1k" ca="$WORK/tls/ca.pem" ;;
     esac
-    for ((i = 0; i < 300; i++)); do
-        rm -f "$got"
-        curl -sS --max-time 10 --http1.1 --cacert "$ca" ${via[@]+"${via[@]}"} -o "$got" -w '%{http_code} %{http_version}' "$url" \
-            >"$WORK/fetched.code" 2>"$WORK/fetched.err" && [[ $(cat "$WORK/fetched.code") == "200 1.1" ]] &&
-            cmp -s "$got" "$WORK/htdocs/1k" && return 0
-        kill -0 "$PROXY_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    fail "$1 did not start or does not answer over TLS (last: $(cat "$WORK/fetched.code" 2>/dev/null) $(cat "$WORK/fetched.err" 2>/dev/null)); log: $(tail -n 5 "$(proxy_log "$1")" 2>/dev/null | tr '\n' ' ')"
-    return 1
+    until_proxy_answers "$1" "does not answer over TLS" tls_fetch "$url" "$ca" ${via[@]+"${via[@]}"}
+}
+
+# tls_fetch URL CA [CURL OPTIONS...]: one GET of /1k over TLS and HTTP/1.1, the body checked.
+tls_fetch() {
+    local url=$1 ca=$2 got="$WORK/fetched"
+    shift 2
+    rm -f "$got"
+    curl -sS --max-time 10 --http1.1 --cacert "$ca" "$@" -o "$got" -w '%{http_code} %{http_version}' "$url" \
+        >"$WORK/fetched.code" 2>"$WORK/fetched.err" && [[ $(cat "$WORK/fetched.code") == "200 1.1" ]] &&
+        cmp -s "$got" "$WORK/htdocs/1k"
 }
 
 # measure_tls NAME CONNS REP PROXYPID PORT: one run of tls_connect_load.py (through measure_h2.py, which

@@ -499,13 +499,7 @@ def h2_section(runs, protocols):
                 ratio_lines.append(f"| {proxy} | {h2_load(h2['key'])} | {fmt_ratio(h2['rps'], h1['rps'])}× | "
                                    f"{fmt_x(cpu_ratio(h2, h1))} |")
     md += ratio_lines if len(ratio_lines) > 3 else []
-    md += [""]
-    summary = h2_summary(stats)
-    if summary:
-        md += ["Ratios from this run:", ""] + [f"- {line}" for line in summary] + [""]
-    if any(s["busy"] > BUSY_PCT for s in stats.values()):
-        md += [f"\\* other processes used more than {BUSY_PCT:.0f}% of the machine during a run of this row: "
-               "noisy figure, rerun on an idle machine.", ""]
+    md += section_ratios(h2_summary(stats), stats)
     shown = [line for line in protocols if not line.rstrip().endswith(" 0")]
     if shown:
         md += ["The gateway's own count after its runs (`/metrics`: exchanges by the protocol of each hop, "
@@ -666,14 +660,19 @@ def tls_section(runs):
             resumed = "—" if s["tls_handshakes"] is None else f"{s['tls_resumed']} of {s['tls_handshakes']}"
             md.append(f"| {label} | {h2_load(s['key'])} | {rps_cell(s)} | {fmt_us(s['p50'])} | {fmt_us(s['p99'])} | "
                       f"{fmt_cpu(s)} | {fmt_x(cpu_ratio(s, full))} | {per} | {resumed} | {busy_cell(s)} |")
-    md += [""]
-    summary = tls_summary(stats)
+    md += section_ratios(tls_summary(stats), stats)
+    md += run_lines(runs)
+    return md
+
+
+def section_ratios(summary, stats):
+    """A section's end: its ratios, and a warning when another process was busy during one of its runs."""
+    md = [""]
     if summary:
         md += ["Ratios from this run:", ""] + [f"- {line}" for line in summary] + [""]
     if any(s["busy"] > BUSY_PCT for s in stats.values()):
         md += [f"\\* other processes used more than {BUSY_PCT:.0f}% of the machine during a run of this row: "
                "noisy figure, rerun on an idle machine.", ""]
-    md += run_lines(runs)
     return md
 
 
@@ -752,13 +751,7 @@ def ws_section(runs):
             md.append(f"| {label} | {SIZE_LABELS.get(load[0], load[0])} | {load[1]} | {rps_cell(s)} | {mb} | "
                       f"{fmt_ratio(s['rps'], direct and direct['rps'])} | {fmt_ratio(s['rps'], haproxy and haproxy['rps'])} | "
                       f"{fmt_cpu(s)} | {fmt_x(cpu_ratio(s, haproxy))} | {busy_cell(s)} |")
-    md += [""]
-    summary = ws_summary(stats)
-    if summary:
-        md += ["Ratios from this run:", ""] + [f"- {line}" for line in summary] + [""]
-    if any(s["busy"] > BUSY_PCT for s in stats.values()):
-        md += [f"\\* other processes used more than {BUSY_PCT:.0f}% of the machine during a run of this row: "
-               "noisy figure, rerun on an idle machine.", ""]
+    md += section_ratios(ws_summary(stats), stats)
     md += run_lines(runs)
     return md
 
