@@ -23,6 +23,8 @@ public final class TLSRecordCoalescer: ChannelOutboundHandler, RemovableChannelH
     public static let maxBatchBytes = 16_384
     /// Writes above this go down as they are (a copy would cost more than a record).
     public static let maxCopiedWriteBytes = 4_096
+    /// A new batch's capacity; it grows to what a flush holds and is kept for the next.
+    static let initialBatchBytes = 1_024
 
     private var batch: ByteBuffer?
     private var batchPromise: EventLoopPromise<Void>?
@@ -43,7 +45,8 @@ public final class TLSRecordCoalescer: ChannelOutboundHandler, RemovableChannelH
         if let batch, batch.readableBytes + buffer.readableBytes > Self.maxBatchBytes {
             writeBatch(context: context)
         }
-        if batch == nil { batch = context.channel.allocator.buffer(capacity: Self.maxBatchBytes) }
+        // Grown as the flushes need (at most one record), so a connection that sends little holds little.
+        if batch == nil { batch = context.channel.allocator.buffer(capacity: Self.initialBatchBytes) }
         batch!.writeBuffer(&buffer)
         if let promise {
             if let batchPromise { batchPromise.futureResult.cascade(to: promise) } else { batchPromise = promise }
