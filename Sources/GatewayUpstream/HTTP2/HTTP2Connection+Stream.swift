@@ -2,56 +2,39 @@ import GatewayCore
 import NIOCore
 import NIOHTTP2
 
-/// One attempt's stream on a connection: a child channel of the multiplexer,
-/// read only on demand (its receive window is refilled only as it is read, so
-/// a slow client holds the server back), with an ``UpstreamHTTP2StreamHandler`` running
-/// the exchange.
+/// One attempt's stream on a connection: an ``UpstreamHTTP2Stream`` its
+/// ``UpstreamHTTP2ConnectionHandler`` runs, read only on demand (its receive
+/// window is refilled only as its delegate takes what arrived, so a slow client
+/// holds the server back).
 extension HTTP2Connection {
     /// Opens a stream for `request`, whose slot the pool has leased; the
     /// exchange's parts go to `delegate` (called on this loop). When the stream
-    /// cannot be opened (the connection closed meanwhile) nothing was sent:
-    /// `notOpened` is called, at most once, with the slot already free again,
-    /// and the attempt may lease another. Returns the stream's channel, for
+    /// cannot be opened (the connection closed or went away meanwhile) nothing
+    /// was sent: `notOpened` is called, at most once, with the slot already
+    /// free again, and the attempt may lease another. Returns the stream, for
     /// cancelling; nil when it could not be opened at all.
     func openStream(
         _ request: ProxyRequest,
         recorder: AttemptRecorder,
         delegate: any UpstreamAttemptDelegate,
         notOpened: @escaping (any Error) -> Void
-    ) -> EventLoopFuture<any Channel>? {
-        eventLoop.preconditionInEventLoop()
-        let upstream = self.upstream
+    ) -> UpstreamHTTP2Stream? {
         let ticket = HTTP2StreamTicket(freeSlot: events.streamEnded, notOpened: notOpened)
-        guard channel.isActive else {
-            ticket.openFailed(ConnectionClosedBeforeUse(upstream: upstream))
-            return nil
+        return handler.value.openStream(request, recorder: recorder, delegate: delegate, ticket: ticket)
+    }
+}
+
+/// Cancels an open stream from the attempt's loop, which may not be the connection's.
+struct HTTP2StreamCancellation: Sendable {
+    let stream: NIOLoopBound<UpstreamHTTP2Stream>
+
+    func cancel() {
+        if stream.eventLoop.inEventLoop {
+            stream.value.cancel()
+        } else {
+            let stream = self.stream
+            stream.eventLoop.execute { stream.value.cancel() }
         }
-        let handler = UpstreamHTTP2StreamHandler(
-            request: request, recorder: recorder, delegate: delegate, ticket: ticket,
-            upstream: upstream, requestTimeout: requestTimeout, eventLoop: eventLoop
-        )
-        let boundHandler = NIOLoopBound(handler, eventLoop: eventLoop)
-        let promise = eventLoop.makePromise(of: (any Channel).self)
-        multiplexer.createStreamChannel(promise: promise) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                // Reads only when the handler asks (the inherited autoRead is the parent's: on).
-                try stream.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
-                try stream.pipeline.syncOperations.addHandler(boundHandler.value)
-            }
-        }
-        promise.futureResult.assumeIsolated().whenComplete { result in
-            switch result {
-            case .failure(let error):
-                ticket.openFailed(error)
-            case .success(let stream):
-                // Created while the connection was closing: never activated, it would wait forever.
-                if !stream.isActive {
-                    stream.close(promise: nil)
-                    ticket.openFailed(ConnectionClosedBeforeUse(upstream: upstream))
-                }
-            }
-        }
-        return promise.futureResult
     }
 }
 

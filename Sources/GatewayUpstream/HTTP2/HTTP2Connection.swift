@@ -27,31 +27,31 @@ enum NegotiatedConnection: Sendable {
 }
 
 /// One established HTTP/2 upstream connection: TLS (for https), then
-/// `NIOHTTP2Handler` in client mode with its inline stream multiplexer, then an
-/// ``UpstreamHTTP2ConnectionHandler`` reading the server's SETTINGS and GOAWAY. Each
-/// attempt opens a stream on it (`+Stream.swift`); the pool counts its streams.
+/// `NIOHTTP2Handler` in client mode without a stream multiplexer, then an
+/// ``UpstreamHTTP2ConnectionHandler`` that runs the streams and reads the server's
+/// SETTINGS and GOAWAY. Each attempt opens a stream on it (`+Stream.swift`); the
+/// pool counts its streams.
 final class HTTP2Connection: Sendable {
     let id: Int
     let key: UpstreamKey
     /// `host:port`, as errors name it: made once, not per stream.
     let upstream: String
     let channel: any Channel
-    let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    /// Used on the channel's loop only.
+    let handler: NIOLoopBound<UpstreamHTTP2ConnectionHandler>
     let timings: ConnectionTimings
-    let requestTimeout: TimeAmount
     let events: HTTP2ConnectionEvents
 
     private init(
-        id: Int, key: UpstreamKey, channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer,
-        timings: ConnectionTimings, requestTimeout: TimeAmount, events: HTTP2ConnectionEvents
+        id: Int, key: UpstreamKey, channel: any Channel, handler: UpstreamHTTP2ConnectionHandler,
+        timings: ConnectionTimings, events: HTTP2ConnectionEvents
     ) {
         self.id = id
         self.key = key
         self.upstream = key.upstream
         self.channel = channel
-        self.multiplexer = multiplexer
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
         self.timings = timings
-        self.requestTimeout = requestTimeout
         self.events = events
     }
 
@@ -97,19 +97,16 @@ final class HTTP2Connection: Sendable {
         let upstream = key.upstream
         let settings = channel.eventLoop.makePromise(of: Int.self)
         do {
-            let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                mode: .client,
-                connectionConfiguration: connectionConfiguration,
-                streamConfiguration: streamConfiguration,
-                inboundStreamInitializer: { stream in
-                    // Push is disabled in our SETTINGS; a pushed stream is refused.
-                    stream.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
-                }
+            // Push is disabled in our SETTINGS: NIOHTTP2 refuses a PUSH_PROMISE as a protocol error.
+            let handler = UpstreamHTTP2ConnectionHandler(
+                firstSettings: settings, events: events, upstream: upstream, requestTimeout: requestTimeout, eventLoop: channel.eventLoop
             )
-            try channel.pipeline.syncOperations.addHandler(UpstreamHTTP2ConnectionHandler(firstSettings: settings, events: events))
+            try channel.pipeline.syncOperations.addHandler(
+                NIOHTTP2Handler(mode: .client, connectionConfiguration: connectionConfiguration, streamConfiguration: streamConfiguration)
+            )
+            try channel.pipeline.syncOperations.addHandler(handler)
             let connection = HTTP2Connection(
-                id: id, key: key, channel: channel, multiplexer: multiplexer,
-                timings: opened.timings, requestTimeout: requestTimeout, events: events
+                id: id, key: key, channel: channel, handler: handler, timings: opened.timings, events: events
             )
             return settings.futureResult
                 .map { maxStreams in NegotiatedConnection.http2(connection, maxStreams: maxStreams) }
@@ -141,6 +138,7 @@ final class HTTP2Connection: Sendable {
         return configuration
     }
 
+    /// Stream windows are refilled by ``UpstreamHTTP2Stream`` (to ``streamWindow``).
     static var streamConfiguration: NIOHTTP2Handler.StreamConfiguration {
         var configuration = NIOHTTP2Handler.StreamConfiguration()
         configuration.targetWindowSize = streamWindow

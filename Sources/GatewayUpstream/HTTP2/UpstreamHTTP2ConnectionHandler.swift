@@ -1,37 +1,84 @@
 import NIOCore
 import NIOHTTP2
 
-/// The last handler of an HTTP/2 connection, after `NIOHTTP2Handler`, which
-/// hands it the frames of stream 0. The server's first SETTINGS completes the
-/// connection's start with its limit of concurrent streams; a later change of
-/// that limit goes to the pool. GOAWAY drains the connection (no new stream;
-/// the streams above its last stream id fail as refused, which NIOHTTP2 reports
-/// to them).
+/// The one handler of an upstream HTTP/2 connection above `NIOHTTP2Handler`
+/// (no stream multiplexer: no child channel, pipeline or promise per stream).
+/// It opens the attempts' streams and keeps them in a table by stream id
+/// (``UpstreamHTTP2Stream``, `+Streams.swift`), hands each its frames, its
+/// window reports and its close, refills the connection's receive window as
+/// frames arrive, and flushes once per loop tick however many streams wrote.
+///
+/// The server's first SETTINGS completes the connection's start with its limit
+/// of concurrent streams; a later change of that limit goes to the pool. GOAWAY
+/// drains the connection (no new stream; NIOHTTP2 closes the streams above its
+/// last stream id as refused).
 ///
 /// An error closes the connection, failing its streams in flight at once
 /// (502, or a retry where that is safe). For a connection error
 /// `NIOHTTP2Handler` has sent GOAWAY, after which RFC 9113 §5.4.1 says the
 /// endpoint MUST close the TCP connection, and it does not: a stream waiting
 /// for a head the connection will never decode (an oversized header block
-/// breaks the HPACK state) waited for `request_timeout`. NIOHTTP2 fires a
-/// stream's errors here too, and cannot be told apart from a connection's by
-/// kind: a stream error from an upstream is a broken server, and closing costs
-/// its other streams a new connection.
+/// breaks the HPACK state) waited for `request_timeout`. NIOHTTP2 reports an
+/// inbound stream error here too, without its stream (which it resets, and
+/// whose close says so): a stream error from an upstream is a broken server.
+/// A write it refused on one stream (`StreamError`, with the stream's id)
+/// fails that stream only.
 final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
 
     private var firstSettings: EventLoopPromise<Int>?
-    private let events: HTTP2ConnectionEvents
+    let events: HTTP2ConnectionEvents
+    let eventLoop: any EventLoop
+    /// `host:port`, as errors name it.
+    let upstream: String
+    let requestTimeout: TimeAmount
     private var maxStreams = 0
-    private var goingAway = false
+    private(set) var goingAway = false
+    var context: ChannelHandlerContext?
+    /// The open streams, by id.
+    var streams: [HTTP2StreamID: UpstreamHTTP2Stream] = [:]
+    /// The id the next stream takes: odd, rising (RFC 9113 §5.1.1).
+    var nextStreamID = 1
+    var connectionWindow = HTTP2InboundWindow(target: HTTP2Connection.connectionWindow)
+    /// Streams that got frames in the current read: their read ends with it.
+    var readBatch: [UpstreamHTTP2Stream] = []
+    var isReading = false
+    /// Written since the last flush; the flush is made at the read's end, or
+    /// at the end of this loop tick.
+    var needsFlush = false
+    var flushScheduled = false
+    /// The end-of-tick flush, made once.
+    var flushTask: (@Sendable () -> Void)?
 
-    init(firstSettings: EventLoopPromise<Int>, events: HTTP2ConnectionEvents) {
+    init(firstSettings: EventLoopPromise<Int>, events: HTTP2ConnectionEvents, upstream: String, requestTimeout: TimeAmount, eventLoop: any EventLoop) {
         self.firstSettings = firstSettings
         self.events = events
+        self.upstream = upstream
+        self.requestTimeout = requestTimeout
+        self.eventLoop = eventLoop
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failStart(ChannelError.eof)
+        closeAllStreams()
+        self.context = nil
+        // The end-of-tick task holds this handler: let go of it with the connection.
+        flushTask = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data).payload {
+        isReading = true
+        let frame = unwrapInboundIn(data)
+        guard frame.streamID == .rootStream else {
+            streams[frame.streamID]?.receive(frame.payload)
+            return
+        }
+        switch frame.payload {
         case .settings(.settings(let settings)):
             // A frame may name a parameter twice: the last one counts.
             let announced = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value
@@ -50,7 +97,26 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        endRead()
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let window = event as? NIOHTTP2WindowUpdatedEvent {
+            windowUpdated(window)
+        } else if let closed = event as? StreamClosedEvent {
+            streamClosed(closed)
+        } else if !(event is NIOHTTP2StreamCreatedEvent) {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let streamError = error as? NIOHTTP2Errors.StreamError {
+            streams[streamError.streamID]?.errorCaught(streamError.baseError)
+            return
+        }
         // No new stream, then closed once NIOHTTP2's GOAWAY (or RST_STREAM),
         // written in this read, is flushed at its end.
         drain(failingStartWith: error)
@@ -60,15 +126,12 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         failStart(ChannelError.eof)
+        closeAllStreams()
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        failStart(ChannelError.eof)
-    }
-
     /// No new stream on this connection; before its start, the start fails.
-    private func drain(failingStartWith error: any Error) {
+    func drain(failingStartWith error: any Error) {
         if firstSettings != nil {
             failStart(error)
         } else if !goingAway {

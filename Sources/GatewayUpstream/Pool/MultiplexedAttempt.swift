@@ -15,8 +15,8 @@ final class MultiplexedAttempt {
         case leasing(waiterID: Int)
         /// The stream is being opened on the connection.
         case opening
-        /// The stream's channel, for cancelling; its handler runs the exchange.
-        case open(any Channel)
+        /// The stream, for cancelling; it runs the exchange.
+        case open(HTTP2StreamCancellation)
         case http1(PooledAttempt)
         case done
     }
@@ -89,7 +89,7 @@ final class MultiplexedAttempt {
             let stream = connection.openStream(request, recorder: recorder, delegate: delegate) { error in
                 self.notOpened(error)
             }
-            stream?.assumeIsolated().whenSuccess { channel in self.opened(channel) }
+            if let stream { opened(HTTP2StreamCancellation(stream: NIOLoopBound(stream, eventLoop: connection.eventLoop))) }
             return
         }
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
@@ -100,18 +100,19 @@ final class MultiplexedAttempt {
             let stream = connection.openStream(request, recorder: recorder, delegate: hopping) { error in
                 bound.eventLoop.execute { bound.value.notOpened(error) }
             }
-            stream?.whenSuccess { channel in
-                bound.eventLoop.execute { bound.value.opened(channel) }
+            if let stream {
+                let cancellation = HTTP2StreamCancellation(stream: NIOLoopBound(stream, eventLoop: connection.eventLoop))
+                bound.eventLoop.execute { bound.value.opened(cancellation) }
             }
         }
     }
 
-    private func opened(_ channel: any Channel) {
+    private func opened(_ stream: HTTP2StreamCancellation) {
         switch state {
         case .opening:
-            state = .open(channel)
+            state = .open(stream)
         case .done:
-            channel.close(promise: nil)  // cancelled meanwhile: the stream is reset
+            stream.cancel()  // cancelled meanwhile: the stream is reset
         case .leasing, .open, .http1:
             break  // it did not open after all, and another lease is under way
         }
@@ -158,8 +159,8 @@ final class MultiplexedAttempt {
         switch current {
         case .leasing(let waiterID):
             pool.run { $0.machine.waiterCancelled(waiterID) }
-        case .open(let channel):
-            channel.close(promise: nil)
+        case .open(let stream):
+            stream.cancel()
         case .http1(let attempt):
             attempt.cancel()
         case .opening, .done:

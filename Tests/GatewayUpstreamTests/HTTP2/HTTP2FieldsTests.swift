@@ -115,11 +115,11 @@ struct HTTP2FieldsTests {
 
     /// REFUSED_STREAM means the server did not process the request: safe to retry.
     @Test func refusedStreamIsRetryableAndOtherResetsAreResets() {
-        let refused = UpstreamHTTP2StreamHandler.resetError(.refusedStream, beforeHead: true, upstream: "api.example.com:443")
+        let refused = UpstreamHTTP2Stream.resetError(.refusedStream, beforeHead: true, upstream: "api.example.com:443")
         #expect(refused.code == .connectFailed)
         #expect(refused.isRetryable)
         #expect(refused.upstream == "api.example.com:443")
-        #expect(UpstreamHTTP2StreamHandler.resetError(.cancel, beforeHead: true, upstream: "h:443").code == .connectionReset)
-        #expect(UpstreamHTTP2StreamHandler.resetError(.refusedStream, beforeHead: false, upstream: "h:443").code == .connectionReset)
+        #expect(UpstreamHTTP2Stream.resetError(.cancel, beforeHead: true, upstream: "h:443").code == .connectionReset)
+        #expect(UpstreamHTTP2Stream.resetError(.refusedStream, beforeHead: false, upstream: "h:443").code == .connectionReset)
     }
 }

@@ -21,7 +21,11 @@ struct UpstreamHTTP2ConnectionHandlerTests {
         let channel = EmbeddedChannel()
         let recorder = Recorder()
         let settings = channel.eventLoop.makePromise(of: Int.self)
-        try channel.pipeline.syncOperations.addHandler(UpstreamHTTP2ConnectionHandler(firstSettings: settings, events: recorder.events))
+        try channel.pipeline.syncOperations.addHandler(
+            UpstreamHTTP2ConnectionHandler(
+                firstSettings: settings, events: recorder.events, upstream: "h:443", requestTimeout: .seconds(5), eventLoop: channel.eventLoop
+            )
+        )
         try channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: 128)]))))
         #expect(try settings.futureResult.wait() == 128)
         return (channel, recorder)

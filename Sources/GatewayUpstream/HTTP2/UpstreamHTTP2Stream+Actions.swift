@@ -6,20 +6,21 @@ import NIOHTTP2
 /// parts, done where the frame is), and keeps the request timeout's task.
 /// The stream's slot goes back to the pool before the delegate hears of the
 /// end or the failure: its next request may take it.
-extension UpstreamHTTP2StreamHandler {
+extension UpstreamHTTP2Stream {
     func perform(_ action: UpstreamHTTP2StreamStateMachine.Action) {
         switch action {
         case .none, .forwardHead, .forwardBody, .forwardTrailers:
             break
         case .read:
-            context?.read()
+            startReading()
         case .requestSent:
             recorder.requestSent()
         case .finish(let resetStream):
             cancelTimer()
             recorder.ended()
-            // Closing an open stream sends RST_STREAM (CANCEL): the server stops waiting for the rest of the request.
-            if resetStream { context?.close(promise: nil) }
+            // RST_STREAM (CANCEL): the server stops waiting for the rest of the request.
+            if resetStream { resetOnWire() }
+            connection.forget(self)
             ticket.releaseSlot()
             delegate.upstreamResponseEnd()
         case .fail(let failure):
@@ -27,14 +28,25 @@ extension UpstreamHTTP2StreamHandler {
             let error = gatewayError(for: failure)
             // Recorded before the delegate hears of it, so that it sees the final record.
             recorder.failed(error)
-            context?.close(promise: nil)
+            resetOnWire()
+            connection.forget(self)
             ticket.releaseSlot()
             delegate.upstreamAttemptFailed(error)
         case .notOpened:
             cancelTimer()
+            connection.forget(self)
             ticket.openFailed(ConnectionClosedBeforeUse(upstream: upstream))
         }
         scheduleTimerIfArmed()
+    }
+
+    /// Sends RST_STREAM (CANCEL) unless NIOHTTP2 closed the stream already.
+    private func resetOnWire() {
+        guard !closedOnWire else { return }
+        closedOnWire = true
+        held = nil
+        write(.rstStream(.cancel), promise: nil)
+        connection.flushSoon()
     }
 
     func gatewayError(for failure: UpstreamHTTP2StreamStateMachine.Failure) -> any Error {
@@ -85,8 +97,8 @@ extension UpstreamHTTP2StreamHandler {
     /// this handler is the callback's handler, so no closure, promise or
     /// future per stream, as `scheduleTask` makes.
     func scheduleTimerIfArmed() {
-        guard timer == nil, let deadline = machine.timeout.deadline, let context else { return }
-        timer = try? context.eventLoop.assumeIsolated().scheduleCallback(at: deadline, handler: self)
+        guard timer == nil, let deadline = machine.timeout.deadline else { return }
+        timer = try? eventLoop.assumeIsolated().scheduleCallback(at: deadline, handler: self)
     }
 
     func cancelTimer() {
@@ -95,7 +107,7 @@ extension UpstreamHTTP2StreamHandler {
     }
 }
 
-extension UpstreamHTTP2StreamHandler: NIOScheduledCallbackHandler {
+extension UpstreamHTTP2Stream: NIOScheduledCallbackHandler {
     func handleScheduledCallback(eventLoop: some EventLoop) {
         timer = nil
         // Not run out yet: `perform` schedules the callback again for the new deadline.
