@@ -5,7 +5,7 @@ import NIOHTTP2
 
 /// The handlers around `NIOHTTP2Handler` in the `http2-frames` fuzz target,
 /// standing for the gateway's own: a recorder per stream where the gateway has
-/// its `ClientHTTP2StreamHandler`, and one behind the connection where it has its
+/// its `ClientHTTP2Stream`, and one behind the connection where it has its
 /// `ClientHTTP2ConnectionHandler` (which closes the connection on any error, and
 /// counts streams through NIOHTTP2's stream delegate). All of them run on the
 /// channel's `EmbeddedEventLoop`, on the thread that feeds the bytes.
@@ -18,7 +18,7 @@ extension HTTP2FrameInvariants {
     }
 
     /// One stream's recorder: its first HEADERS through `HTTP2Translation.request`
-    /// (as `ClientHTTP2StreamHandler.startExchange` does), then the body bytes, the
+    /// (as `ClientHTTP2Stream.startExchange` does), then the body bytes, the
     /// trailers, the end and a reset.
     final class StreamRecorder: ChannelInboundHandler {
         typealias InboundIn = HTTP2Frame.FramePayload

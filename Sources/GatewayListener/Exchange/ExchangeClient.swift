@@ -4,7 +4,7 @@ import NIOHTTP1
 
 /// What an ``Exchange`` needs of its client, and all it may touch of it: the
 /// HTTP/1.1 connection (``ClientConnectionHandler``) and an HTTP/2 stream
-/// (``ClientHTTP2StreamHandler``) implement it. Pure I/O: the client writes what it
+/// (``ClientHTTP2Stream``) implement it. Pure I/O: the client writes what it
 /// is given in its protocol's framing; the exchange decides, observes the
 /// response head, finishes its observers and writes its log line. The exchange
 /// never sees a channel, a pipeline or the connection's own state

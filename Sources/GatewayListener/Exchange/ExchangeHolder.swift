@@ -1,5 +1,5 @@
 /// A client side that holds the exchange in flight: the HTTP/1.1 connection
-/// (``ClientConnectionHandler``), an HTTP/2 stream (``ClientHTTP2StreamHandler``).
+/// (``ClientConnectionHandler``), an HTTP/2 stream (``ClientHTTP2Stream``).
 protocol ExchangeHolder: AnyObject {
     var exchange: Exchange? { get set }
 }

@@ -8,7 +8,7 @@ import NIOTLS
 /// byte, the HTTP/1.1 handlers leave the pipeline and HTTP/2's take their place:
 ///
 ///     before:  TLS → handshake watch → client handler
-///     after:   TLS → handshake watch → NIOHTTP2Handler (a stream handler per stream) → HTTP/2 connection
+///     after:   TLS → handshake watch → NIOHTTP2Handler → HTTP/2 connection (its streams in a table)
 ///
 /// Plain-HTTP proxy clients stay on HTTP/1.1 (no ALPN there, and no h2c upgrade).
 extension ClientConnectionHandler {
@@ -29,25 +29,16 @@ extension ClientConnectionHandler {
         let clientAddress = self.clientAddress
         let limits = environment.liveConfig.current.config.limits
         let connection = ClientHTTP2ConnectionHandler(
-            logger: environment.logger, clientAddress: clientAddress,
-            idleTimeout: .nanoseconds(Int64(limits.idleTimeout.seconds * 1e9))
+            environment: environment, origin: origin, clientAddress: clientAddress,
+            idleTimeout: .nanoseconds(Int64(limits.idleTimeout.seconds * 1e9)), eventLoop: context.eventLoop
         )
         // The settings live in HTTP2ServerSettings, shared with the http2-frames fuzz target.
+        // No stream multiplexer: the connection's handler drives the streams.
         let http2 = NIOHTTP2Handler(
-            mode: .server, eventLoop: context.eventLoop,
+            mode: .server,
             connectionConfiguration: HTTP2ServerSettings.connection(maxHeaderListSize: environment.maxHeadBytes),
-            streamConfiguration: HTTP2ServerSettings.stream,
-            streamDelegate: ClientHTTP2ConnectionHandler.StreamEvents(handler: NIOLoopBound(connection, eventLoop: context.eventLoop))
-        ) { stream in
-            do {
-                try stream.pipeline.syncOperations.addHandler(
-                    ClientHTTP2StreamHandler(environment: environment, origin: origin, clientAddress: clientAddress)
-                )
-                return stream.eventLoop.makeSucceededVoidFuture()
-            } catch {
-                return stream.eventLoop.makeFailedFuture(error)
-            }
-        }
+            streamConfiguration: HTTP2ServerSettings.stream
+        )
         let sync = context.pipeline.syncOperations
         do {
             try sync.addHandlers([http2, connection], position: .before(self))

@@ -3,12 +3,15 @@ import Logging
 import NIOCore
 import NIOHTTP2
 
-/// The connection-level side of an intercepted HTTP/2 connection, after
-/// `NIOHTTP2Handler` (whose inline multiplexer gives each stream its
-/// ``ClientHTTP2StreamHandler``): counts open streams, closes the connection after
-/// `limits.idle_timeout` without any, and drains it on shutdown with a GOAWAY
-/// (streams in flight finish; the connection closes when the last one ends,
-/// or at the drain timeout). A connection error (a flood of resets, of
+/// The one handler of an intercepted HTTP/2 connection above `NIOHTTP2Handler`
+/// (no stream multiplexer: no child channel, pipeline or promise per stream).
+/// It keeps the client's streams in a table by id (``ClientHTTP2Stream``, one
+/// exchange each; `+Streams.swift` routes their frames and events), refills
+/// the connection's receive window as frames arrive, flushes once per read or
+/// loop tick however many streams wrote, closes the connection after
+/// `limits.idle_timeout` without a stream, and drains it on shutdown with a
+/// GOAWAY (streams in flight finish; the connection closes when the last one
+/// ends, or at the drain timeout). A connection error (a flood of resets, of
 /// CONTINUATION or control frames, a flow-control violation: NIOHTTP2 sent
 /// its GOAWAY) closes the connection; a stream error (a bad content-length,
 /// an uppercase field name) resets that stream only. However it closes, the
@@ -18,52 +21,82 @@ final class ClientHTTP2ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
-    private let logger: Logger
-    private let clientAddress: String
+    let environment: ClientConnectionEnvironment
+    let origin: InterceptedOrigin
+    let clientAddress: String
+    let eventLoop: any EventLoop
     private let idleTimeout: TimeAmount
-    private var context: ChannelHandlerContext?
-    private var openStreams = 0
-    private var lastStreamID = HTTP2StreamID.rootStream
+    var context: ChannelHandlerContext?
+    var streams: [HTTP2StreamID: ClientHTTP2Stream] = [:]
+    var lastStreamID = HTTP2StreamID.rootStream
     private var draining = false
     private var idleTimer: Scheduled<Void>?
     /// Why it closes: the first cause seen (nil until one is: the client closed it).
     private var closeReason: CloseReason?
     private var loggedClose = false
+    var connectionWindow = HTTP2InboundWindow(target: HTTP2ServerSettings.connectionWindow)
+    /// The client's SETTINGS_INITIAL_WINDOW_SIZE: a new stream's send window.
+    var clientInitialWindow = 65_535
+    private(set) var isChannelWritable = true
+    let readBatch = HTTP2ReadBatch<ClientHTTP2Stream>()
+    let flusher = TickFlusher()
 
-    init(logger: Logger, clientAddress: String, idleTimeout: TimeAmount) {
-        self.logger = logger
+    init(environment: ClientConnectionEnvironment, origin: InterceptedOrigin, clientAddress: String, idleTimeout: TimeAmount, eventLoop: any EventLoop) {
+        self.environment = environment
+        self.origin = origin
         self.clientAddress = clientAddress
         self.idleTimeout = idleTimeout
+        self.eventLoop = eventLoop
     }
+
+    var logger: Logger { environment.logger }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        flusher.attach(context)
+        isChannelWritable = context.channel.isWritable
         armIdleTimer()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
+        closeAllStreams()
+        flusher.detach()
         self.context = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         idleTimer = nil
+        closeAllStreams()
         logClose()
         context.fireChannelInactive()
     }
 
-    /// Connection-level frames (streams' frames go to their own channels):
-    /// a client's GOAWAY for an error is remembered as the reason.
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .goAway(_, let errorCode, _) = unwrapInboundIn(data).payload, errorCode != .noError {
-            closing(.clientGoAway(errorCode))
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        isChannelWritable = context.channel.isWritable
+        for stream in streams.values { stream.writabilityMaybeChanged() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let streamError = error as? NIOHTTP2Errors.StreamError {
+            // A write NIOHTTP2 refused on one stream: that stream is reset.
+            streams[streamError.streamID]?.errorCaught(streamError.baseError)
+            return
         }
-        context.fireChannelRead(data)
+        if HTTP2StreamErrors.isStreamError(error) {
+            // One stream's fault (NIOHTTP2 reset it, and its close event follows): the other streams go on.
+            logger.debug("HTTP/2 stream reset", metadata: ["client": "\(clientAddress)", "error": "\(error)"])
+            return
+        }
+        // Logged once, when the connection has closed (``logClose()``).
+        closing(CloseReason(connectionError: error))
+        context.close(promise: nil)
     }
 
     /// `reason` is why the connection closes, unless an earlier one was.
-    private func closing(_ reason: CloseReason) {
+    func closing(_ reason: CloseReason) {
         if closeReason == nil { closeReason = reason }
     }
 
@@ -75,46 +108,20 @@ final class ClientHTTP2ConnectionHandler: ChannelInboundHandler {
         logger.log(level: reason.level, "closed HTTP/2 connection: \(reason.text)", metadata: ["client": "\(clientAddress)"])
     }
 
-    /// A stream opened (told by NIOHTTP2's stream delegate, on this loop).
-    func streamOpened(_ id: HTTP2StreamID) {
-        openStreams += 1
-        if id > lastStreamID { lastStreamID = id }
+    /// A stream opened: no idle timer while one is.
+    func streamOpened() {
         idleTimer?.cancel()
         idleTimer = nil
     }
 
+    /// A stream closed (and left the table).
     func streamClosed() {
-        openStreams = max(0, openStreams - 1)
-        guard openStreams == 0 else { return }
+        guard streams.isEmpty else { return }
         if draining {
             closeAfterPendingWrites()
         } else {
             armIdleTimer()
         }
-    }
-
-    /// NIOHTTP2's stream delegate, forwarding to the handler on its loop.
-    struct StreamEvents: NIOHTTP2StreamDelegate {
-        let handler: NIOLoopBound<ClientHTTP2ConnectionHandler>
-
-        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
-            handler.value.streamOpened(id)
-        }
-
-        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
-            handler.value.streamClosed()
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if HTTP2StreamErrors.isStreamError(error) {
-            // One stream's fault (NIOHTTP2 reset it): the other streams go on.
-            logger.debug("HTTP/2 stream reset", metadata: ["client": "\(clientAddress)", "error": "\(error)"])
-            return
-        }
-        // Logged once, when the connection has closed (``logClose()``).
-        closing(CloseReason(connectionError: error))
-        context.close(promise: nil)
     }
 
     /// Draining began: GOAWAY now (no new streams); the connection closes once its streams end.
@@ -124,12 +131,11 @@ final class ClientHTTP2ConnectionHandler: ChannelInboundHandler {
         closing(.drained)
         let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
         context.writeAndFlush(wrapOutboundOut(goAway), promise: nil)
-        if openStreams == 0 { closeAfterPendingWrites() }
+        if streams.isEmpty { closeAfterPendingWrites() }
     }
 
     /// Closes once what the streams wrote went out: a stream is told closed
-    /// while its last frames may still wait in NIOHTTP2's buffer for the
-    /// parent's flush, and a close would drop them.
+    /// while its last frames may still wait for the flush, and a close would drop them.
     private func closeAfterPendingWrites() {
         guard let context else { return }
         context.flush()
@@ -149,7 +155,7 @@ final class ClientHTTP2ConnectionHandler: ChannelInboundHandler {
         idleTimer = context.eventLoop.scheduleTask(in: idleTimeout) {
             let handler = bound.value
             handler.idleTimer = nil
-            guard handler.openStreams == 0 else { return }
+            guard handler.streams.isEmpty else { return }
             handler.closing(.idle)
             handler.drain()
         }

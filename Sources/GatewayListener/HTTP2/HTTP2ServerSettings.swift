@@ -15,6 +15,11 @@ package import NIOHTTP2
 package enum HTTP2ServerSettings {
     /// Streams at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS).
     package static let maxConcurrentStreams = 100
+    /// The receive windows the connection's handler keeps refilling: a
+    /// stream's (as its exchange takes the request body) and the connection's
+    /// (as frames arrive). HTTP/2's initial 65,535 bytes, as announced.
+    package static let streamWindow = 65_535
+    package static let connectionWindow = 65_535
 
     /// The connection's configuration; `maxHeaderListSize` is the listener's head limit.
     package static func connection(maxHeaderListSize: Int) -> NIOHTTP2Handler.ConnectionConfiguration {

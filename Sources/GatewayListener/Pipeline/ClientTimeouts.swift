@@ -17,7 +17,7 @@ protocol ClientTimeoutOwner: AnyObject {
 /// Not a handler of its own: ``ClientConnectionHandler`` owns one per HTTP/1.1
 /// connection and tells it of raw bytes read (before they are framed), heads,
 /// the end of request bodies, held reads and finished exchanges; an
-/// ``ClientHTTP2StreamHandler`` owns one per stream, for the body and send timeouts
+/// ``ClientHTTP2Stream`` owns one per stream, for the body and send timeouts
 /// only (the connection's idle and head limits are its own). A head or body
 /// timeout goes to the owner as a `GatewayError` (it answers 408); so does a
 /// send timeout, on which the connection (or stream) ends at once (nothing can
@@ -27,6 +27,8 @@ final class ClientTimeouts {
     private var timer: Scheduled<Void>?
     private var timerDeadline = NIODeadline.distantFuture
     private var context: ChannelHandlerContext?
+    /// A stream's loop (a stream has no context of its own, nor an idle limit).
+    private var eventLoop: (any EventLoop)?
     /// Where an expiry goes (``ClientConnectionHandler/timedOut(_:)``), from
     /// ``attach(_:owner:)`` to ``detach()``. Strong, and broken by `detach`
     /// (the owner's `handlerRemoved`, which every pipeline's teardown calls),
@@ -47,10 +49,17 @@ final class ClientTimeouts {
         if isConnection, context.channel.isActive { connected() }
     }
 
+    /// An HTTP/2 stream's timeouts (body and send): on its connection's loop.
+    func attach(stream eventLoop: any EventLoop, owner: any ClientTimeoutOwner) {
+        self.eventLoop = eventLoop
+        self.owner = owner
+    }
+
     /// The owner left the pipeline, or its channel closed: no timer runs any more.
     func detach() {
         stop()
         context = nil
+        eventLoop = nil
         owner = nil
     }
 
@@ -88,17 +97,17 @@ final class ClientTimeouts {
     }
 
     /// The loop's clock (a test's embedded loop moves it by hand).
-    private var now: NIODeadline { context?.eventLoop.now ?? .now() }
+    private var now: NIODeadline { (context?.eventLoop ?? eventLoop)?.now ?? .now() }
 
     // MARK: Running actions
 
     private func run(_ action: ClientTimeoutStateMachine.Action) {
-        guard let context else { return }
+        guard let eventLoop = context?.eventLoop ?? eventLoop else { return }
         switch action {
         case .none:
             break
         case .armTimer(let deadline):
-            ensureTimer(by: deadline, context: context)
+            ensureTimer(by: deadline, on: eventLoop)
         case .expired(.head):
             owner?.timedOut(GatewayError(.headTimeout, "the request head did not arrive within \(Self.format(machine.limits.header))"))
         case .expired(.body):
@@ -107,17 +116,17 @@ final class ClientTimeouts {
             owner?.timedOut(GatewayError(.sendTimeout, "the client did not read its response for \(Self.format(machine.limits.send)) (limits.send_timeout)"))
         case .closeIdle:
             owner?.flushDeferred()
-            context.close(promise: nil)
+            context?.close(promise: nil)
         }
     }
 
     /// Makes sure a timer fires no later than `deadline`.
-    private func ensureTimer(by deadline: NIODeadline, context: ChannelHandlerContext) {
+    private func ensureTimer(by deadline: NIODeadline, on eventLoop: any EventLoop) {
         if timer != nil && timerDeadline <= deadline { return }
         timer?.cancel()
         timerDeadline = deadline
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(deadline: deadline) {
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        timer = eventLoop.scheduleTask(deadline: deadline) {
             bound.value.timerFired()
         }
     }

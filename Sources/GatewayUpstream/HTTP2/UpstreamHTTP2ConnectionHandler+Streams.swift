@@ -4,8 +4,8 @@ import NIOHTTP2
 
 /// The connection's streams: opening one (the next odd id, its HEADERS
 /// written at once), the table frames and events are routed by, the end of a
-/// read for the streams it touched, the connection's receive window, and the
-/// flush made once per read or loop tick.
+/// read for the streams it touched (``HTTP2ReadBatch``), the connection's
+/// receive window, and the flush made once per read or loop tick.
 extension UpstreamHTTP2ConnectionHandler {
     /// Opens a stream for `request` on a slot the pool leased. Returns nil when
     /// the connection can take no stream (closed, going away, out of ids):
@@ -59,39 +59,15 @@ extension UpstreamHTTP2ConnectionHandler {
         }
     }
 
-    // MARK: Reads
+    // MARK: Reads and writes
 
     /// `stream` got frames: its read ends with the connection's. Returns false
     /// outside a read of the connection (the stream ends its read itself).
     func joinReadBatch(_ stream: UpstreamHTTP2Stream) -> Bool {
-        guard isReading else { return false }
-        if !stream.inReadBatch {
-            stream.inReadBatch = true
-            readBatch.append(stream)
-        }
+        guard flusher.isReading else { return false }
+        readBatch.join(stream)
         return true
     }
-
-    /// The read is over: each stream it touched ends its read (its delegate
-    /// flushes, the next read is asked for), then what they wrote is flushed.
-    func endRead() {
-        var index = 0
-        // A stream's end of read may hand on held frames of another: it joins this batch.
-        while index < readBatch.count {
-            let stream = readBatch[index]
-            index += 1
-            stream.inReadBatch = false
-            stream.readComplete()
-        }
-        readBatch.removeAll(keepingCapacity: true)
-        isReading = false
-        if needsFlush {
-            needsFlush = false
-            context?.flush()
-        }
-    }
-
-    // MARK: Writes
 
     func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
         guard let context else {
@@ -102,27 +78,10 @@ extension UpstreamHTTP2ConnectionHandler {
     }
 
     /// What was written goes out at the end of the current read, or of this loop
-    /// tick: the streams a tick opens (a burst of requests) share one flush,
-    /// one TLS record and one syscall.
+    /// tick (``TickFlusher``).
     func flushSoon() {
-        needsFlush = true
-        guard !isReading, !flushScheduled else { return }
-        flushScheduled = true
-        eventLoop.execute(makeFlushTask())
-    }
-
-    private func makeFlushTask() -> @Sendable () -> Void {
-        if let flushTask { return flushTask }
-        let bound = NIOLoopBound(self, eventLoop: eventLoop)
-        let task: @Sendable () -> Void = { bound.value.flushScheduledWrites() }
-        flushTask = task
-        return task
-    }
-
-    private func flushScheduledWrites() {
-        flushScheduled = false
-        guard needsFlush, !isReading else { return }
-        needsFlush = false
-        context?.flush()
+        flusher.flushSoon()
     }
 }
+
+extension UpstreamHTTP2Stream: HTTP2ReadBatchMember {}

@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOHTTP2
 
@@ -42,14 +43,8 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     var nextStreamID = 1
     var connectionWindow = HTTP2InboundWindow(target: HTTP2Connection.connectionWindow)
     /// Streams that got frames in the current read: their read ends with it.
-    var readBatch: [UpstreamHTTP2Stream] = []
-    var isReading = false
-    /// Written since the last flush; the flush is made at the read's end, or
-    /// at the end of this loop tick.
-    var needsFlush = false
-    var flushScheduled = false
-    /// The end-of-tick flush, made once.
-    var flushTask: (@Sendable () -> Void)?
+    let readBatch = HTTP2ReadBatch<UpstreamHTTP2Stream>()
+    let flusher = TickFlusher()
 
     init(firstSettings: EventLoopPromise<Int>, events: HTTP2ConnectionEvents, upstream: String, requestTimeout: TimeAmount, eventLoop: any EventLoop) {
         self.firstSettings = firstSettings
@@ -61,18 +56,18 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        flusher.attach(context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         failStart(ChannelError.eof)
         closeAllStreams()
+        flusher.detach()
         self.context = nil
-        // The end-of-tick task holds this handler: let go of it with the connection.
-        flushTask = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        isReading = true
+        flusher.readStarted()
         let frame = unwrapInboundIn(data)
         guard frame.streamID == .rootStream else {
             streams[frame.streamID]?.receive(frame.payload)
@@ -98,7 +93,8 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        endRead()
+        readBatch.endRead()
+        flusher.readEnded()
         context.fireChannelReadComplete()
     }
 

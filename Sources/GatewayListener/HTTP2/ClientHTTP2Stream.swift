@@ -9,22 +9,23 @@ import NIOHTTP2
 /// One HTTP/2 stream of an intercepted client connection: one exchange, run
 /// through the same phases as an HTTP/1.1 request (admission, route,
 /// observers, retry, attempt steps). The stream is the exchange's client
-/// (``ExchangeClient``, in `+Response.swift`).
+/// (``ExchangeClient``, in `+Response.swift`). It is no channel: the
+/// connection's ``ClientHTTP2ConnectionHandler`` routes its frames and events
+/// to it and writes what it sends.
 ///
-/// Back-pressure both ways rides on NIOHTTP2's flow control: request DATA is
-/// read (and the stream's window opened again) only while the exchange takes
-/// body; the response is written only while the stream is writable (its
-/// window and the connection's socket), else the upstream's reads wait.
-/// A client's RST_STREAM closes this channel: the exchange is cancelled.
-final class ClientHTTP2StreamHandler: ChannelDuplexHandler, ExchangeHolder {
-    typealias InboundIn = HTTP2Frame.FramePayload
-    typealias OutboundIn = HTTP2Frame.FramePayload
-    typealias OutboundOut = HTTP2Frame.FramePayload
-
+/// Back-pressure both ways rides on HTTP/2 flow control: request DATA is
+/// handed to the exchange only while it takes body, and held otherwise, and
+/// the stream's receive window is refilled only as it is handed on
+/// (`+Flow.swift`); the response is written only while the stream is
+/// writable (its send window has room and the connection's socket is
+/// writable), else the upstream's reads wait. A client's RST_STREAM cancels
+/// the exchange.
+final class ClientHTTP2Stream: ExchangeHolder {
+    let id: HTTP2StreamID
+    let connection: ClientHTTP2ConnectionHandler
     let environment: ClientConnectionEnvironment
     let origin: InterceptedOrigin
     let clientAddress: String
-    var context: ChannelHandlerContext?
     var exchange: Exchange?
     /// The request, once its HEADERS arrived.
     var info: ExchangeInfo?
@@ -34,31 +35,46 @@ final class ClientHTTP2StreamHandler: ChannelDuplexHandler, ExchangeHolder {
     var acceptsTrailers = false
     /// The body and send timeouts, once a body or a closed window needs them (`+Timeouts.swift`).
     var timeouts: ClientTimeouts?
+    /// Request frames are handed to the exchange as they come (no read is held).
+    var reading = true
+    /// Frames that came while a read was held, in order.
+    var held: CircularBuffer<HTTP2Frame.FramePayload>?
+    /// In the connection's list of streams that got frames in its current read.
+    var inReadBatch = false
+    /// NIOHTTP2 closed the stream (both ends, or a reset): nothing more is written.
+    var closedOnWire = false
+    var receiveWindow: HTTP2InboundWindow
+    var sendWindow = HTTP2SendWindow()
+    /// What the exchange was last told (or would be): writable or not.
+    var wasWritable = true
 
-    init(environment: ClientConnectionEnvironment, origin: InterceptedOrigin, clientAddress: String) {
+    init(
+        id: HTTP2StreamID, connection: ClientHTTP2ConnectionHandler, environment: ClientConnectionEnvironment,
+        origin: InterceptedOrigin, clientAddress: String
+    ) {
+        self.id = id
+        self.connection = connection
         self.environment = environment
         self.origin = origin
         self.clientAddress = clientAddress
+        self.receiveWindow = HTTP2InboundWindow(target: HTTP2ServerSettings.streamWindow)
+        self.sendWindow = HTTP2SendWindow(initial: connection.clientInitialWindow)
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-    }
+    var eventLoop: any EventLoop { connection.eventLoop }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        timeouts?.detach()
-        self.context = nil
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
+    /// NIOHTTP2 closed the stream, or the connection closed: the exchange is cancelled.
+    func closed() {
+        closedOnWire = true
+        held = nil
         timeouts?.channelClosed()
+        timeouts?.detach()
         machine.closed()
         cancelExchange()
-        context.fireChannelInactive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+    func process(_ payload: HTTP2Frame.FramePayload) {
+        switch payload {
         case .headers(let headers):
             switch machine.headersReceived(endStream: headers.endStream) {
             case .start(let endStream):
@@ -77,7 +93,7 @@ final class ClientHTTP2StreamHandler: ChannelDuplexHandler, ExchangeHolder {
             }
             if data.endStream { requestEnd() }
         default:
-            break  // RST_STREAM closes the channel; WINDOW_UPDATE and PRIORITY are NIOHTTP2's
+            break  // RST_STREAM closes the stream (NIOHTTP2 says so); WINDOW_UPDATE and PRIORITY are NIOHTTP2's
         }
     }
 
@@ -87,41 +103,23 @@ final class ClientHTTP2StreamHandler: ChannelDuplexHandler, ExchangeHolder {
         exchange?.requestEnd()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A stream error (a bad content-length, a protocol violation on this stream): NIOHTTP2 resets it.
+    /// An error NIOHTTP2 reported for this stream (a write it refused): it is reset.
+    func errorCaught(_ error: any Error) {
         environment.logger.debug("HTTP/2 stream error", metadata: ["client": "\(clientAddress)", "error": "\(error)"])
-        context.close(promise: nil)
+        reset()
     }
 
-    // MARK: Reads
-
-    private var mayRead: Bool {
-        exchange?.wantsRequestBody ?? true
-    }
-
-    func read(context: ChannelHandlerContext) {
-        switch machine.read(mayRead: mayRead) {
-        case .read: context.read()
-        case .hold(let first): if first { timeouts?.readsHeld(true) }
+    /// RST_STREAM (CANCEL) unless NIOHTTP2 closed the stream already; the
+    /// exchange is cancelled. What the stream wrote before goes out first (a
+    /// response cut short reaches the client as far as it came).
+    func reset() {
+        if !closedOnWire {
+            closedOnWire = true
+            connection.flusher.flushNow()
+            connection.write(HTTP2Frame(streamID: id, payload: .rstStream(.cancel)), promise: nil)
+            connection.flushSoon()
         }
-    }
-
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        let writable = context.channel.isWritable
-        if writable {
-            timeouts?.writabilityChanged(writable: true)
-            exchange?.clientWritable()
-        } else if !machine.responseEnded || exchange != nil {
-            streamTimeouts.writabilityChanged(writable: false)
-        }
-        context.fireChannelWritabilityChanged()
-    }
-
-    /// The exchange takes request body again: a held read goes.
-    func requestBodyDemand() {
-        guard let context, machine.demand(mayRead: mayRead) else { return }
-        timeouts?.readsHeld(false)
-        context.read()
+        closed()
     }
 
     /// The exchange is over (its response ended or was answered locally).
@@ -157,7 +155,6 @@ final class ClientHTTP2StreamHandler: ChannelDuplexHandler, ExchangeHolder {
             context: context, observations: []
         )
         self.info = info
-        guard let eventLoop = self.context?.eventLoop else { return }
         let framing: RequestHeadValidator.BodyFraming = endStream ? .none : translated.declaredLength.map { .length($0) } ?? .chunked
         let verdict = ExchangeStart.begin(
             head, framing: .success(framing), origin: origin, mayUpgrade: false, info: info,

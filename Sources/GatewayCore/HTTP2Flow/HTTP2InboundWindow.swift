@@ -1,5 +1,6 @@
-/// One receive window of an upstream HTTP/2 connection (the connection's, or
-/// a stream's), without I/O: when a WINDOW_UPDATE is due and by how much.
+/// One receive window of an HTTP/2 connection the gateway drives (the
+/// connection's, or a stream's; upstream or client side), without I/O: when
+/// a WINDOW_UPDATE is due and by how much.
 ///
 /// NIOHTTP2 reports the window after every change (`NIOHTTP2WindowUpdatedEvent`'s
 /// `inboundWindowSize`: a DATA frame shrank it, a WINDOW_UPDATE sent grew it);
@@ -9,30 +10,30 @@
 /// control. An increment is due once the window, counting what is held, fell to
 /// half the target or below; it refills to the target (as NIOHTTP2's own
 /// stream channels do).
-struct HTTP2InboundWindow: Equatable {
-    let target: Int
+package struct HTTP2InboundWindow: Equatable, Sendable {
+    package let target: Int
     /// The window NIOHTTP2 last reported; nil before the first report.
-    private(set) var reported: Int?
+    package private(set) var reported: Int?
     /// Bytes of DATA received but not yet handed to the reader.
-    private(set) var heldBytes = 0
+    package private(set) var heldBytes = 0
 
-    init(target: Int) {
+    package init(target: Int) {
         self.target = target
     }
 
     /// NIOHTTP2 reported the window's size: the increment to send, if one is due.
-    mutating func reported(_ size: Int) -> Int? {
+    package mutating func reported(_ size: Int) -> Int? {
         reported = size
         return increment(window: size + heldBytes)
     }
 
     /// A DATA frame of `bytes` (flow-controlled length) is held for the reader.
-    mutating func held(_ bytes: Int) {
+    package mutating func held(_ bytes: Int) {
         heldBytes += bytes
     }
 
     /// Held bytes went to the reader: the increment to send, if one is due now.
-    mutating func handedOn(_ bytes: Int) -> Int? {
+    package mutating func handedOn(_ bytes: Int) -> Int? {
         heldBytes = max(0, heldBytes - bytes)
         guard let reported else { return nil }
         return increment(window: reported + heldBytes)

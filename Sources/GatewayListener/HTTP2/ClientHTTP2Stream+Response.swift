@@ -5,10 +5,8 @@ import NIOHTTP2
 
 /// The stream's side of ``ExchangeClient``: the response as HEADERS, DATA and
 /// a trailing HEADERS (or an empty DATA) with END_STREAM.
-extension ClientHTTP2StreamHandler: ExchangeClient {
+extension ClientHTTP2Stream: ExchangeClient {
     var responseStarted: Bool { machine.headSent }
-
-    var isWritable: Bool { context?.channel.isWritable ?? true }
 
     func writeResponseHead(_ head: UpstreamResponseHead, info: ExchangeInfo) -> Bool {
         let bodyless = Self.isBodyless(status: head.status, method: info.method)
@@ -18,28 +16,27 @@ extension ClientHTTP2StreamHandler: ExchangeClient {
 
     func writeResponseBodyPart(_ buffer: ByteBuffer) {
         guard machine.writesBody, buffer.readableBytes > 0 else { return }
-        context?.write(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer)))), promise: nil)
+        writeData(buffer, endStream: false)
+        writabilityMaybeChanged()
     }
 
     func flushResponse() {
-        context?.flush()
+        connection.flushSoon()
     }
 
     func writeResponseEnd(trailers: HTTPHeaders?) {
         defer { exchangeDone() }
-        guard let context else { return }
-        guard machine.responseEnd() else {
-            context.flush()  // a bodyless head ended the stream already
-            return
-        }
+        guard !closedOnWire else { return }
+        defer { connection.flushSoon() }
+        guard machine.responseEnd() else { return }  // a bodyless head ended the stream already
         if let trailers, !trailers.isEmpty {
             let fields = HTTP2Translation.trailers(trailers)
             if !fields.isEmpty {
-                context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: fields, endStream: true))), promise: nil)
+                write(.headers(.init(headers: fields, endStream: true)))
                 return
             }
         }
-        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))), promise: nil)
+        writeData(ByteBuffer(), endStream: true)
     }
 
     @discardableResult
@@ -50,25 +47,27 @@ extension ClientHTTP2StreamHandler: ExchangeClient {
         let bodyless = Self.isBodyless(status: response.status, method: info.method)
         guard !bodyless, case .bytes(let buffer) = response.body.storage, buffer.readableBytes > 0 else {
             writeHead(status: response.status, headers: response.headers, via: via, endStream: true)
-            context?.flush()
+            connection.flushSoon()
             return 0
         }
         writeHead(status: response.status, headers: response.headers, via: via, endStream: false)
         _ = machine.responseEnd()
-        context?.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
+        writeData(buffer, endStream: true)
+        connection.flushSoon()
         return buffer.readableBytes
     }
 
     func writeContinue(info: ExchangeInfo) {
         guard !machine.headSent else { return }
-        context?.writeAndFlush(wrapOutboundOut(.headers(.init(headers: [":status": "100"]))), promise: nil)
+        write(.headers(.init(headers: [":status": "100"])))
+        connection.flushSoon()
     }
 
     /// The response is cut short after its head: RST_STREAM (the client sees the stream fail).
     func abortResponse() {
         machine.closed()
         exchange = nil
-        context?.close(promise: nil)
+        reset()
     }
 
     /// WebSocket over HTTP/2 (RFC 8441) is not offered (no SETTINGS_ENABLE_CONNECT_PROTOCOL),
@@ -81,7 +80,19 @@ extension ClientHTTP2StreamHandler: ExchangeClient {
     private func writeHead(status: HTTPResponseStatus, headers: HTTPHeaders, via: String?, endStream: Bool) {
         machine.headWritten(endStream: endStream)
         let fields = HTTP2Translation.response(status: status, fields: headers, via: via)
-        context?.write(wrapOutboundOut(.headers(.init(headers: fields, endStream: endStream))), promise: nil)
+        write(.headers(.init(headers: fields, endStream: endStream)))
+    }
+
+    /// DATA counts against the send window until NIOHTTP2 reports it sent.
+    private func writeData(_ buffer: ByteBuffer, endStream: Bool) {
+        guard !closedOnWire else { return }
+        sendWindow.wrote(buffer.readableBytes)
+        connection.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: endStream))), promise: nil)
+    }
+
+    private func write(_ payload: HTTP2Frame.FramePayload) {
+        guard !closedOnWire else { return }
+        connection.write(HTTP2Frame(streamID: id, payload: payload), promise: nil)
     }
 
     /// No body goes with the response: HEAD, 1xx, 204, 304 (RFC 9110 §6.4.1).

@@ -12,17 +12,17 @@ import NIOCore
 ///
 /// Made when first needed: a bodyless request whose response the client takes
 /// as it comes schedules no timer and allocates nothing for it.
-extension ClientHTTP2StreamHandler: ClientTimeoutOwner {
+extension ClientHTTP2Stream: ClientTimeoutOwner {
     var streamTimeouts: ClientTimeouts {
         if let timeouts { return timeouts }
         let made = ClientTimeouts(limits: ClientTimeoutStateMachine.Limits(environment.liveConfig.current.config.limits))
         timeouts = made
-        if let context { made.attach(context, owner: self, isConnection: false) }
+        if !closedOnWire { made.attach(stream: eventLoop, owner: self) }
         return made
     }
 
     func timedOut(_ error: GatewayError) {
-        guard let context else { return }
+        guard !closedOnWire else { return }
         cancelExchange()
         if machine.timedOut(sendTimeout: error.code == .sendTimeout) == .respond, let info {
             environment.logger.info("refused request: \(error.code.rawValue)", metadata: ["client": "\(clientAddress)"])
@@ -32,10 +32,10 @@ extension ClientHTTP2StreamHandler: ClientTimeoutOwner {
         // Nothing more can reach a client that does not read, or the response began: RST_STREAM.
         environment.logger.info("reset stream: \(error.code.rawValue)", metadata: ["client": "\(clientAddress)"])
         machine.closed()
-        context.close(promise: nil)
+        reset()
     }
 
     func flushDeferred() {
-        context?.flush()
+        connection.flushSoon()
     }
 }

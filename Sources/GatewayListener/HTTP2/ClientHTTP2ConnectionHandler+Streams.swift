@@ -1,0 +1,100 @@
+import GatewayCore
+import NIOCore
+import NIOHTTP2
+
+/// The connection's streams: a client's HEADERS on a new (higher) id opens
+/// one; frames, window reports and closes go to theirs by id; a read's end
+/// goes to the streams it touched; writes go through NIOHTTP2 and are flushed
+/// once per read or loop tick (``TickFlusher``).
+extension ClientHTTP2ConnectionHandler {
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        flusher.readStarted()
+        let frame = unwrapInboundIn(data)
+        let id = frame.streamID
+        guard id != .rootStream else { return connectionFrame(frame.payload) }
+        if let stream = streams[id] { return stream.receive(frame.payload) }
+        // A new stream starts with HEADERS on an id above the last one; a frame
+        // of a stream that closed here already (its late DATA) is dropped.
+        guard case .headers = frame.payload, id > lastStreamID else { return }
+        lastStreamID = id
+        let stream = ClientHTTP2Stream(id: id, connection: self, environment: environment, origin: origin, clientAddress: clientAddress)
+        streams[id] = stream
+        streamOpened()
+        stream.receive(frame.payload)
+    }
+
+    /// Connection-level frames: the client's initial window for new streams;
+    /// a client's GOAWAY for an error is remembered as the reason.
+    private func connectionFrame(_ payload: HTTP2Frame.FramePayload) {
+        switch payload {
+        case .settings(.settings(let settings)):
+            if let window = settings.last(where: { $0.parameter == .initialWindowSize }) { clientInitialWindow = window.value }
+        case .goAway(_, let errorCode, _) where errorCode != .noError:
+            closing(.clientGoAway(errorCode))
+        default:
+            break
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        readBatch.endRead()
+        flusher.readEnded()
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let window = event as? NIOHTTP2WindowUpdatedEvent {
+            windowsChanged(window)
+        } else if let closed = event as? StreamClosedEvent {
+            guard let stream = streams.removeValue(forKey: closed.streamID) else { return }
+            stream.closedOnWire = true
+            stream.closed()
+            streamClosed()
+        } else if let created = event as? NIOHTTP2StreamCreatedEvent {
+            streams[created.streamID]?.opened(sendWindow: created.localInitialWindowSize.map(Int.init) ?? clientInitialWindow)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    private func windowsChanged(_ event: NIOHTTP2WindowUpdatedEvent) {
+        guard event.streamID == .rootStream else {
+            streams[event.streamID]?.windowsChanged(receive: event.inboundWindowSize, send: event.outboundWindowSize)
+            return
+        }
+        // The connection's receive window is refilled as frames arrive (each stream's as it is read).
+        if let size = event.inboundWindowSize, let increment = connectionWindow.reported(size) {
+            write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
+            flushSoon()
+        }
+    }
+
+    func closeAllStreams() {
+        guard !streams.isEmpty else { return }
+        let open = streams.values
+        streams.removeAll()
+        for stream in open { stream.closed() }
+    }
+
+    /// `stream` got frames: its read ends with the connection's. Returns false
+    /// outside a read of the connection (the stream ends its read itself).
+    func joinReadBatch(_ stream: ClientHTTP2Stream) -> Bool {
+        guard flusher.isReading else { return false }
+        readBatch.join(stream)
+        return true
+    }
+
+    func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(frame), promise: promise)
+    }
+
+    func flushSoon() {
+        flusher.flushSoon()
+    }
+}
+
+extension ClientHTTP2Stream: HTTP2ReadBatchMember {}

@@ -1,0 +1,85 @@
+import GatewayCore
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// The pieces an HTTP/2 connection's handler drives its streams with: the
+/// send window a stream's writer sees, the read batch, the flush per read or tick.
+struct HTTP2FlowTests {
+    @Test func aStreamHasRoomWhileItsWindowLessWhatIsBufferedIsOpen() {
+        var window = HTTP2SendWindow(initial: 10_000)
+        window.wrote(6_000)
+        #expect(window.hasRoom)
+        window.reported(4_000)  // 6,000 went out
+        #expect(window.unsent == 0 && window.hasRoom)
+        window.wrote(4_000)
+        #expect(!window.hasRoom, "the window is spent on what is still buffered")
+        window.reported(9_000)  // a WINDOW_UPDATE: nothing more went out
+        #expect(window.unsent == 4_000 && window.hasRoom)
+    }
+
+    @Test func aStreamBuffersAtMostMaxUnsentWhenTheConnectionWindowIsTheClosedOne() {
+        var window = HTTP2SendWindow(initial: 1 << 20)
+        window.wrote(HTTP2SendWindow.maxUnsent)
+        #expect(!window.hasRoom)
+    }
+
+    @Test func theInitialWindowCountsOnlyBeforeAReport() {
+        var window = HTTP2SendWindow()
+        window.reported(100)
+        window.opened(initial: 1 << 20)
+        #expect(window.window == 100)
+    }
+
+    final class Member: HTTP2ReadBatchMember {
+        var inReadBatch = false
+        var completes = 0
+        var onComplete: (() -> Void)?
+        func readComplete() {
+            completes += 1
+            onComplete?()
+        }
+    }
+
+    @Test func eachMemberHearsTheReadsEndOnceEvenOneThatJoinsMeanwhile() {
+        let batch = HTTP2ReadBatch<Member>()
+        let first = Member(), late = Member()
+        batch.join(first)
+        batch.join(first)
+        first.onComplete = { batch.join(late) }
+        batch.endRead()
+        #expect(first.completes == 1 && late.completes == 1)
+        #expect(!first.inReadBatch && !late.inReadBatch)
+    }
+
+    final class FlushCounter: ChannelOutboundHandler {
+        typealias OutboundIn = Any
+        var flushes = 0
+        func flush(context: ChannelHandlerContext) {
+            flushes += 1
+            context.flush()
+        }
+    }
+
+    @Test func writesOfOneTickShareOneFlushAndAReadsWritesFlushAtItsEnd() throws {
+        let channel = EmbeddedChannel()
+        let counter = FlushCounter()
+        final class Writer: ChannelInboundHandler { typealias InboundIn = Any }
+        let writer = Writer()
+        try channel.pipeline.syncOperations.addHandlers([counter, writer])
+        let flusher = TickFlusher()
+        flusher.attach(try channel.pipeline.syncOperations.context(handler: writer))
+        flusher.flushSoon()
+        flusher.flushSoon()
+        #expect(counter.flushes == 0)
+        channel.embeddedEventLoop.run()
+        #expect(counter.flushes == 1)
+        flusher.readStarted()
+        flusher.flushSoon()
+        channel.embeddedEventLoop.run()
+        #expect(counter.flushes == 1, "inside a read the flush waits for its end")
+        flusher.readEnded()
+        #expect(counter.flushes == 2)
+        flusher.detach()
+    }
+}
