@@ -39,6 +39,8 @@
 #                      (gateway-up-*-mtls: the origin's port with ssl_verify_client on). Origin: nginx with TLS
 #                      and HTTP/2, a throwaway CA, leaf and client certificate made by openssl. Results in a
 #                      section of their own.
+#                      h2-intercept: only the H2ProxyLoad rows of http2 (interception vs HAProxy terminating
+#                      TLS + h2, and direct)
 #                      h2-upstream: only the wrk rows to the TLS origin of http2 (with and without a client
 #                      certificate, gateway and HAProxy), without H2ProxyLoad (no Benchmarks/ build)
 #                      tls-handshake: the TLS handshake rows (issue 57; also run with http2), no Benchmarks/
@@ -223,10 +225,11 @@ free_ports() { python3 "$HELPERS/freeports.py" "$1"; }
 # ---------------------------------------------------------------- install
 want() { [[ -z "$ONLY" || ",direct,haproxy,$ONLY," == *",$1,"* ]]; }
 want_http2() { [[ ",$ONLY," == *",http2,"* ]]; }   # opt-in: never in the default run
+want_h2_clients() { want_http2 || [[ ",$ONLY," == *",h2-intercept,"* ]]; }   # the H2ProxyLoad rows of http2 alone
 want_h2_upstream() { want_http2 || [[ ",$ONLY," == *",h2-upstream,"* ]]; }   # the TLS-upstream rows of http2 alone
 want_tls() { want_http2 || [[ ",$ONLY," == *",tls-handshake,"* ]]; }   # opt-in, as http2 (and with it)
 want_ws() { want_http2 || [[ ",$ONLY," == *",websocket,"* ]]; }
-want_tls_origin() { want_h2_upstream || want_tls; }   # the rows on the nginx TLS origin (bench_http2)
+want_tls_origin() { want_h2_clients || want_h2_upstream || want_tls; }   # the rows on the nginx TLS origin (bench_http2)
 install_packages() {
     local missing=() cmd pkg
     for pair in nginx:nginx wrk:wrk squid:squid tinyproxy:tinyproxy haproxy:haproxy curl:curl taskset:util-linux \
@@ -1003,7 +1006,7 @@ bench_h2_group() {
 bench_http2() {
     log "HTTP/2 and TLS rows (issues 37, 57)"
     local clients=0
-    if want_http2; then
+    if want_h2_clients; then
         if [[ -x "$H2_BIN" ]]; then clients=1; else note "HTTP/2 client rows skipped: no H2ProxyLoad at $H2_BIN"; fi
     fi
     [[ -x "$GATEWAY_BIN" ]] || { note "HTTP/2 and TLS rows skipped: no gateway binary"; return 0; }
@@ -1107,7 +1110,7 @@ main() {
     if want gateway || want config-size || want_tls_origin || want_ws; then build_gateway; fi
     if want nio-floor; then build_floor NIOProxyFloor "$FLOOR_BIN" nio-floor; fi
     if want nio-byte-floor; then build_floor NIOByteFloor "$BYTE_FLOOR_BIN" nio-byte-floor; fi
-    if want_http2; then build_floor H2ProxyLoad "$H2_BIN" "HTTP/2 rows (H2ProxyLoad)"; fi
+    if want_h2_clients; then build_floor H2ProxyLoad "$H2_BIN" "HTTP/2 rows (H2ProxyLoad)"; fi
     : >"$WORK/runs.jsonl"; : >"$WORK/notes.txt"; : >"$WORK/failures.txt"
     start_origin
     log "origin nginx on 127.0.0.1:$ORIGIN_PORT; ${RUN_SECONDS}s per run, $REPEAT run(s) per figure"
@@ -1121,6 +1124,7 @@ main() {
     # `--only http2` alone: the HTTP/2 rows only (they have direct and HAProxy rows of their own),
     # and so for the TLS handshake and WebSocket rows.
     local only_rest=${ONLY//h2-upstream/} word
+    only_rest=${only_rest//h2-intercept/}
     for word in http2 tls-handshake websocket; do only_rest=${only_rest//$word/}; done
     [[ -n "$ONLY" && -z "${only_rest//,/}" ]] && proxies=()
     local name
@@ -1179,7 +1183,7 @@ main() {
         want squid && command -v squid >/dev/null && squid -v | head -n 1
         want tinyproxy && command -v tinyproxy >/dev/null && tinyproxy -v
         want mitmdump && [[ -n "$MITMDUMP" ]] && echo "mitmdump $("$MITMDUMP" --version 2>/dev/null | head -n 1 | awk '{print $2}')"
-        want_http2 && echo "HTTP/2 rows: H2ProxyLoad (Benchmarks/, SwiftNIO + NIOHTTP2 + NIOSSL), $(openssl version | cut -d' ' -f1-2) for the bench PKI"
+        want_h2_clients && echo "HTTP/2 rows: H2ProxyLoad (Benchmarks/, SwiftNIO + NIOHTTP2 + NIOSSL), $(openssl version | cut -d' ' -f1-2) for the bench PKI"
         want_tls && echo "TLS handshake rows: tls_connect_load.py on $(python3 -c 'import ssl,sys; print(f"Python {sys.version.split()[0]}, {ssl.OPENSSL_VERSION}")')"
         want_ws && echo "WebSocket rows: ws_load.py and ws_sink.py (Python $(python3 -c 'import sys; print(sys.version.split()[0])'), frames by hand)"
     } >"$WORK/versions.txt" 2>/dev/null || true

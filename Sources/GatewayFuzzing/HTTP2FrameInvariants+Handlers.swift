@@ -4,11 +4,14 @@ import NIOHPACK
 import NIOHTTP2
 
 /// The handlers around `NIOHTTP2Handler` in the `http2-frames` fuzz target,
-/// standing for the gateway's own: a recorder per stream where the gateway has
-/// its `ClientHTTP2Stream`, and one behind the connection where it has its
-/// `ClientHTTP2ConnectionHandler` (which closes the connection on any error, and
-/// counts streams through NIOHTTP2's stream delegate). All of them run on the
-/// channel's `EmbeddedEventLoop`, on the thread that feeds the bytes.
+/// standing for the gateway's own: a recorder per stream (a child channel of
+/// NIOHTTP2's multiplexer here) where the gateway has its `ClientHTTP2Stream`
+/// (driven by its connection's handler, no multiplexer), and one behind the
+/// connection where it has its `ClientHTTP2ConnectionHandler` (which closes the
+/// connection on a connection error, and counts streams). What is fuzzed is
+/// NIOHTTP2 with the gateway's settings and the translation of its requests.
+/// All of them run on the channel's `EmbeddedEventLoop`, on the thread that
+/// feeds the bytes.
 extension HTTP2FrameInvariants {
     /// What the handlers of one run saw.
     final class Recording {
