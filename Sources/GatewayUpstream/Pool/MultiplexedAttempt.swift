@@ -53,6 +53,10 @@ final class MultiplexedAttempt {
     }
 
     private func lease() {
+        if let free = pool.leaseStreamNow(key) {
+            state = .leasing(waiterID: 0)
+            return leased(free)
+        }
         let (waiterID, future) = pool.lease(key, upstreamName: request.upstreamName, on: eventLoop)
         state = .leasing(waiterID: waiterID)
         future.assumeIsolated().whenComplete { result in

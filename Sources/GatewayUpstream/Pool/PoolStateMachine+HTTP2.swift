@@ -17,6 +17,14 @@ extension PoolStateMachine {
         return [newConnection(for: key, dial: .negotiate)]
     }
 
+    /// A free stream of `key` taken at once, when nobody waits before this
+    /// request (most requests on a warm connection): no waiter, no action
+    /// list. Nil: then ``request(_:key:affinity:)``, which queues.
+    mutating func leaseStreamNow(key: Key) -> (id: ConnectionID, wasIdle: Bool)? {
+        guard !isShuttingDown, let k = keys.index(forKey: key), keys.values[k].waiters.isEmpty else { return nil }
+        return leaseStream(for: key)
+    }
+
     /// A stream on the oldest connection of `key` with one free; whether that connection was idle.
     mutating func leaseStream(for key: Key) -> (id: ConnectionID, wasIdle: Bool)? {
         guard let k = keys.index(forKey: key) else { return nil }

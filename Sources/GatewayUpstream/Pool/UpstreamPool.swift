@@ -239,6 +239,17 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         }
     }
 
+    /// A free stream of an HTTP/2 connection for `key`, leased under the lock,
+    /// or nil when none is free or others wait: then nothing is queued. No
+    /// promise, waiter or callback per request.
+    func leaseStreamNow(_ key: UpstreamKey) -> Result<PoolLease, any Error>? {
+        state.withLockedValue { s in
+            guard let leased = s.machine.leaseStreamNow(key: key) else { return nil }
+            if leased.wasIdle { s.endIdlePeriod(of: leased.id) }
+            return s.stream(leased.id, reused: true, key: key)
+        }
+    }
+
     /// A connection or a stream for `key`, preferring a connection on
     /// `eventLoop`: when an idle one (or a free stream) is there, the future is
     /// already complete (no hop, no suspension). The waiter id withdraws the

@@ -39,6 +39,24 @@ struct PoolStateMachineHTTP2Tests {
         #expect(machine.request(4, key: a) == [.useStream(c0, waiter: 4, reused: true)], "a free stream: at once")
     }
 
+    /// A free stream is taken at once without a waiter, but never before
+    /// requests already waiting, nor from a full connection or a shutting-down pool.
+    @Test func aFreeStreamIsLeasedAtOnceOnlyWhenNobodyWaits() {
+        var machine = Machine(maxConnectionsPerKey: 1)
+        #expect(machine.leaseStreamNow(key: a) == nil, "no connection yet")
+        establish(&machine, maxStreams: 2)
+        let first = machine.leaseStreamNow(key: a)
+        #expect(first?.id == c0 && first?.wasIdle == false)
+        #expect(machine.connection(c0)?.streamsInUse == 2)
+        #expect(machine.leaseStreamNow(key: a) == nil, "full")
+        #expect(machine.request(3, key: a) == [.scheduleWaiterTimeout(3)])
+        _ = machine.streamClosed(c0)  // serves waiter 3
+        _ = machine.streamClosed(c0)
+        #expect(machine.request(4, key: a) == [.useStream(c0, waiter: 4, reused: true)])
+        #expect(machine.request(5, key: a) == [.scheduleWaiterTimeout(5)])
+        #expect(machine.leaseStreamNow(key: a) == nil, "waiter 5 goes first")
+    }
+
     @Test func aSecondConnectionOpensOnlyWhenTheFirstIsFull() {
         var machine = Machine(maxConnectionsPerKey: 4)
         establish(&machine, maxStreams: 2)
