@@ -5,10 +5,10 @@ import NIOHTTP2
 /// The connection's streams: a client's HEADERS on a new (higher) id opens
 /// one; frames, window reports and closes go to theirs by id; a read's end
 /// goes to the streams it touched; writes go through NIOHTTP2 and are flushed
-/// once per read or loop tick (``TickFlusher``).
+/// once per read or loop tick (``HTTP2StreamIO``).
 extension ClientHTTP2ConnectionHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        flusher.readStarted()
+        io.readStarted()
         let frame = unwrapInboundIn(data)
         let id = frame.streamID
         guard id != .rootStream else { return connectionFrame(frame.payload) }
@@ -37,8 +37,7 @@ extension ClientHTTP2ConnectionHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        readBatch.endRead()
-        flusher.readEnded()
+        io.readEnded()
         context.fireChannelReadComplete()
     }
 
@@ -64,8 +63,8 @@ extension ClientHTTP2ConnectionHandler {
         }
         // The connection's receive window is refilled as frames arrive (each stream's as it is read).
         if let size = event.inboundWindowSize, let increment = connectionWindow.reported(size) {
-            write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
-            flushSoon()
+            io.write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
+            io.flushSoon()
         }
     }
 
@@ -74,26 +73,6 @@ extension ClientHTTP2ConnectionHandler {
         let open = streams.values
         streams.removeAll()
         for stream in open { stream.closed() }
-    }
-
-    /// `stream` got frames: its read ends with the connection's. Returns false
-    /// outside a read of the connection (the stream ends its read itself).
-    func joinReadBatch(_ stream: ClientHTTP2Stream) -> Bool {
-        guard flusher.isReading else { return false }
-        readBatch.join(stream)
-        return true
-    }
-
-    func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
-        guard let context else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        context.write(wrapOutboundOut(frame), promise: promise)
-    }
-
-    func flushSoon() {
-        flusher.flushSoon()
     }
 }
 

@@ -38,8 +38,8 @@ final class ClientHTTP2ConnectionHandler: ChannelInboundHandler {
     /// The client's SETTINGS_INITIAL_WINDOW_SIZE: a new stream's send window.
     var clientInitialWindow = 65_535
     private(set) var isChannelWritable = true
-    let readBatch = HTTP2ReadBatch<ClientHTTP2Stream>()
-    let flusher = TickFlusher()
+    /// The streams' writes, their read batch, the flush per read or tick.
+    let io = HTTP2StreamIO<ClientHTTP2Stream>()
 
     init(environment: ClientConnectionEnvironment, origin: InterceptedOrigin, clientAddress: String, idleTimeout: TimeAmount, eventLoop: any EventLoop) {
         self.environment = environment
@@ -53,7 +53,7 @@ final class ClientHTTP2ConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        flusher.attach(context)
+        io.attach(context)
         isChannelWritable = context.channel.isWritable
         armIdleTimer()
     }
@@ -61,7 +61,7 @@ final class ClientHTTP2ConnectionHandler: ChannelInboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         closeAllStreams()
-        flusher.detach()
+        io.detach()
         self.context = nil
     }
 

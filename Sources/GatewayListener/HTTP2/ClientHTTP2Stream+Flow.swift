@@ -11,7 +11,7 @@ extension ClientHTTP2Stream {
     /// A frame of this stream, from the connection's handler.
     func receive(_ payload: HTTP2Frame.FramePayload) {
         if reading, held?.isEmpty ?? true {
-            _ = connection.joinReadBatch(self)
+            _ = connection.io.join(self)
             process(payload)
             return
         }
@@ -43,7 +43,7 @@ extension ClientHTTP2Stream {
         reading = true
         guard var frames = held, !frames.isEmpty else { return }
         held = nil
-        let inConnectionRead = connection.joinReadBatch(self)
+        let inConnectionRead = connection.io.join(self)
         var handedOn = 0
         while !closedOnWire, let payload = frames.popFirst() {
             if case .data(let data) = payload { handedOn += Self.flowControlledLength(data) }
@@ -73,8 +73,8 @@ extension ClientHTTP2Stream {
     private func sendWindowUpdate(_ increment: Int) {
         // After the request's END_STREAM the client sends no more: no window to refill.
         guard !closedOnWire, machine.request != .ended else { return }
-        connection.write(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
-        connection.flushSoon()
+        connection.io.write(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
+        connection.io.flushSoon()
     }
 
     /// What a DATA frame takes of the window: its bytes and its padding (with the length octet).

@@ -21,13 +21,13 @@ extension ClientHTTP2Stream: ExchangeClient {
     }
 
     func flushResponse() {
-        connection.flushSoon()
+        connection.io.flushSoon()
     }
 
     func writeResponseEnd(trailers: HTTPHeaders?) {
         defer { exchangeDone() }
         guard !closedOnWire else { return }
-        defer { connection.flushSoon() }
+        defer { connection.io.flushSoon() }
         guard machine.responseEnd() else { return }  // a bodyless head ended the stream already
         if let trailers, !trailers.isEmpty {
             let fields = HTTP2Translation.trailers(trailers)
@@ -47,20 +47,20 @@ extension ClientHTTP2Stream: ExchangeClient {
         let bodyless = Self.isBodyless(status: response.status, method: info.method)
         guard !bodyless, case .bytes(let buffer) = response.body.storage, buffer.readableBytes > 0 else {
             writeHead(status: response.status, headers: response.headers, via: via, endStream: true)
-            connection.flushSoon()
+            connection.io.flushSoon()
             return 0
         }
         writeHead(status: response.status, headers: response.headers, via: via, endStream: false)
         _ = machine.responseEnd()
         writeData(buffer, endStream: true)
-        connection.flushSoon()
+        connection.io.flushSoon()
         return buffer.readableBytes
     }
 
     func writeContinue(info: ExchangeInfo) {
         guard !machine.headSent else { return }
         write(.headers(.init(headers: [":status": "100"])))
-        connection.flushSoon()
+        connection.io.flushSoon()
     }
 
     /// The response is cut short after its head: RST_STREAM (the client sees the stream fail).
@@ -87,12 +87,12 @@ extension ClientHTTP2Stream: ExchangeClient {
     private func writeData(_ buffer: ByteBuffer, endStream: Bool) {
         guard !closedOnWire else { return }
         sendWindow.wrote(buffer.readableBytes)
-        connection.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: endStream))), promise: nil)
+        connection.io.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: endStream))), promise: nil)
     }
 
     private func write(_ payload: HTTP2Frame.FramePayload) {
         guard !closedOnWire else { return }
-        connection.write(HTTP2Frame(streamID: id, payload: payload), promise: nil)
+        connection.io.write(HTTP2Frame(streamID: id, payload: payload), promise: nil)
     }
 
     /// No body goes with the response: HEAD, 1xx, 204, 304 (RFC 9110 §6.4.1).

@@ -36,6 +36,6 @@ extension ClientHTTP2Stream: ClientTimeoutOwner {
     }
 
     func flushDeferred() {
-        connection.flushSoon()
+        connection.io.flushSoon()
     }
 }

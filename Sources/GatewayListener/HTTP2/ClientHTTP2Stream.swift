@@ -115,9 +115,9 @@ final class ClientHTTP2Stream: ExchangeHolder {
     func reset() {
         if !closedOnWire {
             closedOnWire = true
-            connection.flusher.flushNow()
-            connection.write(HTTP2Frame(streamID: id, payload: .rstStream(.cancel)), promise: nil)
-            connection.flushSoon()
+            connection.io.flushNow()
+            connection.io.write(HTTP2Frame(streamID: id, payload: .rstStream(.cancel)), promise: nil)
+            connection.io.flushSoon()
         }
         closed()
     }

@@ -4,8 +4,8 @@ import NIOHTTP2
 
 /// The connection's streams: opening one (the next odd id, its HEADERS
 /// written at once), the table frames and events are routed by, the end of a
-/// read for the streams it touched (``HTTP2ReadBatch``), the connection's
-/// receive window, and the flush made once per read or loop tick.
+/// read for the streams it touched, the connection's receive window (the
+/// writes, read batch and flush are ``HTTP2StreamIO``'s).
 extension UpstreamHTTP2ConnectionHandler {
     /// Opens a stream for `request` on a slot the pool leased. Returns nil when
     /// the connection can take no stream (closed, going away, out of ids):
@@ -54,33 +54,9 @@ extension UpstreamHTTP2ConnectionHandler {
             streams[event.streamID]?.inboundWindowChanged(to: size)
         } else if let increment = connectionWindow.reported(size) {
             // The connection's window is refilled as frames arrive: a held stream never stops the others.
-            write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
-            flushSoon()
+            io.write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
+            io.flushSoon()
         }
-    }
-
-    // MARK: Reads and writes
-
-    /// `stream` got frames: its read ends with the connection's. Returns false
-    /// outside a read of the connection (the stream ends its read itself).
-    func joinReadBatch(_ stream: UpstreamHTTP2Stream) -> Bool {
-        guard flusher.isReading else { return false }
-        readBatch.join(stream)
-        return true
-    }
-
-    func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
-        guard let context else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        context.write(wrapOutboundOut(frame), promise: promise)
-    }
-
-    /// What was written goes out at the end of the current read, or of this loop
-    /// tick (``TickFlusher``).
-    func flushSoon() {
-        flusher.flushSoon()
     }
 }
 

@@ -42,9 +42,8 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     /// The id the next stream takes: odd, rising (RFC 9113 §5.1.1).
     var nextStreamID = 1
     var connectionWindow = HTTP2InboundWindow(target: HTTP2Connection.connectionWindow)
-    /// Streams that got frames in the current read: their read ends with it.
-    let readBatch = HTTP2ReadBatch<UpstreamHTTP2Stream>()
-    let flusher = TickFlusher()
+    /// The streams' writes, their read batch, the flush per read or tick.
+    let io = HTTP2StreamIO<UpstreamHTTP2Stream>()
 
     init(firstSettings: EventLoopPromise<Int>, events: HTTP2ConnectionEvents, upstream: String, requestTimeout: TimeAmount, eventLoop: any EventLoop) {
         self.firstSettings = firstSettings
@@ -56,18 +55,18 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        flusher.attach(context)
+        io.attach(context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         failStart(ChannelError.eof)
         closeAllStreams()
-        flusher.detach()
+        io.detach()
         self.context = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        flusher.readStarted()
+        io.readStarted()
         let frame = unwrapInboundIn(data)
         guard frame.streamID == .rootStream else {
             streams[frame.streamID]?.receive(frame.payload)
@@ -93,8 +92,7 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        readBatch.endRead()
-        flusher.readEnded()
+        io.readEnded()
         context.fireChannelReadComplete()
     }
 

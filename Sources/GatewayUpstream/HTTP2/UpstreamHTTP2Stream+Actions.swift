@@ -46,7 +46,7 @@ extension UpstreamHTTP2Stream {
         closedOnWire = true
         held = nil
         write(.rstStream(.cancel), promise: nil)
-        connection.flushSoon()
+        connection.io.flushSoon()
     }
 
     func gatewayError(for failure: UpstreamHTTP2StreamStateMachine.Failure) -> any Error {

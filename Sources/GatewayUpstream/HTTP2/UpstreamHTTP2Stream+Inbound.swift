@@ -10,7 +10,7 @@ extension UpstreamHTTP2Stream {
     /// while a read is asked for and nothing is held before it, held otherwise.
     func receive(_ payload: HTTP2Frame.FramePayload) {
         if reading, held?.isEmpty ?? true {
-            _ = connection.joinReadBatch(self)
+            _ = connection.io.join(self)
             process(payload)
             return
         }
@@ -129,7 +129,7 @@ extension UpstreamHTTP2Stream {
         reading = true
         guard var frames = held, !frames.isEmpty else { return }
         held = nil
-        let inConnectionRead = connection.joinReadBatch(self)
+        let inConnectionRead = connection.io.join(self)
         var handedOn = 0
         while !machine.isDone, let payload = frames.popFirst() {
             if case .data(let data) = payload { handedOn += Self.flowControlledLength(data) }
@@ -146,7 +146,7 @@ extension UpstreamHTTP2Stream {
     private func sendWindowUpdate(_ increment: Int) {
         guard !closedOnWire, !machine.isDone else { return }
         write(.windowUpdate(windowSizeIncrement: increment), promise: nil)
-        connection.flushSoon()
+        connection.io.flushSoon()
     }
 
     /// What a DATA frame takes of the window: its bytes and its padding (with the length octet).

@@ -94,7 +94,7 @@ final class UpstreamHTTP2Stream {
         case .streamed:
             writeObserved(.headers(.init(headers: headers)), isEnd: false)
         }
-        connection.flushSoon()
+        connection.io.flushSoon()
         scheduleTimerIfArmed()
         delegate.upstreamAttemptStarted(HTTP2StreamWriter(stream: self))
         requestRead()
@@ -112,7 +112,7 @@ final class UpstreamHTTP2Stream {
                 return eventLoop.makeFailedFuture(GatewayError.upstreamClosed(upstream: upstream, beforeHead: machine.isAwaitingHead))
             }
             let future = writeObserved(.data(.init(data: .byteBuffer(chunk), endStream: isLast)), isEnd: isLast)
-            connection.flushSoon()
+            connection.io.flushSoon()
             scheduleTimerIfArmed()
             return future
         }
@@ -135,7 +135,7 @@ final class UpstreamHTTP2Stream {
     }
 
     func write(_ payload: HTTP2Frame.FramePayload, promise: EventLoopPromise<Void>?) {
-        connection.write(HTTP2Frame(streamID: id, payload: payload), promise: promise)
+        connection.io.write(HTTP2Frame(streamID: id, payload: payload), promise: promise)
     }
 
     /// Writes `payload` with a promise whose completion goes to the machine.
