@@ -42,12 +42,14 @@ struct HTTP2FlowTests {
     }
 
     @Test func eachMemberHearsTheReadsEndOnceEvenOneThatJoinsMeanwhile() {
-        let batch = HTTP2ReadBatch<Member>()
+        let io = HTTP2StreamIO<Member>()
         let first = Member(), late = Member()
-        batch.join(first)
-        batch.join(first)
-        first.onComplete = { batch.join(late) }
-        batch.endRead()
+        #expect(!io.join(first), "outside a read: the member ends its read itself")
+        io.readStarted()
+        #expect(io.join(first))
+        #expect(io.join(first))
+        first.onComplete = { _ = io.join(late) }
+        io.readEnded()
         #expect(first.completes == 1 && late.completes == 1)
         #expect(!first.inReadBatch && !late.inReadBatch)
     }
@@ -67,7 +69,7 @@ struct HTTP2FlowTests {
         final class Writer: ChannelInboundHandler { typealias InboundIn = Any }
         let writer = Writer()
         try channel.pipeline.syncOperations.addHandlers([counter, writer])
-        let flusher = TickFlusher()
+        let flusher = HTTP2StreamIO<Member>()
         flusher.attach(try channel.pipeline.syncOperations.context(handler: writer))
         flusher.flushSoon()
         flusher.flushSoon()

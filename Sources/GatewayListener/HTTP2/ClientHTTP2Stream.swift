@@ -44,7 +44,7 @@ final class ClientHTTP2Stream: ExchangeHolder {
     /// NIOHTTP2 closed the stream (both ends, or a reset): nothing more is written.
     var closedOnWire = false
     var receiveWindow: HTTP2InboundWindow
-    var sendWindow = HTTP2SendWindow()
+    var sendWindow: HTTP2SendWindow
     /// What the exchange was last told (or would be): writable or not.
     var wasWritable = true
 
