@@ -99,7 +99,8 @@
 #                      proxy's pid); where each run's CPU went (scripts/bench/perf_summary.py: by
 #                      component, in µs per request) goes to perf-NAME-LOAD.txt beside the results
 #                      file; the CPU figures of those runs include perf's sampling cost (BENCH_PERF_KEEP=1
-#                      keeps each perf-NAME-LOAD.data beside it, for `perf report`)
+#                      keeps each perf-NAME-LOAD.data beside it, for `perf report`; BENCH_PERF_EVENT=EVENT
+#                      records every hit of EVENT instead, e.g. syscalls:sys_enter_mprotect)
 #   BENCH_MALLOCS      1: count each gateway and HAProxy run's calls to glibc's malloc (a perf uprobe
 #                      on libc, `perf stat -e probe_libc:malloc -p PID`), reported per request in
 #                      mallocs-NAME-LOAD.txt beside the results file and in the row's record. A probe
@@ -108,6 +109,9 @@
 #                      sites: record each malloc's stack instead (perf record -g) and write where they
 #                      come from, per request, to mallocs-NAME-LOAD.txt (scripts/bench/malloc_sites.py;
 #                      BENCH_MALLOCS_KEEP=1 keeps the perf data beside it, for malloc_sites.py --depth N)
+#   BENCH_SYSCALLS     1: count each gateway and HAProxy run's system calls by kind (perf stat on the
+#                      syscalls:sys_enter_* tracepoints of the socket and poll calls), per request, in
+#                      syscalls-NAME-LOAD.txt beside the results file (BENCH_WARMUP=0: the whole run)
 #
 # Extra gateway variants: every scripts/bench/templates/gateway-NAME.yaml is measured too
 # (as "gateway-NAME", log_level from the template), e.g. a typical config with policies on;
@@ -144,6 +148,7 @@ fi
 REPEAT=${BENCH_REPEAT:-1}
 BUILD_WAIT=${BENCH_BUILD_WAIT:-1800}
 OUT=${BENCH_OUT:-$ROOT/scripts/bench-results.md}
+mkdir -p "$(dirname "$OUT")"
 CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gateway-bench}
 # The build the Dockerfile ships: release, Swift runtime linked in (--static-swift-stdlib).
 STATIC_SCRATCH="$ROOT/.build-static"
@@ -172,6 +177,7 @@ export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the tree
 log() { printf '==> %s\n' "$*" >&2; }
 PERF=${BENCH_PERF:-0}
 MALLOCS=${BENCH_MALLOCS:-0}
+SYSCALLS=${BENCH_SYSCALLS:-0}
 WORK=$(mktemp -d /tmp/gateway-bench.XXXXXX)
 chmod 755 "$WORK"   # squid, tinyproxy and nginx workers drop privileges
 note() { printf '%s\n' "$*" >>"$WORK/notes.txt"; log "note: $*"; }
@@ -494,9 +500,14 @@ perf_start() {
     PERF_PID="" MALLOC_PID=""
     [[ $1 == gateway* || $1 == haproxy* ]] && command -v perf >/dev/null || return 0
     if [[ $MALLOCS != 0 ]]; then malloc_count_start "$@"; return 0; fi
+    if [[ $SYSCALLS != 0 ]]; then syscall_count_start "$@"; return 0; fi
     ((PERF)) || return 0
     PERF_DATA="$WORK/perf-$1-$2.data"
-    perf record -q -F 999 -g -p "$3" -o "$PERF_DATA" >/dev/null 2>&1 &
+    if [[ -n "${BENCH_PERF_EVENT:-}" ]]; then   # e.g. syscalls:sys_enter_mprotect: every hit's stack
+        perf record -q -c 1 -g -e "$BENCH_PERF_EVENT" -p "$3" -o "$PERF_DATA" >/dev/null 2>&1 &
+    else
+        perf record -q -F 999 -g -p "$3" -o "$PERF_DATA" >/dev/null 2>&1 &
+    fi
     PERF_PID=$!
 }
 
@@ -552,9 +563,53 @@ EOF
     rm -f "$MALLOC_OUT"
 }
 
+# syscall_count_start NAME LOAD PID (BENCH_SYSCALLS=1): counts the process's system calls of the
+# kinds a proxy makes per request (every thread of PID, the run's whole length).
+SYSCALL_EVENTS=read,write,readv,writev,recvfrom,sendto,recvmsg,sendmsg,epoll_wait,epoll_pwait,epoll_ctl,futex,accept4,connect,close,setsockopt,getsockopt,splice,mmap,munmap,brk,madvise,mprotect,timerfd_settime,sched_yield
+syscall_count_start() {
+    local events=() e
+    for e in ${SYSCALL_EVENTS//,/ }; do events+=(-e "syscalls:sys_enter_$e"); done
+    MALLOC_OUT="$WORK/syscalls-$1-$2.csv"
+    perf stat -x, "${events[@]}" -e page-faults,context-switches -p "$3" -o "$MALLOC_OUT" >/dev/null 2>&1 &
+    MALLOC_PID=$!
+}
+
+# syscall_count_stop RUNSFILE: the counts over the requests of the run just appended to RUNSFILE.
+syscall_count_stop() {
+    kill -INT "$MALLOC_PID" 2>/dev/null || true
+    wait "$MALLOC_PID" 2>/dev/null || true
+    MALLOC_PID=""
+    local out
+    out="$(dirname "$OUT")/$(basename "${MALLOC_OUT%.csv}").txt"
+    python3 - "$1" "$MALLOC_OUT" "$out" <<'EOF'
+import json, sys
+runs, csv, out = sys.argv[1:]
+rec = json.loads(open(runs).read().splitlines()[-1])
+requests = rec.get("requests") or 0
+counts = {}
+for line in open(csv):
+    parts = line.split(",")
+    if len(parts) > 2 and parts[0].replace(".", "").isdigit():
+        counts[parts[2].split("sys_enter_")[-1]] = int(float(parts[0]))
+other = {k: counts.pop(k) for k in ("page-faults", "context-switches") if k in counts}
+total = sum(counts.values())
+rows = [f"{rec.get('name')}: {total} system calls over {requests} requests"
+        + (f" = {total / requests:.2f} per request" if requests else "")]
+for name, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+    if n:
+        rows.append(f"  {name:<12} {n:>10}" + (f"  {n / requests:6.2f}/req" if requests else ""))
+for name, n in other.items():
+    rows.append(f"  ({name}: {n}" + (f", {n / requests:.3f}/req)" if requests else ")"))
+open(out, "w").write("\n".join(rows) + "\n")
+print("==> syscalls: " + rows[0], file=sys.stderr)
+EOF
+    rm -f "$MALLOC_OUT"
+}
+
 # perf_stop RUNSFILE: ends the sampling and writes where the CPU went (perf_summary.py, in µs
 # per request from the run just appended to RUNSFILE) to perf-NAME-LOAD.txt beside the results.
 perf_stop() {
+    if [[ -n "$MALLOC_PID" && $SYSCALLS != 0 && $MALLOCS == 0 ]]; then syscall_count_stop "$1"; fi
     [[ -n "$MALLOC_PID" ]] && malloc_count_stop "$1"
     [[ -n "$PERF_PID" ]] || return 0
     kill -INT "$PERF_PID" 2>/dev/null || true

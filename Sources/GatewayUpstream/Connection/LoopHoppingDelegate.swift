@@ -51,11 +51,16 @@ final class LoopHoppingDelegate: UpstreamAttemptDelegate, @unchecked Sendable {
         delegateLoop.execute { self.delegate.upstreamResponseTrailers(trailers) }
     }
 
+    /// The end and a failure let go of the writer: an HTTP/2 stream's holds
+    /// the stream, which holds this delegate, and that cycle kept every ended
+    /// exchange alive. A write after them fails, as the stream would refuse it.
     func upstreamResponseEnd() {
+        writer = nil
         delegateLoop.execute { self.delegate.upstreamResponseEnd() }
     }
 
     func upstreamAttemptFailed(_ error: any Error) {
+        writer = nil
         delegateLoop.execute { self.delegate.upstreamAttemptFailed(error) }
     }
 

@@ -40,12 +40,13 @@ struct HTTP2StreamCancellation: Sendable {
 
 /// A stream's lease of a connection's slot, on the connection's loop: the slot
 /// is freed once (the exchange ended or failed, or the stream never opened),
-/// and the attempt hears once if the stream could not be opened.
+/// and the attempt hears once if the stream could not be opened. Each closure
+/// is dropped once it can no longer be called: `notOpened` holds the attempt,
+/// which holds the stream, which holds this ticket, and that cycle kept every
+/// ended exchange alive.
 final class HTTP2StreamTicket {
-    private var slotHeld = true
-    private var opened = false
-    private let freeSlot: () -> Void
-    private let notOpened: (any Error) -> Void
+    private var freeSlot: (() -> Void)?
+    private var notOpened: ((any Error) -> Void)?
 
     init(freeSlot: @escaping () -> Void, notOpened: @escaping (any Error) -> Void) {
         self.freeSlot = freeSlot
@@ -54,20 +55,20 @@ final class HTTP2StreamTicket {
 
     /// The stream is open and its HEADERS written: failures are the exchange's from now on.
     func markOpened() {
-        opened = true
+        notOpened = nil
     }
 
     func releaseSlot() {
-        guard slotHeld else { return }
-        slotHeld = false
+        guard let freeSlot else { return }
+        self.freeSlot = nil
         freeSlot()
     }
 
     /// The stream could not be opened: the slot is freed and, if nothing was sent, the attempt told.
     func openFailed(_ error: any Error) {
         releaseSlot()
-        guard !opened else { return }
-        opened = true
+        guard let notOpened else { return }
+        self.notOpened = nil
         notOpened(error)
     }
 }
