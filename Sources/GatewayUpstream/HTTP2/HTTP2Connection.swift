@@ -135,6 +135,10 @@ final class HTTP2Connection: Sendable {
         // error. A client that goes away cancels every stream it had: 50 at once
         // under load made nginx's answers to them kill the connection.
         configuration.maximumRecentlyResetStreams = recentlyResetStreams
+        // The fields are checked once, as the stream reads them (HTTP2ResponseSection),
+        // and the request's are built valid (HTTP2Fields): NIOHTTP2's second walk over
+        // every section is off on upstream connections. Content lengths are still checked.
+        configuration.headerBlockValidation = .disabled
         return configuration
     }
 

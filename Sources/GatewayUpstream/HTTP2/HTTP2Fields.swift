@@ -21,10 +21,7 @@ import NIOHTTP1
 ///   body as over HTTP/1.1. `cookie` goes as one field, as the client sent it.
 ///   `authorization` and `cookie` values are never indexed by HPACK (RFC 7541
 ///   §7.1.3): one connection carries the requests of many clients.
-/// - Response: `:status` (three digits), then the fields as sent but for
-///   pseudo-header and connection-specific ones (a server sends none);
-///   `content-length` is the declared length.
-/// - Trailers: the trailing field section, filtered the same way.
+/// - Response and trailers: ``HTTP2ResponseSection``.
 enum HTTP2Fields {
     static func requestHeaders(_ request: ProxyRequest) -> HPACKHeaders {
         // Names `Connection` lists (the listener removed them already: rare here).
@@ -61,51 +58,6 @@ enum HTTP2Fields {
         case .none:
             return nil
         }
-    }
-
-    /// The first field of a response or trailer section that HTTP/1.1 cannot
-    /// carry (``HTTPFieldBytes/canCarry(name:value:)``), or nil: an upstream's
-    /// control byte never reaches a client as it is.
-    static func invalidField(in headers: HPACKHeaders) -> String? {
-        for field in headers where !HTTPFieldBytes.canCarry(name: field.name, value: field.value) {
-            return field.name.utf8.allSatisfy(HTTPFieldBytes.isFieldValueByte) ? field.name : "a field"
-        }
-        return nil
-    }
-
-    /// `:status` of a response section: three digits, else nil.
-    static func status(of headers: HPACKHeaders) -> UInt? {
-        guard let text = headers.first(name: ":status"), text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
-            return nil
-        }
-        return UInt(text)
-    }
-
-    /// The `content-length` of a response section (NIOHTTP2 checks it against the DATA received).
-    static func declaredLength(of headers: HPACKHeaders) -> Int? {
-        guard let text = headers.first(name: "content-length"), let length = Int(text), length >= 0 else { return nil }
-        return length
-    }
-
-    /// The fields a response or trailer section passes on: its regular fields, connection-specific ones dropped.
-    static func fields(of headers: HPACKHeaders) -> HTTPHeaders {
-        var fields = HTTPHeaders()
-        fields.reserveCapacity(headers.count + 1)
-        for field in headers {
-            if field.name.utf8.first == UInt8(ascii: ":") || HopByHopHeaders.isAlwaysHopByHop(field.name) { continue }
-            fields.add(name: field.name, value: field.value)
-        }
-        return fields
-    }
-
-    /// The response head a final HEADERS makes (`status` already checked by the stream's machine).
-    static func responseHead(status: UInt, headers: HPACKHeaders, hasBody: Bool) -> UpstreamResponseHead {
-        UpstreamResponseHead(
-            status: HTTPResponseStatus(statusCode: Int(status)),
-            headers: fields(of: headers),
-            declaredLength: declaredLength(of: headers),
-            hasBody: hasBody
-        )
     }
 
     private static func isSensitive(_ loweredName: String) -> Bool {

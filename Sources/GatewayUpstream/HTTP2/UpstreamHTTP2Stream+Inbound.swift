@@ -59,23 +59,23 @@ extension UpstreamHTTP2Stream {
     private func process(_ payload: HTTP2Frame.FramePayload) {
         switch payload {
         case .headers(let frame):
-            if let invalid = HTTP2Fields.invalidField(in: frame.headers) {
+            let section = HTTP2ResponseSection(frame.headers)
+            if let invalid = section.invalidField {
                 perform(machine.malformedFields("\(invalid) with a character HTTP/1.1 does not allow"))
             } else if machine.isAwaitingHead {
-                let status = HTTP2Fields.status(of: frame.headers)
-                let declaredLength = HTTP2Fields.declaredLength(of: frame.headers)
-                let action = machine.responseHead(status: status, declaredLength: declaredLength, endStream: frame.endStream, now: eventLoop.now)
-                if case .forwardHead(let hasBody) = action, let status {
-                    let head = HTTP2Fields.responseHead(status: status, headers: frame.headers, hasBody: hasBody)
+                let action = machine.responseHead(
+                    status: section.status, declaredLength: section.declaredLength, endStream: frame.endStream, now: eventLoop.now
+                )
+                if case .forwardHead(let hasBody) = action, let status = section.status {
                     recorder.responseHead(status: Int(status))
-                    delegate.upstreamResponseHead(head)
+                    delegate.upstreamResponseHead(section.head(status: status, hasBody: hasBody))
                 } else {
                     perform(action)
                 }
             } else {
                 let action = machine.responseTrailers(endStream: frame.endStream)
                 if case .forwardTrailers = action {
-                    delegate.upstreamResponseTrailers(HTTP2Fields.fields(of: frame.headers))
+                    delegate.upstreamResponseTrailers(section.fields)
                 } else {
                     perform(action)
                 }

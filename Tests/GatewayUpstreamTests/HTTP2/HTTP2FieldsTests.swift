@@ -94,8 +94,9 @@ struct HTTP2FieldsTests {
         let section = HPACKHeaders([
             (":status", "200"), ("content-type", "text/plain"), ("content-length", "5"), ("set-cookie", "a=1"), ("set-cookie", "b=2"),
         ])
-        #expect(HTTP2Fields.status(of: section) == 200)
-        let head = HTTP2Fields.responseHead(status: 200, headers: section, hasBody: true)
+        let read = HTTP2ResponseSection(section)
+        #expect(read.status == 200 && read.invalidField == nil)
+        let head = read.head(status: 200, hasBody: true)
         #expect(head.status == .ok)
         #expect(head.declaredLength == 5)
         #expect(head.headers.map(\.name) == ["content-type", "content-length", "set-cookie", "set-cookie"])
@@ -104,13 +105,33 @@ struct HTTP2FieldsTests {
 
     @Test(arguments: ["20", "2000", "abc", "-20"])
     func aMalformedStatusIsNone(text: String) {
-        #expect(HTTP2Fields.status(of: HPACKHeaders([(":status", text)])) == nil)
-        #expect(HTTP2Fields.status(of: HPACKHeaders([("x", "y")])) == nil)
+        #expect(HTTP2ResponseSection(HPACKHeaders([(":status", text)])).status == nil)
+        #expect(HTTP2ResponseSection(HPACKHeaders([("x", "y")])).status == nil)
     }
 
     @Test func trailersKeepTheirRegularFields() {
-        let trailers = HTTP2Fields.fields(of: HPACKHeaders([("grpc-status", "0"), ("grpc-message", ""), ("connection", "close")]))
+        let trailers = HTTP2ResponseSection(HPACKHeaders([("grpc-status", "0"), ("grpc-message", ""), ("connection", "close")])).fields
         #expect(trailers.map(\.name) == ["grpc-status", "grpc-message"])
+    }
+
+    /// The section is the only check an upstream's fields get (NIOHTTP2's own is off upstream).
+    @Test(arguments: [
+        [("x-bad", "a\u{01}b")], [("x-bad", "a\rb")], [("x-bad", "a\nb")], [("x-bad", "a\u{0}b")], [("bad name", "v")], [("", "v")],
+        [(":status", "200"), ("x-ok", "1"), ("x\u{7f}", "v")],
+    ])
+    func aFieldHTTP11CannotCarryMakesTheSectionMalformed(fields: [(String, String)]) {
+        let read = HTTP2ResponseSection(HPACKHeaders(fields))
+        #expect(read.invalidField != nil)
+    }
+
+    @Test func pseudoHeaderAndConnectionSpecificFieldsAreDropped() {
+        let read = HTTP2ResponseSection(HPACKHeaders([
+            (":status", "204"), (":path", "/x"), ("connection", "close"), ("keep-alive", "5"), ("transfer-encoding", "chunked"),
+            ("upgrade", "h2c"), ("proxy-connection", "close"), ("x-kept", "1"),
+        ]))
+        #expect(read.status == 204)
+        #expect(read.fields.map(\.name) == ["x-kept"])
+        #expect(read.declaredLength == nil)
     }
 
     /// REFUSED_STREAM means the server did not process the request: safe to retry.

@@ -1,0 +1,56 @@
+import GatewayCore
+import NIOHPACK
+import NIOHTTP1
+
+/// A response or trailer field section from an HTTP/2 upstream, read in one
+/// pass (RFC 9113 §8.3.2): `:status` (three digits, else nil), the declared
+/// `content-length`, and the regular fields passed on, with the pseudo-header
+/// and connection-specific fields dropped (a server sends none).
+///
+/// This is the one check an upstream's fields get: the connection's NIOHTTP2
+/// handler runs without its own header-block validation (which walked every
+/// section again, name by name, and compared each against the forbidden
+/// ones). Every name must be a token and every value HTTP/1.1 field-value
+/// bytes (``HTTPFieldBytes/canCarry(name:value:)``, stricter than RFC 9113's
+/// "no CR, LF or NUL"): otherwise `invalidField` names the first one that is
+/// not, and the stream fails as a malformed response. An upstream's control
+/// byte never reaches a client.
+struct HTTP2ResponseSection {
+    var status: UInt?
+    var declaredLength: Int?
+    var fields = HTTPHeaders()
+    /// The first field HTTP/1.1 cannot carry (its name, or "a field" when the
+    /// name itself is not printable): the section is malformed.
+    var invalidField: String?
+
+    init(_ headers: HPACKHeaders) {
+        fields.reserveCapacity(headers.count)
+        for field in headers {
+            let name = field.name
+            guard HTTPFieldBytes.canCarry(name: name, value: field.value) else {
+                invalidField = name.utf8.allSatisfy(HTTPFieldBytes.isFieldValueByte) ? name : "a field"
+                return
+            }
+            if name.utf8.first == UInt8(ascii: ":") {
+                if status == nil, name == ":status" { status = Self.status(field.value) }
+                continue
+            }
+            if HopByHopHeaders.isAlwaysHopByHop(name) { continue }
+            if declaredLength == nil, name == "content-length", let length = Int(field.value), length >= 0 {
+                declaredLength = length
+            }
+            fields.add(name: name, value: field.value)
+        }
+    }
+
+    /// The response head a final HEADERS makes (`status` already checked by the stream's machine).
+    func head(status: UInt, hasBody: Bool) -> UpstreamResponseHead {
+        UpstreamResponseHead(status: HTTPResponseStatus(statusCode: Int(status)), headers: fields, declaredLength: declaredLength, hasBody: hasBody)
+    }
+
+    /// `:status`: three digits, else nil.
+    private static func status(_ text: String) -> UInt? {
+        guard text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        return UInt(text)
+    }
+}
