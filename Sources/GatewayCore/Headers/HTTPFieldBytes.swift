@@ -24,6 +24,13 @@ public enum HTTPFieldBytes {
         byte == 9 || (byte >= 32 && byte != 127)
     }
 
+    /// `name` in lowercase, as HTTP/2 sends names: the same string, with no
+    /// copy, when it has no uppercase letter (most names a client sends).
+    @inlinable
+    public static func lowercasedName(_ name: String) -> String {
+        name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
+    }
+
     /// Whether HTTP/1.1 can carry a field read from an HTTP/2 field section
     /// (HTTP/2 frames any byte but NUL, CR and LF in a value, RFC 9113
     /// §8.2.1): a token name (a pseudo-field's `:` aside) and a value with no

@@ -41,49 +41,56 @@ package enum HTTP2Translation {
         var cookies: [String] = []
         var acceptsTrailers = false
         var declaredLength: Int?
+        // `Host` first, as an HTTP/1.1 request line's next line would have it. The
+        // pseudo-fields come before the others (NIOHTTP2 refuses them after), so
+        // `:authority` is known at the first regular field.
+        var hostFirst = false
         headers.reserveCapacity(fields.count + 2)
         for (name, value, _) in fields {
             guard HTTPFieldBytes.canCarry(name: name, value: value) else {
                 throw .invalidField(name.utf8.allSatisfy(HTTPFieldBytes.isFieldValueByte) ? name : "a field")
             }
-            guard name.utf8.first == UInt8(ascii: ":") else {
+            guard name.utf8.first != UInt8(ascii: ":") else {
                 switch name {
-                case "cookie":
-                    cookies.append(value)
-                    continue
-                case "te":
-                    acceptsTrailers = value.lowercased() == "trailers"
-                case "content-length":
-                    declaredLength = Int(value)
-                case "host":
-                    // `:authority` wins (§8.3.1); a second Host would be ambiguous upstream.
-                    if authority != nil { continue }
-                    authority = value
-                    continue
-                default:
-                    break
+                case ":method": method = value
+                case ":path": path = value
+                case ":authority": authority = value
+                default: break  // `:scheme`, `:protocol`: the origin decides
                 }
-                headers.add(name: name, value: value)
                 continue
             }
-            switch name {
-            case ":method": method = value
-            case ":path": path = value
-            case ":authority": authority = value
-            default: break  // `:scheme`, `:protocol`: the origin decides
+            if headers.isEmpty, let authority {
+                headers.add(name: "host", value: authority)
+                hostFirst = true
             }
+            // Told apart by length first: most names are none of these.
+            switch name.utf8.count {
+            case 6 where name == "cookie":
+                cookies.append(value)
+                continue
+            case 2 where name == "te":
+                acceptsTrailers = value.lowercased() == "trailers"
+            case 14 where name == "content-length":
+                declaredLength = Int(value)
+            case 4 where name == "host":
+                // `:authority` wins (§8.3.1); a second Host would be ambiguous upstream.
+                if authority == nil { authority = value }
+                continue
+            default:
+                break
+            }
+            headers.add(name: name, value: value)
         }
         guard let method else { throw .missingPseudoField(":method") }
         let httpMethod = HTTPMethod(rawValue: method)
         guard httpMethod != .CONNECT else { throw .connectNotSupported }
         guard let path, !path.isEmpty else { throw .missingPseudoField(":path") }
-        if let authority { headers.replaceOrAdd(name: "host", value: authority) }
         if !cookies.isEmpty { headers.add(name: "cookie", value: cookies.joined(separator: "; ")) }
-        // `Host` first, as an HTTP/1.1 request line's next line would have it.
-        if authority != nil, headers.count > 1, let host = headers.first(name: "host") {
-            var ordered = HTTPHeaders([("host", host)])
-            ordered.reserveCapacity(headers.count)
-            for (name, value) in headers where name != "host" { ordered.add(name: name, value: value) }
+        if let authority, !hostFirst {
+            // No regular field, or a `host` field and no `:authority`: rare.
+            var ordered = HTTPHeaders([("host", authority)])
+            ordered.reserveCapacity(headers.count + 1)
+            ordered.add(contentsOf: headers)
             headers = ordered
         }
         let head = ClientRequestHead(version: HTTPVersion(major: 2, minor: 0), method: httpMethod, uri: path, headers: headers)
@@ -110,16 +117,22 @@ package enum HTTP2Translation {
 
     private static func append(_ fields: HTTPHeaders, to out: inout HPACKHeaders) {
         for (name, value) in fields {
-            let lower = name.lowercased()
+            let lower = HTTPFieldBytes.lowercasedName(name)
             guard !isConnectionSpecific(lower), lower.utf8.first != UInt8(ascii: ":") else { continue }
             out.add(name: lower, value: value)
         }
     }
 
     /// Fields HTTP/2 forbids (§8.2.2), and `te` (only `trailers` is allowed, in requests).
+    /// Told apart by length first: most names are none of these lengths.
     static func isConnectionSpecific(_ lowercasedName: String) -> Bool {
-        switch lowercasedName {
-        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "http2-settings": true
+        switch lowercasedName.utf8.count {
+        case 2: lowercasedName == "te"
+        case 7: lowercasedName == "upgrade"
+        case 10: lowercasedName == "connection" || lowercasedName == "keep-alive"
+        case 14: lowercasedName == "http2-settings"
+        case 16: lowercasedName == "proxy-connection"
+        case 17: lowercasedName == "transfer-encoding"
         default: false
         }
     }

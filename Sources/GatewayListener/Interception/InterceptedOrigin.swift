@@ -3,6 +3,15 @@
 struct InterceptedOrigin: Sendable, Equatable {
     let host: String
     let port: Int
+    /// `host:port`, as a client's authority names this origin: most requests'
+    /// authority is this or `host`, byte for byte, and needs no parsing.
+    private let hostAndPort: String
+
+    init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+        self.hostAndPort = "\(host):\(port)"
+    }
 
     /// A request target read inside the tunnel, as a target of the origin.
     func resolve(_ target: ClientTarget) -> ClientTarget {
@@ -23,7 +32,7 @@ struct InterceptedOrigin: Sendable, Equatable {
     /// not configured for (RFC 9110 §15.5.20). Without a port, the authority is
     /// read as this origin's; without an authority, the request is this origin's.
     func misdirects(_ authority: String?) -> Bool {
-        guard let authority, !authority.isEmpty else { return false }
+        guard let authority, !authority.isEmpty, authority != hostAndPort, authority != host else { return false }
         let (named, port) = Self.split(authority)
         // Compared by bytes, ignoring ASCII case: no string is made per request.
         let (a, b) = (Self.bare(named).utf8, Self.bare(host).utf8)

@@ -36,7 +36,7 @@ enum HTTP2Fields {
             if HopByHopHeaders.isAlwaysHopByHop(name) { continue }
             if HopByHopHeaders.equalsIgnoringCase(name, "host") || HopByHopHeaders.equalsIgnoringCase(name, "content-length") { continue }
             if !named.isEmpty, named.contains(where: { HopByHopHeaders.equalsIgnoringCase(name, $0) }) { continue }
-            let lowered = lowercasedName(name)
+            let lowered = HTTPFieldBytes.lowercasedName(name)
             headers.add(name: lowered, value: value, indexing: isSensitive(lowered) ? .neverIndexed : .indexable)
         }
         headers.add(name: "te", value: "trailers")
@@ -62,10 +62,5 @@ enum HTTP2Fields {
 
     private static func isSensitive(_ loweredName: String) -> Bool {
         loweredName == "authorization" || loweredName == "cookie"
-    }
-
-    /// The name in lowercase; without a copy when it is already.
-    private static func lowercasedName(_ name: String) -> String {
-        name.utf8.contains(where: { $0 >= 65 && $0 <= 90 }) ? name.lowercased() : name
     }
 }

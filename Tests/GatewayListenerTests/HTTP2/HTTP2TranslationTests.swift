@@ -39,6 +39,18 @@ struct HTTP2TranslationTests {
         #expect(try HTTP2Translation.request(hostOnly).head.headers["host"] == ["b.test"])
     }
 
+    /// `Host` comes first whichever field carried the authority, and once.
+    @Test func hostIsTheFirstFieldWhereverTheAuthorityCameFrom() throws {
+        let late: HPACKHeaders = [":method": "GET", ":scheme": "https", ":path": "/", "accept": "*/*", "cookie": "a=1", "host": "b.test", "x-a": "1"]
+        #expect(try HTTP2Translation.request(late).head.headers.map(\.name) == ["host", "accept", "x-a", "cookie"])
+        let cookieFirst: HPACKHeaders = [":method": "GET", ":scheme": "https", ":path": "/", ":authority": "a.test", "cookie": "a=1", "accept": "*/*"]
+        #expect(try HTTP2Translation.request(cookieFirst).head.headers.map(\.name) == ["host", "accept", "cookie"])
+        let pseudoOnly: HPACKHeaders = [":method": "GET", ":scheme": "https", ":path": "/", ":authority": "a.test"]
+        #expect(try HTTP2Translation.request(pseudoOnly).head.headers.map(\.name) == ["host"])
+        let none: HPACKHeaders = [":method": "GET", ":scheme": "https", ":path": "/", "accept": "*/*"]
+        #expect(try HTTP2Translation.request(none).head.headers.map(\.name) == ["accept"])
+    }
+
     @Test func connectAndMissingFieldsAreRefused() {
         #expect(throws: HTTP2Translation.Refusal.connectNotSupported) {
             try HTTP2Translation.request([":method": "CONNECT", ":authority": "a.test:443"])
