@@ -44,6 +44,9 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     var connectionWindow = HTTP2InboundWindow(target: HTTP2Connection.connectionWindow)
     /// The streams' writes, their read batch, the flush per read or tick.
     let io = HTTP2StreamIO<UpstreamHTTP2Stream>()
+    /// The one timer of the streams' request timeouts (`+Deadlines.swift`), due at `timerDeadline`.
+    var timer: NIOScheduledCallback?
+    var timerDeadline = NIODeadline.distantFuture
 
     init(firstSettings: EventLoopPromise<Int>, events: HTTP2ConnectionEvents, upstream: String, requestTimeout: TimeAmount, eventLoop: any EventLoop) {
         self.firstSettings = firstSettings
@@ -61,6 +64,7 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         failStart(ChannelError.eof)
         closeAllStreams()
+        stopTimer()
         io.detach()
         self.context = nil
     }
@@ -121,6 +125,7 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         failStart(ChannelError.eof)
         closeAllStreams()
+        stopTimer()
         context.fireChannelInactive()
     }
 

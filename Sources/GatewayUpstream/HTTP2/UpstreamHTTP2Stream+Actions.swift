@@ -3,7 +3,8 @@ import NIOCore
 import NIOHTTP2
 
 /// Performs what the machine decided (but for the forwarding of a frame's
-/// parts, done where the frame is), and keeps the request timeout's task.
+/// parts, done where the frame is), and tells the connection's timer when the
+/// request timeout is due.
 /// The stream's slot goes back to the pool before the delegate hears of the
 /// end or the failure: its next request may take it.
 extension UpstreamHTTP2Stream {
@@ -16,7 +17,6 @@ extension UpstreamHTTP2Stream {
         case .requestSent:
             recorder.requestSent()
         case .finish(let resetStream):
-            cancelTimer()
             recorder.ended()
             // RST_STREAM (CANCEL): the server stops waiting for the rest of the request.
             if resetStream { resetOnWire() }
@@ -24,7 +24,6 @@ extension UpstreamHTTP2Stream {
             ticket.releaseSlot()
             delegate.upstreamResponseEnd()
         case .fail(let failure):
-            cancelTimer()
             let error = gatewayError(for: failure)
             // Recorded before the delegate hears of it, so that it sees the final record.
             recorder.failed(error)
@@ -33,7 +32,6 @@ extension UpstreamHTTP2Stream {
             ticket.releaseSlot()
             delegate.upstreamAttemptFailed(error)
         case .notOpened:
-            cancelTimer()
             connection.forget(self)
             ticket.openFailed(ConnectionClosedBeforeUse(upstream: upstream))
         }
@@ -91,26 +89,22 @@ extension UpstreamHTTP2Stream {
         )
     }
 
-    // MARK: The request timeout's task (as the HTTP/1.1 handler keeps it)
+    // MARK: The request timeout (on the connection's one timer)
 
-    /// Schedules the callback when the timeout is armed and none is pending:
-    /// this handler is the callback's handler, so no closure, promise or
-    /// future per stream, as `scheduleTask` makes.
+    /// Tells the connection when this stream is due, if its timeout is armed.
     func scheduleTimerIfArmed() {
-        guard timer == nil, let deadline = machine.timeout.deadline else { return }
-        timer = try? eventLoop.assumeIsolated().scheduleCallback(at: deadline, handler: self)
+        guard let deadline = machine.timeout.deadline else { return }
+        connection.ensureTimer(by: deadline)
     }
 
-    func cancelTimer() {
-        timer?.cancel()
-        timer = nil
-    }
-}
-
-extension UpstreamHTTP2Stream: NIOScheduledCallbackHandler {
-    func handleScheduledCallback(eventLoop: some EventLoop) {
-        timer = nil
-        // Not run out yet: `perform` schedules the callback again for the new deadline.
-        perform(machine.timerFired(now: eventLoop.now))
+    /// The connection's timer fired: the machine hears it if this stream's
+    /// deadline passed (it fails, or it made progress and is due later).
+    func deadlineCheck(now: NIODeadline) {
+        guard let deadline = machine.timeout.deadline else { return }
+        if deadline <= now {
+            perform(machine.timerFired(now: now))
+        } else {
+            connection.ensureTimer(by: deadline)
+        }
     }
 }

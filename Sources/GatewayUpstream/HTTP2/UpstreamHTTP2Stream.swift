@@ -20,7 +20,8 @@ import NIOHTTP2
 ///
 /// The protocol state is an ``UpstreamHTTP2StreamStateMachine`` (here the request
 /// side, in `+Inbound.swift` the response side and the held frames, in
-/// `+Actions.swift` what the machine decides and the request timeout's task).
+/// `+Actions.swift` what the machine decides and the request timeout, which
+/// runs on the connection's one timer).
 /// All its methods run on the connection's event loop.
 final class UpstreamHTTP2Stream {
     let id: HTTP2StreamID
@@ -31,8 +32,6 @@ final class UpstreamHTTP2Stream {
     let delegate: any UpstreamAttemptDelegate
     let ticket: HTTP2StreamTicket
     var machine: UpstreamHTTP2StreamStateMachine
-    /// Pending while the machine's request timeout is armed (and a while after).
-    var timer: NIOScheduledCallback?
     /// The machine asked for a read: frames go to the delegate as they come.
     var reading = false
     /// Frames that came while no read was asked for (a slow reader's), in order.

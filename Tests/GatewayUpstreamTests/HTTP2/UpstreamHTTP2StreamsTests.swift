@@ -107,6 +107,40 @@ struct UpstreamHTTP2StreamsTests {
         #expect(pair.handler.streams.isEmpty)
     }
 
+    /// The request timeouts of all streams run on the connection's one timer:
+    /// each stream times out 30 s after it last heard from the server, not
+    /// when the first one does, and an answered stream never does.
+    @Test func requestTimeoutsRunOnTheConnectionsOneTimer() throws {
+        let pair = try Pair()
+        let loop = pair.client.embeddedEventLoop
+        let first = RecordingDelegate(), answered = RecordingDelegate(), later = RecordingDelegate()
+        _ = pair.open("/first", delegate: first)
+        _ = pair.open("/answered", delegate: answered)
+        try pair.exchange()
+        loop.advanceTime(by: .seconds(10))
+        _ = pair.open("/later", delegate: later)
+        try pair.exchange()
+        try pair.respond(on: 3, body: "ok")
+        #expect(answered.events.last == .end)
+
+        loop.advanceTime(by: .seconds(19))  // 29 s
+        #expect(first.events == [.started])
+        loop.advanceTime(by: .seconds(2))  // 31 s
+        #expect(first.events == [.started, .failed(.requestTimeout)])
+        #expect(later.events == [.started], "opened at 10 s: due at 40 s")
+        // A head at 35 s is progress: the body is due 30 s after it.
+        loop.advanceTime(by: .seconds(4))
+        try pair.respond(on: 5, body: nil, end: false)
+        loop.advanceTime(by: .seconds(29))  // 64 s
+        #expect(later.events == [.started, .head(status: 200, hasBody: true)])
+        loop.advanceTime(by: .seconds(2))  // 66 s
+        #expect(later.events == [.started, .head(status: 200, hasBody: true), .failed(.requestTimeout)])
+        #expect(answered.events.last == .end)
+        #expect(pair.handler.streams.isEmpty)
+        #expect(pair.slotsFreed == 3)
+        #expect(pair.handler.timer == nil, "no stream left to time: the timer is not set again")
+    }
+
     /// A reader that cannot take more holds its stream's frames here, and the
     /// stream's window is not refilled until they are handed on: the server is
     /// held back by flow control, the other streams go on.
