@@ -145,6 +145,7 @@ final class ClientHTTP2Stream: ExchangeHolder {
             case .connectNotSupported: "CONNECT inside an intercepted connection is not supported"
             case .invalidField(let name): "malformed HTTP/2 request: \(name) has a character HTTP/1.1 does not allow"
             case .missingPseudoField(let name): "malformed HTTP/2 request: no \(name)"
+            case .malformed(let what): "malformed HTTP/2 request: \(what)"
             }
             return perform(ExchangeStart.refuse(GatewayError(.badRequest, message), info: info), info: info, endStream: endStream)
         }

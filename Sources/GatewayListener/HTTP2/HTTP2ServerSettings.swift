@@ -31,6 +31,10 @@ package enum HTTP2ServerSettings {
         // Frames a client sent before our RST_STREAM reached it are ignored for
         // this many reset streams (NIOHTTP2: 32; beyond, a connection error).
         configuration.maximumRecentlyResetStreams = 4 * maxConcurrentStreams
+        // A request's fields are checked once, as they are translated
+        // (HTTP2Translation.request), and the responses are built valid: NIOHTTP2's
+        // own walk over every section is off. It still checks content lengths.
+        configuration.headerBlockValidation = .disabled
         return configuration
     }
 

@@ -10,8 +10,14 @@ package import NIOHTTP1
 ///   origin (always https); cookie crumbs are joined with `; ` into one
 ///   `Cookie` (§8.2.3); `te: trailers` is kept (and read as "the client takes
 ///   trailers"); other fields as sent (lowercase, as HTTP/2 requires).
-///   NIOHTTP2 has already refused connection-specific fields, uppercase
-///   names, missing or repeated pseudo-fields and a wrong `content-length`.
+///   This pass is also the request's one validity check (RFC 9113 §8.2,
+///   §8.3.1): the client connection's NIOHTTP2 handler runs without its own
+///   header-block validation, which walked every section a second time (and
+///   every response the gateway built, a third). Refused as malformed: a
+///   field HTTP/1.1 cannot carry, an uppercase name, a connection-specific
+///   field, a `te` other than `trailers`, an unknown, repeated or late
+///   pseudo-field, and a missing `:method`, `:scheme` or `:path`. NIOHTTP2
+///   still checks `content-length` against the DATA received.
 /// - Response: `:status` first, then the end-to-end fields with lowercase
 ///   names; connection-specific ones (`connection`, `keep-alive`,
 ///   `proxy-connection`, `transfer-encoding`, `upgrade`) never go out, nor does
@@ -27,6 +33,8 @@ package enum HTTP2Translation {
 
     package enum Refusal: Error, Equatable {
         case missingPseudoField(String)
+        /// A section RFC 9113 §8.2-8.3 calls malformed: what is wrong with it.
+        case malformed(String)
         /// A field HTTP/1.1 cannot carry (a control byte in its value): its name, if printable.
         case invalidField(String)
         /// `CONNECT` (plain or extended) inside an intercepted connection.
@@ -46,19 +54,28 @@ package enum HTTP2Translation {
         // `:authority` is known at the first regular field.
         var hostFirst = false
         headers.reserveCapacity(fields.count + 2)
+        var pseudo = PseudoFields()
+        var sawRegular = false
         for (name, value, _) in fields {
             guard HTTPFieldBytes.canCarry(name: name, value: value) else {
                 throw .invalidField(name.utf8.allSatisfy(HTTPFieldBytes.isFieldValueByte) ? name : "a field")
             }
             guard name.utf8.first != UInt8(ascii: ":") else {
-                switch name {
-                case ":method": method = value
-                case ":path": path = value
-                case ":authority": authority = value
-                default: break  // `:scheme`, `:protocol`: the origin decides
+                guard !sawRegular else { throw .malformed("\(name) after a regular field") }
+                guard let field = PseudoFields.Field(name) else { throw .malformed("unknown pseudo-field \(name)") }
+                guard pseudo.insert(field) else { throw .malformed("\(name) twice") }
+                switch field {
+                case .method: method = value
+                case .path: path = value
+                case .authority: authority = value
+                case .scheme, .protocol: break  // the origin decides
                 }
                 continue
             }
+            guard !name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
+                throw .malformed("the field name \(name) is not lowercase")
+            }
+            sawRegular = true
             if headers.isEmpty, let authority {
                 headers.add(name: "host", value: authority)
                 hostFirst = true
@@ -69,7 +86,8 @@ package enum HTTP2Translation {
                 cookies.append(value)
                 continue
             case 2 where name == "te":
-                acceptsTrailers = value.lowercased() == "trailers"
+                guard value.lowercased() == "trailers" else { throw .malformed("te: \(value) (only trailers is allowed)") }
+                acceptsTrailers = true
             case 14 where name == "content-length":
                 declaredLength = Int(value)
             case 4 where name == "host":
@@ -77,7 +95,8 @@ package enum HTTP2Translation {
                 if authority == nil { authority = value }
                 continue
             default:
-                break
+                // HTTP2-Settings (HTTP/1.1's upgrade to h2c) was never refused here.
+                if isConnectionSpecific(name), name != "http2-settings" { throw .malformed("the connection-specific field \(name)") }
             }
             headers.add(name: name, value: value)
         }
@@ -85,6 +104,7 @@ package enum HTTP2Translation {
         let httpMethod = HTTPMethod(rawValue: method)
         guard httpMethod != .CONNECT else { throw .connectNotSupported }
         guard let path, !path.isEmpty else { throw .missingPseudoField(":path") }
+        guard pseudo.contains(.scheme) else { throw .missingPseudoField(":scheme") }
         if !cookies.isEmpty { headers.add(name: "cookie", value: cookies.joined(separator: "; ")) }
         if let authority, !hostFirst {
             // No regular field, or a `host` field and no `:authority`: rare.
@@ -135,5 +155,34 @@ package enum HTTP2Translation {
         case 17: lowercasedName == "transfer-encoding"
         default: false
         }
+    }
+
+    /// The request pseudo-fields seen so far (RFC 9113 §8.3.1), each allowed once.
+    struct PseudoFields {
+        enum Field: UInt8 {
+            case method = 1, scheme = 2, authority = 4, path = 8, `protocol` = 16
+
+            init?(_ name: String) {
+                switch name {
+                case ":method": self = .method
+                case ":scheme": self = .scheme
+                case ":authority": self = .authority
+                case ":path": self = .path
+                case ":protocol": self = .protocol
+                default: return nil
+                }
+            }
+        }
+
+        private var seen: UInt8 = 0
+
+        /// False when `field` was seen already.
+        mutating func insert(_ field: Field) -> Bool {
+            guard seen & field.rawValue == 0 else { return false }
+            seen |= field.rawValue
+            return true
+        }
+
+        func contains(_ field: Field) -> Bool { seen & field.rawValue != 0 }
     }
 }

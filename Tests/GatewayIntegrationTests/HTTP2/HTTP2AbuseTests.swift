@@ -103,6 +103,25 @@ struct HTTP2AbuseTests {
         #expect(f.upstream.receivedRequests.allSatisfy { $0.target == "/echo?after=1" }, "\(f.upstream.receivedRequests.map(\.target))")
     }
 
+    /// What RFC 9113 §8.2 calls malformed (checked by the gateway's own
+    /// translation, NIOHTTP2's check being off): 400 `bad_request` for that
+    /// stream, nothing sent upstream, and the connection goes on.
+    @Test(arguments: [#"[["X-Upper", "1"]]"#, #"[["connection", "close"]]"#, #"[["te", "gzip"]]"#, #"[[":path", "/again"]]"#, #"[[":status", "200"]]"#])
+    func aMalformedSectionIs400AndTheConnectionGoesOn(extraFields: String) async throws {
+        let f = try await interception.fixture()
+        let gateway = try await GatewayHarness.start(interception.configure(f))
+        defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
+
+        var env = f.h2ClientEnvironment(gateway)
+        env["EXTRA_FIELDS"] = extraFields
+        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.extraFieldsThenRequest], environment: env, timeout: .seconds(30))
+        #expect(run.status == 0, "\(run.stderrString)")
+        let result = try JSONDecoder().decode(ControlByteResult.self, from: Data(run.stdout))
+        #expect(result.status == 400 && result.error == "bad_request", "\(extraFields): \(result)")
+        #expect(result.after == 200, "the next stream is served: \(result)")
+        #expect(f.upstream.receivedRequests.allSatisfy { $0.target == "/echo?after=1" }, "\(f.upstream.receivedRequests.map(\.target))")
+    }
+
     struct SlowResult: Decodable {
         var status: Int?
         var ended: Bool

@@ -99,6 +99,13 @@ enum HTTP2ClientScripts {
         conn.send_headers(1, request_headers("/echo") + [("x-bad", "a\\x01b")], end_stream=True)
         """)
 
+    /// Stream 1 is a GET with the fields of `EXTRA_FIELDS` (JSON pairs) added
+    /// after its own, sent as they are (the client's own checks are off);
+    /// stream 3 is a plain GET. Prints as ``controlByteThenRequest``.
+    static let extraFieldsThenRequest = refusedThenRequest("""
+        conn.send_headers(1, request_headers("/echo") + [tuple(p) for p in json.loads(os.environ["EXTRA_FIELDS"])], end_stream=True)
+        """)
+
     /// A POST that announces `content-length: 10` and never sends its body
     /// (`STALL=body`), or a GET of a large response with the stream's window
     /// shut (`STALL=window`: SETTINGS_INITIAL_WINDOW_SIZE 0, no WINDOW_UPDATE).

@@ -51,6 +51,37 @@ struct HTTP2TranslationTests {
         #expect(try HTTP2Translation.request(none).head.headers.map(\.name) == ["accept"])
     }
 
+    /// The translation is the request's one validity check (NIOHTTP2's is off):
+    /// what RFC 9113 §8.2-8.3 calls malformed is refused.
+    @Test(arguments: [
+        [(":method", "GET"), (":scheme", "https"), (":path", "/"), ("Accept", "*/*")],
+        [(":method", "GET"), (":scheme", "https"), (":path", "/"), ("connection", "close")],
+        [(":method", "GET"), (":scheme", "https"), (":path", "/"), ("transfer-encoding", "chunked")],
+        [(":method", "GET"), (":scheme", "https"), (":path", "/"), ("keep-alive", "5")],
+        [(":method", "GET"), (":scheme", "https"), (":path", "/"), ("proxy-connection", "close")],
+        [(":method", "GET"), (":scheme", "https"), (":path", "/"), ("upgrade", "websocket")],
+        [(":method", "GET"), (":scheme", "https"), (":path", "/"), ("te", "gzip")],
+        [(":method", "GET"), (":scheme", "https"), (":path", "/"), (":path", "/again")],
+        [(":method", "GET"), (":scheme", "https"), (":path", "/"), (":status", "200")],
+        [(":method", "GET"), (":scheme", "https"), ("accept", "*/*"), (":path", "/")],
+        [(":method", "GET"), (":scheme", "https"), ("host", "a.test"), (":path", "/")],
+        [(":method", "GET"), (":scheme", "https"), ("cookie", "a=1"), (":path", "/")],
+    ])
+    func malformedSectionsAreRefused(fields: [(String, String)]) {
+        #expect(throws: HTTP2Translation.Refusal.self) { try HTTP2Translation.request(HPACKHeaders(fields)) }
+    }
+
+    @Test func aRequestWithoutSchemeIsRefused() {
+        #expect(throws: HTTP2Translation.Refusal.missingPseudoField(":scheme")) {
+            try HTTP2Translation.request([":method": "GET", ":path": "/", ":authority": "a.test"])
+        }
+    }
+
+    @Test func teTrailersInAnyCaseIsAccepted() throws {
+        let request = try HTTP2Translation.request([":method": "POST", ":scheme": "https", ":path": "/", "te": "Trailers"])
+        #expect(request.acceptsTrailers)
+    }
+
     @Test func connectAndMissingFieldsAreRefused() {
         #expect(throws: HTTP2Translation.Refusal.connectNotSupported) {
             try HTTP2Translation.request([":method": "CONNECT", ":authority": "a.test:443"])
