@@ -35,8 +35,25 @@ public enum HTTPFieldBytes {
     /// (HTTP/2 frames any byte but NUL, CR and LF in a value, RFC 9113
     /// §8.2.1): a token name (a pseudo-field's `:` aside) and a value with no
     /// control byte.
+    /// On every field of every HTTP/2 section, both ways: the bytes are read in
+    /// place (a field's strings are native), with no index or slice per byte.
     public static func canCarry(name: String, value: String) -> Bool {
+        let nameOK = name.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            let start = bytes.first == UInt8(ascii: ":") ? 1 : 0
+            guard bytes.count > start else { return false }
+            for index in start..<bytes.count where !isTokenByte(bytes[index]) { return false }
+            return true
+        } ?? slowTokenName(name)
+        guard nameOK else { return false }
+        return value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            for byte in bytes where !isFieldValueByte(byte) { return false }
+            return true
+        } ?? value.utf8.allSatisfy(isFieldValueByte)
+    }
+
+    /// ``canCarry(name:value:)``'s name check for a string whose bytes are not contiguous (bridged).
+    private static func slowTokenName(_ name: String) -> Bool {
         let nameBytes = name.utf8.first == UInt8(ascii: ":") ? name.utf8.dropFirst() : name.utf8[...]
-        return !nameBytes.isEmpty && nameBytes.allSatisfy(isTokenByte) && value.utf8.allSatisfy(isFieldValueByte)
+        return !nameBytes.isEmpty && nameBytes.allSatisfy(isTokenByte)
     }
 }
