@@ -530,14 +530,20 @@ malloc_count_start() {
     MALLOC_PID=$!
 }
 
-# malloc_count_stop RUNSFILE: the count over the requests of the run just appended to RUNSFILE,
-# added to that record (mallocs_per_req) and written beside the results file.
-malloc_count_stop() {
+# counter_stop: stops the perf counting MALLOC_PID (waiting for it to write its counts) and
+# sets COUNTER_OUT to the path of its text result, beside the results file.
+counter_stop() {
     kill -INT "$MALLOC_PID" 2>/dev/null || true
     wait "$MALLOC_PID" 2>/dev/null || true
     MALLOC_PID=""
-    local out
-    out="$(dirname "$OUT")/$(basename "${MALLOC_OUT%.csv}").txt"
+    COUNTER_OUT="$(dirname "$OUT")/$(basename "${MALLOC_OUT%.csv}").txt"
+}
+
+# malloc_count_stop RUNSFILE: the count over the requests of the run just appended to RUNSFILE,
+# added to that record (mallocs_per_req) and written beside the results file.
+malloc_count_stop() {
+    counter_stop
+    local out=$COUNTER_OUT
     if [[ $MALLOCS == sites ]]; then
         local requests
         requests=$(tail -n 1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("requests") or 0)')
@@ -576,11 +582,8 @@ syscall_count_start() {
 
 # syscall_count_stop RUNSFILE: the counts over the requests of the run just appended to RUNSFILE.
 syscall_count_stop() {
-    kill -INT "$MALLOC_PID" 2>/dev/null || true
-    wait "$MALLOC_PID" 2>/dev/null || true
-    MALLOC_PID=""
-    local out
-    out="$(dirname "$OUT")/$(basename "${MALLOC_OUT%.csv}").txt"
+    counter_stop
+    local out=$COUNTER_OUT
     python3 - "$1" "$MALLOC_OUT" "$out" <<'EOF'
 import json, sys
 runs, csv, out = sys.argv[1:]
