@@ -1,5 +1,6 @@
 import Foundation
 import GatewayConfig
+import GatewayTesting
 import Testing
 
 /// Helpers shared by the config tests.
@@ -57,8 +58,7 @@ enum TestSupport {
 
     /// A fresh file in a fresh temporary directory; removed by the caller via `removeDirectory`.
     static func temporaryFile(named name: String, contents: String) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("gateway-config-tests-\(UUID().uuidString)")
+        let directory = URL(fileURLWithPath: TestScratch.path("gateway-config-tests"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let url = directory.appendingPathComponent(name)
         try Data(contents.utf8).write(to: url)

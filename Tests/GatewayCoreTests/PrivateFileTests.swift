@@ -11,7 +11,7 @@ import Testing
 struct PrivateFileTests {
     /// A fresh directory (the usual mode: only what is created under it is checked).
     static func tempDir() throws -> String {
-        let dir = NSTemporaryDirectory() + "private-file-\(UUID().uuidString)"
+        let dir = TestScratch.path("private-file")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return dir
     }

@@ -23,7 +23,7 @@ import Testing
         """
 
     static func temporaryConfig(_ text: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("check-config-\(UUID().uuidString).yaml").path
+        let path = TestScratch.path("check-config", suffix: ".yaml")
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

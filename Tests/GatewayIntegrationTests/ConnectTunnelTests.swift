@@ -7,7 +7,7 @@ import Testing
 struct ConnectTunnelTests {
     @Test func curlHttpsThroughConnectTunnel() async throws {
         let certificates = try TestCertificates(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"])
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gw-tunnel-\(UUID().uuidString)").path
+        let dir = TestScratch.path("gw-tunnel")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let paths = try certificates.write(to: dir)

@@ -68,7 +68,7 @@ struct DashboardAcrossReplicasTests {
         tests += Self.exprTest(shared[0], [("{}", "1")])
         tests += Self.exprTest(shared[1], [("{}", "2")])
         let file = "rule_files: []\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n" + input + "    promql_expr_test:\n" + tests
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gw-dashboard-\(UUID().uuidString).yaml").path
+        let path = TestScratch.path("gw-dashboard", suffix: ".yaml")
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let result = try await ProcessRunner.run(promtool, ["test", "rules", path])

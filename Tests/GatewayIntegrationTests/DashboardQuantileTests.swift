@@ -56,7 +56,7 @@ struct DashboardQuantileTests {
         }
         tests += within10Percent(selection, exact: Self.p95(shapes.flatMap(\.samples)), labels: "{}")
         let file = "rule_files: []\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n" + input + "    promql_expr_test:\n" + tests
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gw-quantile-\(UUID().uuidString).yaml").path
+        let path = TestScratch.path("gw-quantile", suffix: ".yaml")
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let result = try await ProcessRunner.run(promtool, ["test", "rules", path])

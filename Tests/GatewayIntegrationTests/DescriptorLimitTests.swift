@@ -19,7 +19,7 @@ struct DescriptorLimitTests {
     }
 
     @Test func theGatewayRaisesItsSoftLimitAndWarnsWhenTheCapDoesNotFit() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gw-\(UUID().uuidString).yaml").path
+        let path = TestScratch.path("gw", suffix: ".yaml")
         try """
             listen:
               proxy: 127.0.0.1:0

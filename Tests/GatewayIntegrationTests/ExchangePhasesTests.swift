@@ -6,6 +6,7 @@ import GatewayListener
 import GatewayPolicies
 import Logging
 import Testing
+import GatewayTesting
 
 /// The phases `ExchangePhases` builds, as the application holds them: one
 /// route per upstream, built when the config loads and again on reload, each
@@ -63,7 +64,7 @@ struct ExchangePhasesTests {
     }
 
     @Test func eachUpstreamGetsItsOwnBoundStepsAndAReloadRebuildsThem() throws {
-        let dir = NSTemporaryDirectory() + "binding-\(UUID().uuidString)"
+        let dir = TestScratch.path("binding")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "tok-binding-1".write(toFile: "\(dir)/token", atomically: true, encoding: .utf8)

@@ -79,7 +79,7 @@ struct FaultInjectionTests {
         let first = try await gateway.curl(["-o", "/dev/null", "-w", "%{http_code}", upstream.url("/custom/flaky")])
         #expect(first.stdoutString == "200")
         // A file curl can truncate before it retries (it gives up on /dev/null or stdout).
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("curl-retry-\(UUID().uuidString)").path
+        let output = TestScratch.path("curl-retry")
         defer { try? FileManager.default.removeItem(atPath: output) }
         let retried = try await gateway.curl(["-v", "--retry", "2", "--retry-delay", "1", "-o", output, "-w", "%{http_code}", upstream.url("/custom/flaky")])
         #expect(retried.stdoutString == "200", "curl retried past the injected 503: \(retried.stdoutString) \(retried.stderrString)")

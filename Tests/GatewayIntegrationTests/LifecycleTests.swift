@@ -6,7 +6,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct LifecycleTests {
     func temporaryFile(_ contents: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gw-\(UUID().uuidString).yaml").path
+        let path = TestScratch.path("gw", suffix: ".yaml")
         try contents.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -55,7 +55,7 @@ struct LifecycleTests {
     /// `trace` and `ca` need paths from the config, not its secrets: they work from a
     /// shell that does not hold the gateway's tokens; `check-config` still insists.
     @Test func offlineCommandsDoNotNeedTheSecrets() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gw-offline-\(UUID().uuidString)").path
+        let dir = TestScratch.path("gw-offline")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let withSecrets = config() + """

@@ -32,7 +32,7 @@ struct MetricsCostBenchmark {
         let pool = gateway.app.pool
         let withMetrics = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: [metricsObserver]))
         let without = RouteTable(byUpstream: [:], unconfigured: UpstreamRoute(observers: []))
-        let script = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-bench-\(UUID().uuidString).lua")
+        let script = URL(fileURLWithPath: TestScratch.path("gateway-bench", suffix: ".lua"))
         try """
             local req = wrk.format("GET", "http://api.test\(path)", {Host="api.test"})
             request = function() return req end

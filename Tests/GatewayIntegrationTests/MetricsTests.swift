@@ -158,7 +158,7 @@ struct MetricsTests {
 
         // Without --admin, the address comes from the config's listen.admin (its secrets unread).
         let adminPort = try #require(gateway.adminURL.split(separator: ":").last.flatMap { Int($0) })
-        let configPath = FileManager.default.temporaryDirectory.appendingPathComponent("gw-stats-\(UUID().uuidString).yaml").path
+        let configPath = TestScratch.path("gw-stats", suffix: ".yaml")
         try "listen:\n  proxy: 127.0.0.1:0\n  admin: 127.0.0.1:\(adminPort)\nupstreams:\n  - name: api\n    hosts: [api.test]\n    auth: { type: bearer, token_env: GATEWAY_TEST_UNSET_TOKEN }\n"
             .write(toFile: configPath, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: configPath) }

@@ -245,7 +245,7 @@ struct RetryScenarioMeasurement {
             let failed = random.withLockedValue { Double($0.next() >> 11) / Double(1 << 53) } < 0.3
             return failed ? .text("unavailable\n", status: 503) : .text("ok\n")
         }
-        let configFile = FileManager.default.temporaryDirectory.appendingPathComponent("retry-scenario-\(UUID().uuidString).curl")
+        let configFile = URL(fileURLWithPath: TestScratch.path("retry-scenario", suffix: ".curl"))
         let lines = (0..<Self.requests).map { "url = \"\(upstream.url("/custom/item/\($0)"))\"\noutput = \"/dev/null\"\n" }
         try lines.joined().write(to: configFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: configFile) }

@@ -102,7 +102,7 @@ struct SharedStateProcessTests {
             arrivals.withLockedValue { $0.append(.now) }
             return .text("ok\n")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gw-rate-\(UUID().uuidString)").path
+        let directory = TestScratch.path("gw-rate")
         let (gateways, ports) = try await Self.startReplicas(3, directory: directory, environment: ["GATEWAY_DATABASE_URL": cluster.url]) { index in
             """
             listen: {proxy: 127.0.0.1:0, admin: 127.0.0.1:0}
@@ -219,7 +219,7 @@ struct SharedStateProcessTests {
     @Test func checkConfigSaysWhetherTheDatabaseAnswers() async throws {
         let cluster = try await PostgresTestCluster.start()
         defer { Task { await cluster.stop() } }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gw-\(UUID().uuidString).yaml").path
+        let path = TestScratch.path("gw", suffix: ".yaml")
         try "shared_state:\n  postgres:\n    url_env: GATEWAY_DATABASE_URL\n    connect_timeout: 1s\n".write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let up = try await ProcessRunner.run(GatewayProcess.executableURL.path, ["check-config", path], environment: ["GATEWAY_DATABASE_URL": cluster.url])

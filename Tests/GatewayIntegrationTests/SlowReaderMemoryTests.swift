@@ -17,7 +17,7 @@ struct SlowReaderMemoryTests {
         let peer = try SlowReaderPeer()
         defer { peer.stop() }
         let originPort = try await peer.originPort()
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gw-\(UUID().uuidString).yaml").path
+        let path = TestScratch.path("gw", suffix: ".yaml")
         try """
             listen:
               proxy: 127.0.0.1:0

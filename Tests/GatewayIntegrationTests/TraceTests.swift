@@ -10,7 +10,7 @@ import Testing
 @Suite("Debug traces: curl round-trip, replay, redaction", .timeLimit(.minutes(5)))
 struct TraceTests {
     static func tempDir() throws -> String {
-        let dir = NSTemporaryDirectory() + "gateway-trace-\(UUID().uuidString)"
+        let dir = TestScratch.path("gateway-trace")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return dir
     }

@@ -332,7 +332,7 @@ struct TracingTests {
         let receiver = try await OTLPReceiver.start()
         let upstream = try await TestUpstream.start()
         defer { Task { try? await upstream.shutdown(); await receiver.stop() } }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gw-\(UUID().uuidString).yaml").path
+        let path = TestScratch.path("gw", suffix: ".yaml")
         try "listen:\n  proxy: 127.0.0.1:0\n  admin: 127.0.0.1:0\n".write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let environment = [

@@ -44,7 +44,7 @@ final class SharedStateFixture: Sendable {
         self.databases = databases
         self.runners = runners
         self.authority = OAuthTestAuthority(expiresIn: expiresIn)
-        self.stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("gw-shared-\(UUID().uuidString)").path
+        self.stateDir = TestScratch.path("gw-shared")
     }
 
     var oauth: OAuth2Config {

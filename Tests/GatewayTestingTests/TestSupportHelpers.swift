@@ -74,7 +74,7 @@ struct TestSupportSelfSigned {
     var keyPath: String
 
     static func make() async throws -> TestSupportSelfSigned {
-        let directory = NSTemporaryDirectory() + "testsupport-tls-\(UUID().uuidString)"
+        let directory = TestScratch.path("testsupport-tls")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let certificatePath = directory + "/cert.pem"
         let keyPath = directory + "/key.pem"

@@ -172,12 +172,9 @@ public struct TestCertificates: Sendable {
         try NIOSSLContext(configuration: makeServerConfiguration())
     }
 
-    /// A fresh directory under the system temporary directory.
+    /// A fresh directory in the test process's scratch folder (``TestScratch``), gone when the process exits.
     public static func makeTemporaryDirectory(prefix: String = "gateway-certs") throws -> String {
-        let path = (NSTemporaryDirectory() as NSString)
-            .appendingPathComponent("\(prefix)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        try TestScratch.directory(prefix)
     }
 
     // MARK: - Minting

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTesting
 
 /// Runs the gateway as an ordinary user would: uid and gid 65534 (`nobody`),
 /// no supplementary group, every capability dropped from the effective,
@@ -17,7 +18,7 @@ struct Unprivileged {
     let directory: String
 
     init() throws {
-        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("gateway-nobody-\(UUID().uuidString)")
+        let path = TestScratch.path("gateway-nobody")
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         directory = path
         try handOver(path)

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayObservability
 import Testing
+import GatewayTesting
 
 /// The admin page's recent exchanges: a bounded ring the trace writer thread feeds.
 @Suite("Recent traces", .timeLimit(.minutes(1)))
@@ -28,7 +29,7 @@ struct RecentTracesTests {
 
     /// Fed by the writer thread as it writes (records dropped from a full queue never show).
     @Test func theWriterFeedsIt() async throws {
-        let dir = NSTemporaryDirectory() + "gateway-recent-\(UUID().uuidString)"
+        let dir = TestScratch.path("gateway-recent")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let recent = RecentTraces(capacity: 10)

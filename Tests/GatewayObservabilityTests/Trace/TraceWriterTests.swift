@@ -1,6 +1,7 @@
 import Foundation
 import GatewayObservability
 import Testing
+import GatewayTesting
 
 @Suite("Trace writer", .timeLimit(.minutes(1)))
 struct TraceWriterTests {
@@ -10,7 +11,7 @@ struct TraceWriterTests {
     }
 
     static func tempFile() throws -> (dir: String, file: String) {
-        let dir = NSTemporaryDirectory() + "trace-writer-\(UUID().uuidString)"
+        let dir = TestScratch.path("trace-writer")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return (dir, dir + "/trace.jsonl")
     }

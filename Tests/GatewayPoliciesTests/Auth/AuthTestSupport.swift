@@ -50,7 +50,7 @@ struct OAuthFixture {
 
     init(grant: OAuth2Config.Grant = .refreshToken, expiresIn: Int = 3600, method: OAuth2Config.ClientAuthMethod = .clientSecretBasic) throws {
         authority = OAuthTestAuthority(expiresIn: expiresIn)
-        stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("gw-auth-\(UUID().uuidString)/state").path
+        stateDir = TestScratch.path("gw-auth", suffix: "/state")
         clock = ManualClock()
         oauth = OAuth2Config(
             grant: grant,

@@ -10,7 +10,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct TokenStateFilePermissionsTests {
     static func tempDir() throws -> String {
-        let dir = NSTemporaryDirectory() + "token-state-\(UUID().uuidString)"
+        let dir = TestScratch.path("token-state")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return dir
     }

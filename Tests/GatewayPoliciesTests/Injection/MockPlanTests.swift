@@ -5,6 +5,7 @@ import GatewayPolicies
 import NIOCore
 import NIOHTTP1
 import Testing
+import GatewayTesting
 
 /// Mock rules and replayed HAR entries, matched on request values (no sockets).
 @Suite struct MockPlanTests {
@@ -79,7 +80,7 @@ import Testing
                "response":{"status":201,"statusText":"","httpVersion":"h2","headers":[],"cookies":[],"content":{"size":0,"mimeType":"text/plain","text":"made"},"redirectURL":"","headersSize":-1,"bodySize":-1},"cache":{},"timings":{"send":0,"wait":3,"receive":0}}
             ]}}
             """
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString).har")
+        let file = URL(fileURLWithPath: TestScratch.path("replay", suffix: ".har"))
         try Data(har.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
 
