@@ -36,7 +36,8 @@ public enum TestScratch {
         (root as NSString).appendingPathComponent("\(prefix)-\(UUID().uuidString)\(suffix)")
     }
 
-    /// A new, empty folder in this process's folder: `prefix-UUID`.
+    /// A new, empty folder in this process's folder: `prefix-UUID`, with `permissions`
+    /// (an octal mode such as `0o700`) or the umask's default.
     public static func directory(_ prefix: String, permissions: Int? = nil) throws -> String {
         let path = path(prefix)
         let attributes: [FileAttributeKey: Any]? = permissions.map { [.posixPermissions: $0] }
@@ -45,7 +46,7 @@ public enum TestScratch {
     }
 
     /// Removes the folders of test processes that no longer run (killed before their exit).
-    private static func removeAbandonedFolders(in temporary: String) {
+    static func removeAbandonedFolders(in temporary: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
         for name in names where name.hasPrefix(folderPrefix) {
             guard let pid = pid_t(name.dropFirst(folderPrefix.count)), pid != getpid() else { continue }

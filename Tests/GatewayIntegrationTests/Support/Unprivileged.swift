@@ -18,8 +18,7 @@ struct Unprivileged {
     let directory: String
 
     init() throws {
-        let path = TestScratch.path("gateway-nobody")
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let path = try TestScratch.directory("gateway-nobody", permissions: 0o700)
         directory = path
         try handOver(path)
     }
