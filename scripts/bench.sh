@@ -100,7 +100,9 @@
 #                      component, in µs per request) goes to perf-NAME-LOAD.txt beside the results
 #                      file; the CPU figures of those runs include perf's sampling cost (BENCH_PERF_KEEP=1
 #                      keeps each perf-NAME-LOAD.data beside it, for `perf report`; BENCH_PERF_EVENT=EVENT
-#                      records every hit of EVENT instead, e.g. syscalls:sys_enter_mprotect)
+#                      records every hit of EVENT instead, e.g. syscalls:sys_enter_mprotect;
+#                      BENCH_PERF_CALLGRAPH=dwarf unwinds with DWARF, which names the direct callers
+#                      of leaves such as swift_retain that frame pointers skip: dearer, larger files)
 #   BENCH_MALLOCS      1: count each gateway and HAProxy run's calls to glibc's malloc (a perf uprobe
 #                      on libc, `perf stat -e probe_libc:malloc -p PID`), reported per request in
 #                      mallocs-NAME-LOAD.txt beside the results file and in the row's record. A probe
@@ -506,7 +508,7 @@ perf_start() {
     if [[ -n "${BENCH_PERF_EVENT:-}" ]]; then   # e.g. syscalls:sys_enter_mprotect: every hit's stack
         perf record -q -c 1 -g -e "$BENCH_PERF_EVENT" -p "$3" -o "$PERF_DATA" >/dev/null 2>&1 &
     else
-        perf record -q -F 999 -g -p "$3" -o "$PERF_DATA" >/dev/null 2>&1 &
+        perf record -q -F 999 --call-graph "${BENCH_PERF_CALLGRAPH:-fp}" -p "$3" -o "$PERF_DATA" >/dev/null 2>&1 &
     fi
     PERF_PID=$!
 }
