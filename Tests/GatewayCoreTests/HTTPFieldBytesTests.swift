@@ -20,4 +20,13 @@ struct HTTPFieldBytesTests {
         #expect(HTTPFieldBytes.lowercasedName("Content-Type") == "content-type")
         #expect(HTTPFieldBytes.lowercasedName("x-already") == "x-already")
     }
+
+    @Test func uppercaseIsTheLettersAToZOnly() {
+        #expect(HTTPFieldBytes.hasUppercase("x-Trace"))
+        #expect(HTTPFieldBytes.hasUppercase("Z"))
+        // The bytes either side of A-Z, and non-ASCII letters, are not uppercase ASCII.
+        #expect(!HTTPFieldBytes.hasUppercase("@[`{"))
+        #expect(!HTTPFieldBytes.hasUppercase("x-\u{C9}t\u{E9}"))
+        #expect(!HTTPFieldBytes.hasUppercase(""))
+    }
 }

@@ -66,7 +66,7 @@ public struct AccessConfig: Sendable, Equatable {
     static func normalize(_ host: String) -> String {
         // Already normal (the common case): no copy.
         if host.utf8.first != UInt8(ascii: "["), host.utf8.last != UInt8(ascii: "."),
-            !host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+            !HTTPFieldBytes.hasUppercase(host)
         {
             return host
         }

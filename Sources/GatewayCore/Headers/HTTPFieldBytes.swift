@@ -28,7 +28,21 @@ public enum HTTPFieldBytes {
     /// copy, when it has no uppercase letter (most names a client sends).
     @inlinable
     public static func lowercasedName(_ name: String) -> String {
-        name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
+        hasUppercase(name) ? name.lowercased() : name
+    }
+
+    /// Whether `name` has an ASCII uppercase letter. On every field name of
+    /// every HTTP/2 section and every request's host: a native string's bytes
+    /// are read in place (the `String.UTF8View` iterator checked each index).
+    @inlinable
+    public static func hasUppercase(_ name: String) -> Bool {
+        name.utf8.withContiguousStorageIfAvailable { bytes in bytes.contains(where: isUppercaseByte) }
+            ?? name.utf8.contains(where: isUppercaseByte)
+    }
+
+    @inlinable
+    static func isUppercaseByte(_ byte: UInt8) -> Bool {
+        byte &- UInt8(ascii: "A") < 26
     }
 
     /// Whether HTTP/1.1 can carry a field read from an HTTP/2 field section

@@ -72,7 +72,7 @@ package enum HTTP2Translation {
                 }
                 continue
             }
-            guard !name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
+            guard !HTTPFieldBytes.hasUppercase(name) else {
                 throw .malformed("the field name \(name) is not lowercase")
             }
             sawRegular = true

@@ -124,7 +124,7 @@ public struct TraceRedactor: Sendable {
     static func decodedQueryName(_ name: String) -> String {
         let plain = name.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "+") }
         guard plain else { return (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased() }
-        guard name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return name }
+        guard HTTPFieldBytes.hasUppercase(name) else { return name }
         return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
