@@ -120,12 +120,12 @@ public struct TraceRedactor: Sendable {
 
     /// A query parameter's name as the redaction lists hold it: `+` read as a
     /// space, percent-decoded, lowercased. Plain ASCII names (nearly all) are
-    /// lowercased by bytes; the others go through Foundation, as before.
+    /// kept as they are or lowercased (``HTTPFieldBytes/lowercasedName(_:)``);
+    /// the others go through Foundation, as before.
     static func decodedQueryName(_ name: String) -> String {
         let plain = name.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "+") }
         guard plain else { return (name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name).lowercased() }
-        guard HTTPFieldBytes.hasUppercase(name) else { return name }
-        return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+        return HTTPFieldBytes.lowercasedName(name)
     }
 
     /// Whether the field name in `raw[start..<end]` is redacted (``isRedactedHeader(_:)`` on bytes).
