@@ -84,14 +84,15 @@ package final class HTTP2StreamIO<Member: HTTP2ReadBatchMember> {
 
     // MARK: Writes
 
-    /// Writes a frame (an `HTTP2Frame`) down the connection's pipeline; fails
-    /// the promise once the handler left it.
-    package func write<Frame>(_ frame: Frame, promise: EventLoopPromise<Void>?) {
+    /// Writes a frame (`NIOAny(HTTP2Frame)`, wrapped where its type is known:
+    /// a generic wrap here would cast it at run time on every write) down the
+    /// connection's pipeline; fails the promise once the handler left it.
+    package func write(_ frame: NIOAny, promise: EventLoopPromise<Void>?) {
         guard let context else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        context.write(NIOAny(frame), promise: promise)
+        context.write(frame, promise: promise)
     }
 
     /// What was written goes out at the end of the current read, or of this loop tick.

@@ -15,6 +15,8 @@ struct RequestRouter {
     /// whether the upstream spoke HTTP/1.1 or HTTP/2: one constant, no string
     /// made per response), and to an HTTP/1.1 client's requests.
     static let responseVia = "1.1 \(viaPseudonym)"
+    /// The `Via` of an HTTP/2 client's requests (RFC 9110 §7.6.3: the version it spoke).
+    static let http2RequestVia = "2.0 \(viaPseudonym)"
 
     func route(
         head: ClientRequestHead,
@@ -39,9 +41,11 @@ struct RequestRouter {
         // The fields first, then the request made with them: a request changed
         // after it was made (its fields from its own `authority`) was copied.
         var headers = Self.endToEndHeaders(of: head.headers, authority: ProxyRequest.authority(scheme: scheme, host: host, port: port))
+        // The common cases' values are made once, not interpolated per request.
         if head.version == .http1_1 {
-            // The common case's value is made once, not interpolated per request.
             headers.add(name: "Via", value: Self.responseVia)
+        } else if head.version == .http2 {
+            headers.add(name: "Via", value: Self.http2RequestVia)
         } else {
             HopByHopHeaders.addVia(to: &headers, version: head.version, pseudonym: Self.viaPseudonym)
         }

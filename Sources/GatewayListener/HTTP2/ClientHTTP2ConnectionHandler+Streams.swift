@@ -63,7 +63,7 @@ extension ClientHTTP2ConnectionHandler {
         }
         // The connection's receive window is refilled as frames arrive (each stream's as it is read).
         if let size = event.inboundWindowSize, let increment = connectionWindow.reported(size) {
-            io.write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
+            io.write(NIOAny(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
             io.flushSoon()
         }
     }

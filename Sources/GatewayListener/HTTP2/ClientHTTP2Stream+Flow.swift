@@ -73,7 +73,7 @@ extension ClientHTTP2Stream {
     private func sendWindowUpdate(_ increment: Int) {
         // After the request's END_STREAM the client sends no more: no window to refill.
         guard !closedOnWire, machine.request != .ended else { return }
-        connection.io.write(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
+        connection.io.write(NIOAny(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
         connection.io.flushSoon()
     }
 

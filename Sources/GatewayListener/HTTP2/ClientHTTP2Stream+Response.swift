@@ -4,7 +4,14 @@ import NIOHTTP1
 import NIOHTTP2
 
 /// The stream's side of ``ExchangeClient``: the response as HEADERS, DATA and
-/// a trailing HEADERS (or an empty DATA) with END_STREAM.
+/// END_STREAM, on the last DATA (or on trailing HEADERS).
+///
+/// The latest body part is held until the exchange flushes or ends the
+/// response (``heldData``; both come in the same upstream read that gave the
+/// part): the end then goes out on it, not as an empty DATA frame after it.
+/// A 1 KiB answer is HEADERS and one DATA, as nginx or HAProxy send it: one
+/// frame fewer through NIOHTTP2's state machine, encoder and the TLS record
+/// for each response.
 extension ClientHTTP2Stream: ExchangeClient {
     var responseStarted: Bool { machine.headSent }
 
@@ -15,12 +22,16 @@ extension ClientHTTP2Stream: ExchangeClient {
     }
 
     func writeResponseBodyPart(_ buffer: ByteBuffer) {
-        guard machine.writesBody, buffer.readableBytes > 0 else { return }
-        writeData(buffer, endStream: false)
+        guard machine.writesBody, !closedOnWire, buffer.readableBytes > 0 else { return }
+        writeHeldData()
+        // Counted now: the exchange sees the window as if it were written.
+        sendWindow.wrote(buffer.readableBytes)
+        heldData = buffer
         writabilityMaybeChanged()
     }
 
     func flushResponse() {
+        writeHeldData()
         connection.io.flushSoon()
     }
 
@@ -32,11 +43,17 @@ extension ClientHTTP2Stream: ExchangeClient {
         if let trailers, !trailers.isEmpty {
             let fields = HTTP2Translation.trailers(trailers)
             if !fields.isEmpty {
+                writeHeldData()
                 write(.headers(.init(headers: fields, endStream: true)))
                 return
             }
         }
-        writeData(ByteBuffer(), endStream: true)
+        if let last = heldData {
+            heldData = nil
+            writeCounted(last, endStream: true)
+        } else {
+            writeData(ByteBuffer(), endStream: true)
+        }
     }
 
     @discardableResult
@@ -87,12 +104,26 @@ extension ClientHTTP2Stream: ExchangeClient {
     private func writeData(_ buffer: ByteBuffer, endStream: Bool) {
         guard !closedOnWire else { return }
         sendWindow.wrote(buffer.readableBytes)
-        connection.io.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: endStream))), promise: nil)
+        writeCounted(buffer, endStream: endStream)
+    }
+
+    /// The held body part goes to NIOHTTP2 without END_STREAM (more follows,
+    /// or the exchange flushes what it wrote).
+    func writeHeldData() {
+        guard let part = heldData else { return }
+        heldData = nil
+        writeCounted(part, endStream: false)
+    }
+
+    /// DATA the send window counted already.
+    private func writeCounted(_ buffer: ByteBuffer, endStream: Bool) {
+        guard !closedOnWire else { return }
+        connection.io.write(NIOAny(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: endStream)))), promise: nil)
     }
 
     private func write(_ payload: HTTP2Frame.FramePayload) {
         guard !closedOnWire else { return }
-        connection.io.write(HTTP2Frame(streamID: id, payload: payload), promise: nil)
+        connection.io.write(NIOAny(HTTP2Frame(streamID: id, payload: payload)), promise: nil)
     }
 
     /// No body goes with the response: HEAD, 1xx, 204, 304 (RFC 9110 §6.4.1).

@@ -47,6 +47,9 @@ final class ClientHTTP2Stream: ExchangeHolder {
     var sendWindow: HTTP2SendWindow
     /// What the exchange was last told (or would be): writable or not.
     var wasWritable = true
+    /// The latest response body part, written with the response's end or at
+    /// the exchange's flush (`+Response.swift`), counted in ``sendWindow`` already.
+    var heldData: ByteBuffer?
 
     init(
         id: HTTP2StreamID, connection: ClientHTTP2ConnectionHandler, environment: ClientConnectionEnvironment,
@@ -67,6 +70,7 @@ final class ClientHTTP2Stream: ExchangeHolder {
     func closed() {
         closedOnWire = true
         held = nil
+        heldData = nil
         timeouts?.channelClosed()
         timeouts?.detach()
         machine.closed()
@@ -114,9 +118,10 @@ final class ClientHTTP2Stream: ExchangeHolder {
     /// response cut short reaches the client as far as it came).
     func reset() {
         if !closedOnWire {
+            writeHeldData()
             closedOnWire = true
             connection.io.flushNow()
-            connection.io.write(HTTP2Frame(streamID: id, payload: .rstStream(.cancel)), promise: nil)
+            connection.io.write(NIOAny(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
             connection.io.flushSoon()
         }
         closed()

@@ -54,7 +54,7 @@ extension UpstreamHTTP2ConnectionHandler {
             streams[event.streamID]?.inboundWindowChanged(to: size)
         } else if let increment = connectionWindow.reported(size) {
             // The connection's window is refilled as frames arrive: a held stream never stops the others.
-            io.write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
+            io.write(NIOAny(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
             io.flushSoon()
         }
     }

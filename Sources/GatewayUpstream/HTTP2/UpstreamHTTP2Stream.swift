@@ -134,7 +134,7 @@ final class UpstreamHTTP2Stream {
     }
 
     func write(_ payload: HTTP2Frame.FramePayload, promise: EventLoopPromise<Void>?) {
-        connection.io.write(HTTP2Frame(streamID: id, payload: payload), promise: promise)
+        connection.io.write(NIOAny(HTTP2Frame(streamID: id, payload: payload)), promise: promise)
     }
 
     /// Writes `payload` with a promise whose completion goes to the machine.

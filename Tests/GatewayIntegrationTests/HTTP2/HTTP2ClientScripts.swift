@@ -185,6 +185,24 @@ enum HTTP2ClientScripts {
 
         """, result: #"{"reset": reset, "status": status, "ended": ended}"#)
 
+    /// GET `PATH_GET` on stream 1: the status, and each DATA frame of the
+    /// response as `[length, 1 if it carries END_STREAM else 0]`, in order.
+    static let responseFrames = connect + """
+        conn.send_headers(1, request_headers(os.environ["PATH_GET"]), end_stream=True)
+        sock.sendall(conn.data_to_send())
+        status, ended, frames = None, False, []
+        for event in events(20):
+            if isinstance(event, h2.events.ResponseReceived):
+                status = int(dict(event.headers)[b":status"])
+            elif isinstance(event, h2.events.DataReceived):
+                frames.append([len(event.data), int(event.stream_ended is not None)])
+                conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded):
+                ended = True
+                break
+        print(json.dumps({"status": status, "ended": ended, "frames": frames}))
+        """
+
     /// One stream to `PATH_SLOW`, read until the connection closes: prints its
     /// status, whether it ended, whether a GOAWAY came (and its last stream
     /// id), whether the connection closed after, and what arrived after the

@@ -95,4 +95,35 @@ struct HTTP2InterceptionTests {
         let metrics = try await interception.metrics(gateway)
         #expect(metrics.contains("gateway_requests_by_protocol_total{upstream=\"api\",client_protocol=\"h2\",upstream_protocol=\"http/1.1\"}"), "\(metrics)")
     }
+
+    struct ResponseFrames: Decodable {
+        var status: Int?
+        var ended: Bool
+        var frames: [[Int]]
+    }
+
+    /// A response's END_STREAM rides on its last DATA frame (or its trailers),
+    /// as an origin sends it: no empty DATA frame after the body.
+    @Test func theLastDataFrameEndsTheStream() async throws {
+        let f = try await interception.fixture()
+        let gateway = try await GatewayHarness.start(interception.configure(f))
+        defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
+
+        for (path, length) in [("/bytes/1024", 1024), ("/bytes/300000", 300_000)] {
+            var env = f.h2ClientEnvironment(gateway)
+            env["PATH_GET"] = path
+            let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.responseFrames], environment: env, timeout: .seconds(30))
+            #expect(run.status == 0, "\(run.stderrString)")
+            let result = try JSONDecoder().decode(ResponseFrames.self, from: Data(run.stdout))
+            #expect(result.status == 200 && result.ended, "\(path): \(result)")
+            #expect(result.frames.reduce(0) { $0 + $1[0] } == length, "\(path): \(result.frames)")
+            #expect(result.frames.dropLast().allSatisfy { $0[1] == 0 }, "\(path): \(result.frames)")
+            if path == "/bytes/1024" {
+                // One upstream read gave the body and its end: one DATA frame carries both.
+                #expect(result.frames == [[1024, 1]], "\(path): \(result.frames)")
+            } else {
+                #expect(result.frames.allSatisfy { $0[0] > 0 }, "no empty DATA frame: \(result.frames)")
+            }
+        }
+    }
 }
