@@ -50,6 +50,13 @@ final class ClientHTTP2Stream: ExchangeHolder {
     /// The latest response body part, written with the response's end or at
     /// the exchange's flush (`+Response.swift`), counted in ``sendWindow`` already.
     var heldData: ByteBuffer?
+    /// The request body's bytes its `content-length` still promises (nil: it
+    /// declared none). DATA beyond them, or an end short of them, is a
+    /// malformed request (RFC 9113 §8.1.1): the stream is reset with
+    /// PROTOCOL_ERROR and its exchange cancelled, so an upstream never gets
+    /// more or less body than the length it was told. The gateway checks this
+    /// itself: NIOHTTP2's own check is off (``HTTP2ServerSettings``).
+    var requestBodyLeft: Int?
 
     init(
         id: HTTP2StreamID, connection: ClientHTTP2ConnectionHandler, environment: ClientConnectionEnvironment,
@@ -86,12 +93,18 @@ final class ClientHTTP2Stream: ExchangeHolder {
                 startExchange(headers.headers, endStream: endStream)
             case .endRequest:
                 // Request trailers: HTTP/1.1 upstreams take none; the body ends here.
+                guard (requestBodyLeft ?? 0) == 0 else { return bodyMismatch() }
                 requestEnd()
             case .ignore:
                 break
             }
         case .data(let data):
             timeouts?.bytesRead()
+            if let left = requestBodyLeft {
+                let length = data.data.readableBytes
+                guard length <= left, !data.endStream || length == left else { return bodyMismatch() }
+                requestBodyLeft = left - length
+            }
             if case .byteBuffer(let buffer) = data.data, buffer.readableBytes > 0 {
                 exchange?.requestBodyPart(buffer)
             }
@@ -113,15 +126,21 @@ final class ClientHTTP2Stream: ExchangeHolder {
         reset()
     }
 
-    /// RST_STREAM (CANCEL) unless NIOHTTP2 closed the stream already; the
-    /// exchange is cancelled. What the stream wrote before goes out first (a
-    /// response cut short reaches the client as far as it came).
-    func reset() {
+    /// The request's DATA do not add up to its `content-length`.
+    private func bodyMismatch() {
+        environment.logger.debug("HTTP/2 stream reset: the request body does not match its content-length", metadata: ["client": "\(clientAddress)"])
+        reset(.protocolError)
+    }
+
+    /// RST_STREAM (CANCEL, unless `code` says otherwise) unless NIOHTTP2 closed
+    /// the stream already; the exchange is cancelled. What the stream wrote
+    /// before goes out first (a response cut short reaches the client as far as it came).
+    func reset(_ code: HTTP2ErrorCode = .cancel) {
         if !closedOnWire {
             writeHeldData()
             closedOnWire = true
             connection.io.flushNow()
-            connection.io.write(NIOAny(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
+            connection.io.write(NIOAny(HTTP2Frame(streamID: id, payload: .rstStream(code))), promise: nil)
             connection.io.flushSoon()
         }
         closed()
@@ -153,6 +172,11 @@ final class ClientHTTP2Stream: ExchangeHolder {
             case .malformed(let what): "malformed HTTP/2 request: \(what)"
             }
             return perform(ExchangeStart.refuse(GatewayError(.badRequest, message), info: info), info: info, endStream: endStream)
+        }
+        if let length = translated.declaredLength {
+            // END_STREAM on the HEADERS: the body is empty, whatever the length says.
+            guard !endStream || length == 0 else { return bodyMismatch() }
+            requestBodyLeft = length
         }
         let head = translated.head
         acceptsTrailers = translated.acceptsTrailers

@@ -33,8 +33,11 @@ package enum HTTP2ServerSettings {
         configuration.maximumRecentlyResetStreams = 4 * maxConcurrentStreams
         // A request's fields are checked once, as they are translated
         // (HTTP2Translation.request), and the responses are built valid: NIOHTTP2's
-        // own walk over every section is off. It still checks content lengths.
+        // own walks over every section are off. Its content-length check read each
+        // section's fields again (and its `:method`), both ways: the translation
+        // reads the length, and the stream holds the DATA to it (ClientHTTP2Stream).
         configuration.headerBlockValidation = .disabled
+        configuration.contentLengthValidation = .disabled
         return configuration
     }
 

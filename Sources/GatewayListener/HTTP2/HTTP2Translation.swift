@@ -16,8 +16,11 @@ package import NIOHTTP1
 ///   every response the gateway built, a third). Refused as malformed: a
 ///   field HTTP/1.1 cannot carry, an uppercase name, a connection-specific
 ///   field, a `te` other than `trailers`, an unknown, repeated or late
-///   pseudo-field, and a missing `:method`, `:scheme` or `:path`. NIOHTTP2
-///   still checks `content-length` against the DATA received.
+///   pseudo-field, a missing `:method`, `:scheme` or `:path`, and a
+///   `content-length` that is not one decimal length (``ContentLengthField``).
+///   The stream holds the DATA to that length (``ClientHTTP2Stream``):
+///   NIOHTTP2's own content-length check (which read every section again,
+///   both ways) is off too.
 /// - Response: `:status` first, then the end-to-end fields with lowercase
 ///   names; connection-specific ones (`connection`, `keep-alive`,
 ///   `proxy-connection`, `transfer-encoding`, `upgrade`) never go out, nor does
@@ -89,7 +92,11 @@ package enum HTTP2Translation {
                 guard value.lowercased() == "trailers" else { throw .malformed("te: \(value) (only trailers is allowed)") }
                 acceptsTrailers = true
             case 14 where name == "content-length":
-                declaredLength = Int(value)
+                let first = declaredLength == nil
+                guard ContentLengthField.merge(value, into: &declaredLength) else {
+                    throw .malformed("content-length that is not one decimal length")
+                }
+                if !first { continue }  // the same length again: one field goes on
             case 4 where name == "host":
                 // `:authority` wins (§8.3.1); a second Host would be ambiguous upstream.
                 if authority == nil { authority = value }

@@ -49,6 +49,14 @@ final class HTTP2TestOriginHandler: ChannelInboundHandler {
         if head.uri.hasPrefix("/bytes/"), let count = Int(head.uri.dropFirst("/bytes/".count)) {
             body = ByteBuffer(repeating: UInt8(ascii: "x"), count: count)
         }
+        var declaredLength: Int?
+        if head.uri.hasPrefix("/wrong-length/") {
+            let numbers = head.uri.dropFirst("/wrong-length/".count).split(separator: "/").compactMap { Int($0) }
+            if numbers.count == 2 {
+                declaredLength = numbers[0]
+                body = ByteBuffer(repeating: UInt8(ascii: "x"), count: numbers[1])
+            }
+        }
         var headers = HTTPHeaders()
         headers.add(name: "x-method", value: head.method.rawValue)
         headers.add(name: "x-path", value: head.uri)
@@ -62,7 +70,7 @@ final class HTTP2TestOriginHandler: ChannelInboundHandler {
         if head.uri == "/control-byte" { headers.add(name: "x-control", value: "a\u{01}b") }
         headers.add(name: "x-protocol", value: protocolName)
         let trailers: HTTPHeaders? = head.uri == "/trailers" && protocolName == "h2" ? ["grpc-status": "0", "x-trailer": "done"] : nil
-        if trailers == nil { headers.add(name: "content-length", value: String(body.readableBytes)) }
+        if trailers == nil { headers.add(name: "content-length", value: String(declaredLength ?? body.readableBytes)) }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)

@@ -17,6 +17,8 @@ import NIOSSL
 /// - `/delay/{ms}`: answers after that long.
 /// - `/trailers`: a body, then trailers `grpc-status: 0` and `x-trailer: done` (over HTTP/2).
 /// - `/bytes/{n}`: `n` bytes of `x`.
+/// - `/wrong-length/{declared}/{sent}`: `content-length: declared` and `sent`
+///   bytes of `x` (a broken origin: its NIOHTTP2 does not check what it sends).
 ///
 /// Counts accepted connections and the most requests in flight at once, and
 /// records every request.
@@ -108,6 +110,8 @@ public final class HTTP2TestOrigin: Sendable {
             HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024),
         ]
+        // `/wrong-length/...` sends a body its content-length does not describe.
+        configuration.contentLengthValidation = .disabled
         return configuration
     }
 

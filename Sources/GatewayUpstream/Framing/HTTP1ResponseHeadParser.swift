@@ -99,7 +99,7 @@ enum HTTP1ResponseHeadParser {
             guard let (colon, valueStart, valueEnd) = HTTP1HeadLines.fieldBounds(raw, from: lineStart, to: end) else { throw .malformedHeaderLine }
             var hopByHop = false
             if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "content-length") {
-                guard mergeContentLength(raw, valueStart..<valueEnd, into: &scan.contentLength) else { throw .invalidContentLength }
+                guard ContentLengthField.merge(raw, valueStart..<valueEnd, into: &scan.contentLength) else { throw .invalidContentLength }
             } else if HopByHopHeaders.isAlwaysHopByHop(raw, from: lineStart, to: colon) {
                 hopByHop = true
                 if HTTP1HeadLines.equalsIgnoringCase(raw, from: lineStart, to: colon, "transfer-encoding") {

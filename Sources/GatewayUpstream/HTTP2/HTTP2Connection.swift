@@ -137,8 +137,11 @@ final class HTTP2Connection: Sendable {
         configuration.maximumRecentlyResetStreams = recentlyResetStreams
         // The fields are checked once, as the stream reads them (HTTP2ResponseSection),
         // and the request's are built valid (HTTP2Fields): NIOHTTP2's second walk over
-        // every section is off on upstream connections. Content lengths are still checked.
+        // every section is off on upstream connections, and so is its content-length
+        // check (another read of each section, both ways): HTTP2ResponseSection
+        // reads the length and the stream's machine holds the body to it.
         configuration.headerBlockValidation = .disabled
+        configuration.contentLengthValidation = .disabled
         return configuration
     }
 

@@ -14,7 +14,10 @@ import NIOHTTP1
 /// bytes (``HTTPFieldBytes/canCarry(name:value:)``, stricter than RFC 9113's
 /// "no CR, LF or NUL"): otherwise `invalidField` names the first one that is
 /// not, and the stream fails as a malformed response. An upstream's control
-/// byte never reaches a client.
+/// byte never reaches a client. A `content-length` that is not one decimal
+/// length (``ContentLengthField``: several that disagree, a sign, a letter)
+/// makes the section malformed too (`invalidLength`); the stream's machine
+/// holds the body to the length (NIOHTTP2's own content-length check is off).
 struct HTTP2ResponseSection {
     var status: UInt?
     var declaredLength: Int?
@@ -22,6 +25,8 @@ struct HTTP2ResponseSection {
     /// The first field HTTP/1.1 cannot carry (its name, or "a field" when the
     /// name itself is not printable): the section is malformed.
     var invalidField: String?
+    /// The `content-length` fields do not say one length.
+    var invalidLength = false
 
     init(_ headers: HPACKHeaders) {
         fields.reserveCapacity(headers.count)
@@ -36,8 +41,8 @@ struct HTTP2ResponseSection {
                 continue
             }
             if HopByHopHeaders.isAlwaysHopByHop(name) { continue }
-            if declaredLength == nil, name == "content-length", let length = Int(field.value), length >= 0 {
-                declaredLength = length
+            if name.utf8.count == 14, name == "content-length", !ContentLengthField.merge(field.value, into: &declaredLength) {
+                invalidLength = true
             }
             fields.add(name: name, value: field.value)
         }

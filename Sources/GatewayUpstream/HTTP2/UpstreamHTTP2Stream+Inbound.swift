@@ -62,6 +62,8 @@ extension UpstreamHTTP2Stream {
             let section = HTTP2ResponseSection(frame.headers)
             if let invalid = section.invalidField {
                 perform(machine.malformedFields("\(invalid) with a character HTTP/1.1 does not allow"))
+            } else if section.invalidLength {
+                perform(machine.malformedFields("content-length that is not one decimal length"))
             } else if machine.isAwaitingHead {
                 let action = machine.responseHead(
                     status: section.status, declaredLength: section.declaredLength, endStream: frame.endStream, now: eventLoop.now
@@ -82,7 +84,7 @@ extension UpstreamHTTP2Stream {
             }
             if frame.endStream { perform(machine.responseEnd()) }
         case .data(let frame):
-            let action = machine.responseData(now: eventLoop.now)
+            let action = machine.responseData(length: frame.data.readableBytes, now: eventLoop.now)
             if case .forwardBody = action {
                 if case .byteBuffer(let buffer) = frame.data, buffer.readableBytes > 0 {
                     delegate.upstreamResponseBodyPart(buffer)

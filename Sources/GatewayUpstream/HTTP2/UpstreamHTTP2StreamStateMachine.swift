@@ -38,6 +38,12 @@ struct UpstreamHTTP2StreamStateMachine {
     private(set) var readHeld = false
     private(set) var timeout: UpstreamRequestTimeout
     let isHEAD: Bool
+    /// The bytes of body the response's `content-length` still promises (nil:
+    /// it declared none, or it has no body). DATA beyond them, or an end short
+    /// of them, is a malformed response (RFC 9113 §8.1.1): the gateway checks
+    /// this itself, NIOHTTP2's own check (a second walk over every field
+    /// section, both ways) is off.
+    private(set) var responseBodyLeft: Int?
 
     init(requestTimeout: TimeAmount, isHEAD: Bool) {
         self.timeout = UpstreamRequestTimeout(timeout: requestTimeout)
@@ -117,7 +123,12 @@ struct UpstreamHTTP2StreamStateMachine {
             guard status != 101, !endStream else { return fail(.protocolViolation("an unexpected \(status) response")) }
             return .none
         }
-        let hasBody = !(endStream || isHEAD || status == 204 || status == 304 || declaredLength == 0)
+        let bodyless = isHEAD || status == 204 || status == 304
+        if endStream, !bodyless, let declaredLength, declaredLength > 0 {
+            return fail(.protocolViolation("a response that ended \(declaredLength) bytes short of its content-length"))
+        }
+        let hasBody = !(endStream || bodyless || declaredLength == 0)
+        responseBodyLeft = bodyless ? nil : declaredLength
         state = .open(request: request, response: .streaming(hasBody: hasBody), outstandingWrites: writes)
         updateTimeout(now: now)
         return .forwardHead(hasBody: hasBody)
@@ -139,12 +150,17 @@ struct UpstreamHTTP2StreamStateMachine {
         return .forwardTrailers
     }
 
-    mutating func responseData(now: NIODeadline) -> Action {
+    /// A DATA frame of `length` bytes (its padding not counted).
+    mutating func responseData(length: Int, now: NIODeadline) -> Action {
         guard case .open(_, let response, _) = state else { return .none }
         switch response {
         case .awaitingHead: return fail(.protocolViolation("a response body before its head"))
         case .trailers: return fail(.protocolViolation("a response body after its trailers"))
         case .streaming(let hasBody):
+            if let left = responseBodyLeft {
+                guard length <= left else { return fail(.protocolViolation("a response body longer than its content-length")) }
+                responseBodyLeft = left - length
+            }
             timeout.progress(now: now)
             // A body a bodyless response should not have (HEAD, 204, 304) is dropped.
             return hasBody ? .forwardBody : .none
@@ -156,6 +172,9 @@ struct UpstreamHTTP2StreamStateMachine {
     mutating func responseEnd() -> Action {
         guard case .open(let request, let response, _) = state else { return .none }
         guard response != .awaitingHead else { return fail(.protocolViolation("the stream ended before a final response")) }
+        if let left = responseBodyLeft, left > 0 {
+            return fail(.protocolViolation("a response that ended \(left) bytes short of its content-length"))
+        }
         state = .done
         readHeld = false
         timeout.disarm()

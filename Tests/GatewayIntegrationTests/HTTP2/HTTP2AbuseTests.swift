@@ -67,18 +67,25 @@ struct HTTP2AbuseTests {
         var ended: Bool
     }
 
-    /// A stream that breaks the rules (its DATA exceed its content-length) is
-    /// reset with PROTOCOL_ERROR; the connection and its other streams go on.
-    @Test func aBadStreamIsResetAndTheConnectionGoesOn() async throws {
+    /// A stream that breaks the rules (its DATA exceed its content-length, or
+    /// end short of it, on DATA or on the HEADERS) is reset with
+    /// PROTOCOL_ERROR; no body of another length reaches the upstream, and the
+    /// connection and its other streams go on.
+    @Test(arguments: [("5", "0123456789"), ("10", "01234"), ("5", "")])
+    func aBadStreamIsResetAndTheConnectionGoesOn(length: String, body: String) async throws {
         let f = try await interception.fixture()
         let gateway = try await GatewayHarness.start(interception.configure(f))
         defer { Task { try? await gateway.stop(); try? await f.upstream.shutdown() } }
 
-        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.badStreamThenRequest], environment: f.h2ClientEnvironment(gateway), timeout: .seconds(30))
+        var env = f.h2ClientEnvironment(gateway)
+        env["LENGTH"] = length
+        env["BODY"] = body
+        let run = try await ProcessRunner.run("python3", ["-c", HTTP2ClientScripts.badStreamThenRequest], environment: env, timeout: .seconds(30))
         #expect(run.status == 0, "\(run.stderrString)")
         let result = try JSONDecoder().decode(BadStream.self, from: Data(run.stdout))
         #expect(result.reset == 1, "stream 1 reset with PROTOCOL_ERROR: \(result)")
         #expect(result.status == 200 && result.ended, "stream 3 served on the same connection: \(result)\n\(gateway.logs.text)")
+        #expect(!f.upstream.receivedRequests.contains { $0.target == "/echo" }, "\(f.upstream.receivedRequests.map(\.target))")
     }
 
     struct ControlByteResult: Decodable {

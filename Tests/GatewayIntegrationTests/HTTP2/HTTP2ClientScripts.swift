@@ -176,12 +176,15 @@ enum HTTP2ClientScripts {
 
         """, result: #"{"status": status, "ended": ended}"#)
 
-    /// Stream 1 breaks its own content-length (5 announced, 10 sent); stream 3
-    /// on the same connection is a plain GET. Prints how stream 1 ended (its
-    /// reset code) and stream 3's status.
+    /// Stream 1 breaks its own content-length (`LENGTH` announced, 5 by
+    /// default; `BODY` sent, 10 bytes by default, END_STREAM on its HEADERS
+    /// when empty); stream 3 on the same connection is a plain GET. Prints how
+    /// stream 1 ended (its reset code) and stream 3's status.
     static let badStreamThenRequest = thenStreamThree("""
-        conn.send_headers(1, [(":method", "POST"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", "/echo"), ("content-length", "5")])
-        conn.send_data(1, b"0123456789", end_stream=True)
+        body = os.environ.get("BODY", "0123456789").encode()
+        conn.send_headers(1, [(":method", "POST"), (":scheme", "https"), (":authority", "%s:%d" % (host, port)), (":path", "/echo"), ("content-length", os.environ.get("LENGTH", "5"))], end_stream=not body)
+        if body:
+            conn.send_data(1, body, end_stream=True)
 
         """, result: #"{"reset": reset, "status": status, "ended": ended}"#)
 

@@ -79,4 +79,20 @@ struct HTTP2OriginFaultTests {
         #expect(head.hasPrefix("HTTP/1.1 502"), "\(head)")
         #expect(head.lowercased().contains("x-gateway-error: upstream_protocol_error"), "\(head)")
     }
+
+    /// An origin's body that is longer or shorter than its `content-length`
+    /// is a malformed response (RFC 9113 §8.1.1): the HTTP/1.1 client gets the
+    /// head and no byte beyond what the length allows, then the connection
+    /// closes (it cannot be reused with a body short), and the exchange ends
+    /// as `upstream_protocol_error`.
+    @Test(arguments: [(10, 20, 0), (10, 4, 4), (10, 0, 0)])
+    func aBodyThatIsNotItsContentLengthIsCutShort(declared: Int, sent: Int, reachesClient: Int) async throws {
+        let origin = try await HTTP2TestOrigin.start()
+        let gateway = try await gateway(for: origin)
+        defer { Task { try? await gateway.stop(); try? await origin.shutdown() } }
+        let result = try await gateway.curl(["-o", "/dev/null", "-w", "%{http_code} %{size_download}", "http://h2.test/wrong-length/\(declared)/\(sent)"], timeout: .seconds(20))
+        #expect(result.status == 18, "curl: transfer closed with bytes remaining: \(result.status) \(result.stderrString)")
+        #expect(result.stdoutString == "200 \(reachesClient)", "\(result.stdoutString)")
+        #expect(gateway.logs.text.contains("aborted: upstream_protocol_error"), "\(gateway.logs.text)")
+    }
 }

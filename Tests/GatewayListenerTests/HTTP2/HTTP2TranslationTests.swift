@@ -71,6 +71,26 @@ struct HTTP2TranslationTests {
         #expect(throws: HTTP2Translation.Refusal.self) { try HTTP2Translation.request(HPACKHeaders(fields)) }
     }
 
+    /// `content-length` is one decimal length (NIOHTTP2 no longer reads it):
+    /// the same length twice goes on as one field; a sign, a letter, an empty
+    /// value or two lengths that disagree make the request malformed.
+    @Test func contentLengthIsOneDecimalLength() throws {
+        let head: HPACKHeaders = [":method": "POST", ":scheme": "https", ":authority": "a.test", ":path": "/"]
+        var twice = head
+        twice.add(name: "content-length", value: "7")
+        twice.add(name: "content-length", value: " 7 ")
+        let request = try HTTP2Translation.request(twice)
+        #expect(request.declaredLength == 7)
+        #expect(request.head.headers["content-length"] == ["7"])
+        for values in [["+7"], ["-1"], ["7a"], [""], ["7", "8"], ["7, 8"], ["0x10"]] {
+            var fields = head
+            for value in values { fields.add(name: "content-length", value: value) }
+            #expect(throws: HTTP2Translation.Refusal.malformed("content-length that is not one decimal length"), "\(values)") {
+                try HTTP2Translation.request(fields)
+            }
+        }
+    }
+
     @Test func aRequestWithoutSchemeIsRefused() {
         #expect(throws: HTTP2Translation.Refusal.missingPseudoField(":scheme")) {
             try HTTP2Translation.request([":method": "GET", ":path": "/", ":authority": "a.test"])

@@ -44,7 +44,8 @@ struct UpstreamHTTP2StreamStateMachineTests {
         var machine = Self.sentGET()
         #expect(Self.name(machine.responseHead(status: 200, declaredLength: 5, endStream: false, now: Self.t0)) == "head(body: true)")
         #expect(machine.isStreamingResponse)
-        #expect(Self.name(machine.responseData(now: Self.t0)) == "body")
+        #expect(Self.name(machine.responseData(length: 2, now: Self.t0)) == "body")
+        #expect(Self.name(machine.responseData(length: 3, now: Self.t0)) == "body")
         #expect(Self.name(machine.responseEnd()) == "finish(reset: false)")
         #expect(machine.isDone)
         #expect(machine.requestWrite(isEnd: true, now: Self.t0) == .refuse(beforeHead: false), "nothing more after the end")
@@ -64,7 +65,38 @@ struct UpstreamHTTP2StreamStateMachineTests {
         var machine = Self.sentGET(isHEAD: isHEAD)
         let declared: Int? = status == 200 && !isHEAD && !endStream ? 0 : nil
         #expect(Self.name(machine.responseHead(status: status, declaredLength: declared, endStream: endStream, now: Self.t0)) == "head(body: false)")
-        #expect(Self.name(machine.responseData(now: Self.t0)) == "none", "a body it should not have is dropped")
+        // A body a bodyless response should not have is dropped; one its `content-length: 0` denies is malformed.
+        #expect(Self.name(machine.responseData(length: 3, now: Self.t0)) == (declared == 0 ? "fail(protocol)" : "none"))
+    }
+
+    /// The body is the length its `content-length` says (RFC 9113 §8.1.1): more
+    /// DATA, or an end (on DATA, trailers or the head) short of it, is a
+    /// malformed response. A HEAD's or a 304's length describes a body not sent.
+    @Test func theBodyIsTheLengthItsContentLengthSays() {
+        var long = Self.sentGET()
+        _ = long.responseHead(status: 200, declaredLength: 5, endStream: false, now: Self.t0)
+        #expect(Self.name(long.responseData(length: 3, now: Self.t0)) == "body")
+        #expect(Self.name(long.responseData(length: 3, now: Self.t0)) == "fail(protocol)")
+        #expect(long.isDone)
+
+        var short = Self.sentGET()
+        _ = short.responseHead(status: 200, declaredLength: 5, endStream: false, now: Self.t0)
+        #expect(Self.name(short.responseData(length: 4, now: Self.t0)) == "body")
+        #expect(Self.name(short.responseEnd()) == "fail(protocol)")
+
+        var shortTrailers = Self.sentGET()
+        _ = shortTrailers.responseHead(status: 200, declaredLength: 5, endStream: false, now: Self.t0)
+        #expect(Self.name(shortTrailers.responseTrailers(endStream: true)) == "trailers")
+        #expect(Self.name(shortTrailers.responseEnd()) == "fail(protocol)")
+
+        var empty = Self.sentGET()
+        #expect(Self.name(empty.responseHead(status: 200, declaredLength: 5, endStream: true, now: Self.t0)) == "fail(protocol)")
+
+        for (isHEAD, status) in [(true, UInt(200)), (false, 304)] {
+            var bodyless = Self.sentGET(isHEAD: isHEAD)
+            #expect(Self.name(bodyless.responseHead(status: status, declaredLength: 5, endStream: true, now: Self.t0)) == "head(body: false)")
+            #expect(Self.name(bodyless.responseEnd()) == "finish(reset: false)")
+        }
     }
 
     @Test func trailersEndTheResponse() {
@@ -90,7 +122,7 @@ struct UpstreamHTTP2StreamStateMachineTests {
     @Test func aResetFailsTheExchange() {
         var refused = Self.sentGET()
         #expect(Self.name(refused.reset(.refusedStream)) == "fail(reset 7, beforeHead: true)")
-        #expect(Self.name(refused.responseData(now: Self.t0)) == "none", "nothing after the failure")
+        #expect(Self.name(refused.responseData(length: 1, now: Self.t0)) == "none", "nothing after the failure")
         var midBody = Self.sentGET()
         _ = midBody.responseHead(status: 200, declaredLength: nil, endStream: false, now: Self.t0)
         #expect(Self.name(midBody.reset(.cancel)) == "fail(reset 8, beforeHead: false)")

@@ -1,9 +1,12 @@
-extension HTTP1ResponseHeadParser {
-    /// Adds one `Content-Length` field's value (`raw[range]`, trimmed) to
-    /// `length`: false when it is not decimal or disagrees. A list of identical
-    /// values (`5, 5`) is one length, as RFC 9110 §8.6 allows. Read from the
-    /// head's bytes: no string is made of the value.
-    static func mergeContentLength(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>, into length: inout Int?) -> Bool {
+/// A `Content-Length` field's value read strictly (RFC 9110 §8.6), from an
+/// HTTP/1.1 head's bytes or an HTTP/2 field: decimal digits only (at most 18,
+/// spaces and tabs around them allowed); a list of identical values (`5, 5`)
+/// is one length, as §8.6 allows; several fields must agree. No string is
+/// made of the value.
+package enum ContentLengthField {
+    /// Adds one field's value (`raw[range]`) to `length`: false when it is not
+    /// decimal or disagrees with what `length` holds.
+    package static func merge(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>, into length: inout Int?) -> Bool {
         var start = range.lowerBound
         while true {
             var comma = start
@@ -13,6 +16,12 @@ extension HTTP1ResponseHeadParser {
             if comma == range.upperBound { return true }
             start = comma + 1
         }
+    }
+
+    /// ``merge(_:_:into:)`` for a field value held as a string (an HTTP/2 field's).
+    package static func merge(_ value: String, into length: inout Int?) -> Bool {
+        var value = value
+        return value.withUTF8 { merge(UnsafeRawBufferPointer($0), 0..<$0.count, into: &length) }
     }
 
     /// A non-negative decimal made of digits only (at most 18 of them, spaces
