@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The intercepted-HTTP/2 row of scripts/bench.sh (H2ProxyLoad, 10 connections x 50
+# streams, 1 KiB GETs) measured side by side, as interleaved.sh does for HTTP/1.1:
+# every proxy is up at once (each on its own ports, all on CPU 1), and short runs go
+# to each in turn, round after round. On this kind of host a proxy's CPU per request
+# moved by up to 1.4x between runs a minute apart (the gateway's own kernel time as
+# much as its user time: the machine, not the code), so two binaries are compared by
+# the median of their per-round ratios, not by one run each.
+#
+# Usage: scripts/bench/interleaved_h2.sh [--rounds N] [--seconds S] BIN ...
+#   BIN  a gateway release binary (its interception of the TLS origin, HTTP/2 both
+#        sides, scripts/bench/templates/h2-gateway-intercept.yaml), or `haproxy`
+#        (TLS-terminating h2 reverse proxy, h2-haproxy-tls.cfg)
+# Each round runs them in turn, starting one later than the round before. Prints a
+# line per run, then each one's median CPU µs per request (user and kernel) and, for
+# every one after the first, the median of its per-round ratio to the first.
+# Needs nginx, openssl, haproxy (for `haproxy`), and H2ProxyLoad (built by bench.sh,
+# or BENCH_H2_BIN).
+# Example: scripts/bench/interleaved_h2.sh --rounds 8 /tmp/gw-old .build-static/release/gateway haproxy
+set -Eeuo pipefail
+
+ROUNDS=6 SECONDS_PER_RUN=3
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --rounds) ROUNDS=$2; shift 2 ;;
+        --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
+        -h|--help) sed -n '2,/^set -Eeuo/{/^set -Eeuo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+        *) break ;;
+    esac
+done
+[[ $# -gt 0 ]] || { echo "usage: $0 [--rounds N] [--seconds S] BIN ..." >&2; exit 2; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+TEMPLATES=$HERE/templates
+H2_BIN=${BENCH_H2_BIN:-$HERE/../../Benchmarks/.build-bench/release/H2ProxyLoad}
+H2_HOST=h2.bench.test
+for tool in nginx openssl taskset python3 "$H2_BIN"; do command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 2; }; done
+
+WORK=$(mktemp -d /tmp/interleaved-h2.XXXXXX)
+PIDS=()
+cleanup() {
+    [[ ${#PIDS[@]} -gt 0 ]] && kill "${PIDS[@]}" 2>/dev/null
+    [[ -f $WORK/origin-tls.pid ]] && kill "$(cat "$WORK/origin-tls.pid")" 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+render() { # render TEMPLATE OUT key=value...
+    local template=$1 out=$2 expr=() kv; shift 2
+    for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+    sed "${expr[@]}" "$template" >"$out"
+}
+ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }   # user and kernel clock ticks
+
+# The bench PKI (as bench.sh's make_h2_certs): a CA and the origin's leaf, which HAProxy serves too.
+mkdir -p "$WORK/tls" "$WORK/htdocs" "$WORK/origin-tls-tmp"
+render "$TEMPLATES/h2-certs.cnf" "$WORK/tls/certs.cnf" H2_HOST="$H2_HOST"
+(
+    cd "$WORK/tls"
+    openssl req -x509 -config certs.cnf -extensions ca -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+        -nodes -keyout ca-key.pem -out ca.pem -days 7 -subj "/CN=gateway bench CA"
+    openssl req -new -config certs.cnf -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+        -nodes -keyout leaf-key.pem -out leaf.csr -subj "/CN=localhost"
+    openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca-key.pem -set_serial 2 -days 7 \
+        -extfile certs.cnf -extensions leaf -out leaf.pem
+    cat leaf.pem leaf-key.pem >leaf-bundle.pem
+) >"$WORK/openssl.log" 2>&1 || { echo "openssl: $(tail -n 3 "$WORK/openssl.log")" >&2; exit 1; }
+head -c 1024 /dev/urandom >"$WORK/htdocs/1k"
+chmod a+rx "$WORK"   # nginx's worker (another user) reads htdocs
+chmod -R a+rX "$WORK/htdocs" "$WORK/tls"
+
+read -r -a PORTS < <(python3 "$HERE/freeports.py" $((4 + 2 * $#)))
+render "$TEMPLATES/h2-origin-nginx.conf" "$WORK/origin-tls.conf" DIR="$WORK" TLS_ORIGIN_PORT="${PORTS[0]}" \
+    TLS_STATUS_PORT="${PORTS[1]}" TLS_MTLS_PORT="${PORTS[2]}" TLS_CLOSE_PORT="${PORTS[3]}"
+taskset -c 0 nginx -c "$WORK/origin-tls.conf" -p "$WORK" >"$WORK/origin.log" 2>&1 &
+
+NAMES=() PROXY_PORTS=() PROXY_PIDS=() CLIENTS=()
+i=0
+for bin in "$@"; do
+    port=${PORTS[$((4 + 2 * i))]} admin=${PORTS[$((5 + 2 * i))]} dir=$WORK/p$i
+    mkdir -p "$dir/gateway-state"
+    ln -s "$WORK/tls" "$dir/tls"
+    vars=(DIR="$dir" PROXY_PORT="$port" ADMIN_PORT="$admin" TLS_ORIGIN_PORT="${PORTS[0]}" H2_HOST="$H2_HOST")
+    if [[ $bin == haproxy ]]; then
+        render "$TEMPLATES/h2-haproxy-tls.cfg" "$dir/haproxy.cfg" "${vars[@]}"
+        taskset -c 1 haproxy -db -f "$dir/haproxy.cfg" >"$dir/log" 2>&1 &
+        CLIENTS+=("--direct --target 127.0.0.1:$port --ca $WORK/tls/ca.pem")
+    else
+        render "$TEMPLATES/h2-gateway-intercept.yaml" "$dir/gateway.yaml" "${vars[@]}"
+        "$bin" ca export --config "$dir/gateway.yaml" >"$dir/gateway-ca.pem" 2>"$dir/ca.err" ||
+            { echo "$bin ca export: $(cat "$dir/ca.err")" >&2; exit 1; }
+        taskset -c 1 "$bin" run --config "$dir/gateway.yaml" >"$dir/log" 2>&1 &
+        CLIENTS+=("--proxy 127.0.0.1:$port --target $H2_HOST:443 --ca $dir/gateway-ca.pem")
+    fi
+    PIDS+=($!) PROXY_PIDS+=($!) PROXY_PORTS+=("$port") NAMES+=("$bin#$i")
+    i=$((i + 1))
+done
+sleep 2
+
+# load J SECONDS: one H2ProxyLoad run through proxy J; its JSON report's requests and errors.
+load() {
+    # shellcheck disable=SC2086  # CLIENTS[j] is a word list
+    taskset -c 0 "$H2_BIN" ${CLIENTS[$1]} --path /1k --connections 10 --streams 50 --seconds "$2" 2>"$WORK/load.err" | tail -n 1 |
+        python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); print(r["requests"], r["non2xx"] + sum(dict(r["errors"]).values()))'
+}
+for j in "${!PROXY_PIDS[@]}"; do # warm each up (and check it answers)
+    read -r requests bad < <(load "$j" 1) || { echo "${NAMES[$j]}: no report ($(tail -n 2 "$WORK/load.err"))" >&2; exit 1; }
+    [[ $requests -gt 0 && $bad -eq 0 ]] || { echo "${NAMES[$j]}: warm-up got $requests requests, $bad failed" >&2; exit 1; }
+done
+
+N=${#PROXY_PIDS[@]}
+hz=$(getconf CLK_TCK)
+for ((round = 1; round <= ROUNDS; round++)); do
+    for ((k = 0; k < N; k++)); do
+        j=$(((k + round - 1) % N))
+        read -r user0 kernel0 < <(ticks "${PROXY_PIDS[$j]}")
+        read -r requests bad < <(load "$j" "$SECONDS_PER_RUN")
+        read -r user1 kernel1 < <(ticks "${PROXY_PIDS[$j]}")
+        if [[ $bad -ne 0 || $requests -eq 0 ]]; then
+            echo "${NAMES[$j]} round $round: $requests requests, $bad not 200" >&2
+            exit 1
+        fi
+        awk -v n="${NAMES[$j]}" -v r="$round" -v q="$requests" -v u=$((user1 - user0)) -v s=$((kernel1 - kernel0)) -v hz="$hz" -v t="$SECONDS_PER_RUN" \
+            'BEGIN {printf "%s round %d: %d req (%.0f/s), %.2f us/req (user %.2f, kernel %.2f)\n", n, r, q, q / t, (u + s) * 1e6 / hz / q, u * 1e6 / hz / q, s * 1e6 / hz / q}'
+    done
+done | tee "$WORK/runs.txt"
+
+python3 - "$WORK/runs.txt" "${NAMES[@]}" <<'EOF'
+import re, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    m = re.match(r'(\S+) round (\d+): \d+ req \((\d+)/s\), ([\d.]+) us/req \(user ([\d.]+), kernel ([\d.]+)\)', line)
+    if m: runs.setdefault(m.group(1), []).append(tuple(float(x) for x in m.groups()[2:]))
+names = sys.argv[2:]
+for name in names:
+    r = runs[name]
+    print(f"{name}: median {statistics.median(x[1] for x in r):.1f} µs/request (user {statistics.median(x[2] for x in r):.1f},"
+          f" kernel {statistics.median(x[3] for x in r):.1f}), {statistics.median(x[0] for x in r):.0f} req/s")
+for name in names[1:]:
+    for what, k in (("CPU/req", 1), ("req/s", 0)):
+        ratios = sorted(b[k] / a[k] for a, b in zip(runs[names[0]], runs[name]))
+        q = len(ratios) // 4
+        print(f"{name} ÷ {names[0]} {what}: per-round median {statistics.median(ratios):.3f} (quartiles {ratios[q]:.3f}-{ratios[-1 - q]:.3f})")
+EOF
