@@ -12,8 +12,9 @@
 #           CONFIG@LEVEL for another level (gateway.yaml@info)
 #   --app-head  the ten-field head of a mobile app (absolute-app.lua), not wrk's bare one
 # Each round runs them in turn, starting one later than the round before.
-# Prints a line per run, then each pair's median CPU µs per request and, for
-# every pair after the first, the median of its per-round ratio to the first.
+# Prints a line per run, then each pair's median CPU µs per request (user and
+# kernel) and req/s and, for every pair after the first, the median of its
+# per-round ratios to the first.
 # Example: scripts/bench/interleaved.sh .build-static/release/gateway:gateway.yaml \
 #              .build-static/release/gateway:gateway-otel.yaml haproxy:-
 set -Eeuo pipefail
@@ -33,21 +34,9 @@ for tool in nginx wrk taskset python3; do command -v "$tool" >/dev/null || { ech
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TEMPLATES=$HERE/templates
-WORK=$(mktemp -d /tmp/interleaved.XXXXXX)
-PIDS=()
-cleanup() {
-    [[ ${#PIDS[@]} -gt 0 ]] && kill "${PIDS[@]}" 2>/dev/null
-    [[ -f $WORK/origin.pid ]] && kill "$(cat "$WORK/origin.pid")" 2>/dev/null
-    wait 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-render() { # render TEMPLATE OUT key=value...
-    local template=$1 out=$2 expr=() kv; shift 2
-    for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
-    sed "${expr[@]}" "$template" >"$out"
-}
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# shellcheck source=interleaved_lib.sh
+source "$HERE/interleaved_lib.sh"
+interleaved_setup interleaved origin.pid
 
 read -r -a PORTS < <(python3 "$HERE/freeports.py" $((2 + 2 * $#)))
 ORIGIN_PORT=${PORTS[0]} SINK_PORT=${PORTS[1]}
@@ -93,33 +82,17 @@ N=${#PROXY_PIDS[@]}
 for ((round = 1; round <= ROUNDS; round++)); do
     for ((k = 0; k < N; k++)); do
         j=$(((k + round - 1) % N))
-        pid=${PROXY_PIDS[$j]}
-        before=$(cpu_ticks "$pid")
+        read -r user0 kernel0 < <(ticks "${PROXY_PIDS[$j]}")
         out=$(taskset -c 0 wrk -t1 -c50 -d"${SECONDS_PER_RUN}s" -s "$WORK/load.lua" "http://127.0.0.1:${PROXY_PORTS[$j]}")
-        after=$(cpu_ticks "$pid")
+        read -r user1 kernel1 < <(ticks "${PROXY_PIDS[$j]}")
         requests=$(awk '/requests in/ {print $1}' <<<"$out")
         # Every response must be the origin's 200 (as scripts/bench.sh checks each run).
         if grep -qE "Non-2xx|Socket errors" <<<"$out"; then
             echo "${NAMES[$j]} round $round: not every response was a 200: $(grep -E "Non-2xx|Socket errors" <<<"$out" | tr -s ' ')" >&2
             exit 1
         fi
-        ticks_per_second=$(getconf CLK_TCK)
-        echo "${NAMES[$j]} round $round: $requests req, $(awk -v t=$((after - before)) -v n="$requests" -v hz="$ticks_per_second" \
-            'BEGIN {printf "%.2f", t * 1e6 / hz / n}') us/req"
+        run_line "${NAMES[$j]}" "$round" "$requests" $((user1 - user0)) $((kernel1 - kernel0)) "$SECONDS_PER_RUN"
     done
 done | tee "$WORK/runs.txt"
 
-python3 - "$WORK/runs.txt" "${NAMES[@]}" <<'EOF'
-import re, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    m = re.match(r'(\S+) round (\d+): \d+ req, ([\d.]+) us/req', line)
-    if m: runs.setdefault(m.group(1), []).append(float(m.group(3)))
-names = sys.argv[2:]
-for name in names:
-    print(f"{name}: median {statistics.median(runs[name]):.1f} µs/request")
-for name in names[1:]:
-    ratios = sorted(b / a for a, b in zip(runs[names[0]], runs[name]))
-    q = len(ratios) // 4
-    print(f"{name} ÷ {names[0]}: per-round median {statistics.median(ratios):.3f} (quartiles {ratios[q]:.3f}-{ratios[-1 - q]:.3f})")
-EOF
+interleaved_summary "$WORK/runs.txt" "${NAMES[@]}"

@@ -35,21 +35,9 @@ H2_BIN=${BENCH_H2_BIN:-$HERE/../../Benchmarks/.build-bench/release/H2ProxyLoad}
 H2_HOST=h2.bench.test
 for tool in nginx openssl taskset python3 "$H2_BIN"; do command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 2; }; done
 
-WORK=$(mktemp -d /tmp/interleaved-h2.XXXXXX)
-PIDS=()
-cleanup() {
-    [[ ${#PIDS[@]} -gt 0 ]] && kill "${PIDS[@]}" 2>/dev/null
-    [[ -f $WORK/origin-tls.pid ]] && kill "$(cat "$WORK/origin-tls.pid")" 2>/dev/null
-    wait 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-render() { # render TEMPLATE OUT key=value...
-    local template=$1 out=$2 expr=() kv; shift 2
-    for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
-    sed "${expr[@]}" "$template" >"$out"
-}
-ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }   # user and kernel clock ticks
+# shellcheck source=interleaved_lib.sh
+source "$HERE/interleaved_lib.sh"
+interleaved_setup interleaved-h2 origin-tls.pid
 
 # The bench PKI (as bench.sh's make_h2_certs): a CA and the origin's leaf, which HAProxy serves too.
 mkdir -p "$WORK/tls" "$WORK/htdocs" "$WORK/origin-tls-tmp"
@@ -108,7 +96,6 @@ for j in "${!PROXY_PIDS[@]}"; do # warm each up (and check it answers)
 done
 
 N=${#PROXY_PIDS[@]}
-hz=$(getconf CLK_TCK)
 for ((round = 1; round <= ROUNDS; round++)); do
     for ((k = 0; k < N; k++)); do
         j=$(((k + round - 1) % N))
@@ -119,25 +106,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
             echo "${NAMES[$j]} round $round: $requests requests, $bad not 200" >&2
             exit 1
         fi
-        awk -v n="${NAMES[$j]}" -v r="$round" -v q="$requests" -v u=$((user1 - user0)) -v s=$((kernel1 - kernel0)) -v hz="$hz" -v t="$SECONDS_PER_RUN" \
-            'BEGIN {printf "%s round %d: %d req (%.0f/s), %.2f us/req (user %.2f, kernel %.2f)\n", n, r, q, q / t, (u + s) * 1e6 / hz / q, u * 1e6 / hz / q, s * 1e6 / hz / q}'
+        run_line "${NAMES[$j]}" "$round" "$requests" $((user1 - user0)) $((kernel1 - kernel0)) "$SECONDS_PER_RUN"
     done
 done | tee "$WORK/runs.txt"
 
-python3 - "$WORK/runs.txt" "${NAMES[@]}" <<'EOF'
-import re, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    m = re.match(r'(\S+) round (\d+): \d+ req \((\d+)/s\), ([\d.]+) us/req \(user ([\d.]+), kernel ([\d.]+)\)', line)
-    if m: runs.setdefault(m.group(1), []).append(tuple(float(x) for x in m.groups()[2:]))
-names = sys.argv[2:]
-for name in names:
-    r = runs[name]
-    print(f"{name}: median {statistics.median(x[1] for x in r):.1f} µs/request (user {statistics.median(x[2] for x in r):.1f},"
-          f" kernel {statistics.median(x[3] for x in r):.1f}), {statistics.median(x[0] for x in r):.0f} req/s")
-for name in names[1:]:
-    for what, k in (("CPU/req", 1), ("req/s", 0)):
-        ratios = sorted(b[k] / a[k] for a, b in zip(runs[names[0]], runs[name]))
-        q = len(ratios) // 4
-        print(f"{name} ÷ {names[0]} {what}: per-round median {statistics.median(ratios):.3f} (quartiles {ratios[q]:.3f}-{ratios[-1 - q]:.3f})")
-EOF
+interleaved_summary "$WORK/runs.txt" "${NAMES[@]}"

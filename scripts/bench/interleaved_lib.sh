@@ -1,0 +1,55 @@
+# What scripts/bench/interleaved.sh and interleaved_h2.sh share (sourced, not run):
+# a work directory removed on exit with the processes started, and template rendering.
+
+# interleaved_setup PREFIX PIDFILE: WORK (a new /tmp/PREFIX.XXXXXX), PIDS (the processes to
+# kill on exit; append to it) and, on exit, the nginx origin whose pid is in WORK/PIDFILE
+# stopped and WORK removed.
+interleaved_setup() {
+    WORK=$(mktemp -d "/tmp/$1.XXXXXX")
+    ORIGIN_PID_FILE=$WORK/$2
+    PIDS=()
+    trap interleaved_cleanup EXIT
+}
+
+interleaved_cleanup() {
+    [[ ${#PIDS[@]} -gt 0 ]] && kill "${PIDS[@]}" 2>/dev/null
+    [[ -f $ORIGIN_PID_FILE ]] && kill "$(cat "$ORIGIN_PID_FILE")" 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$WORK"
+}
+
+render() { # render TEMPLATE OUT key=value...: the template with each @key@ replaced
+    local template=$1 out=$2 expr=() kv; shift 2
+    for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+    sed "${expr[@]}" "$template" >"$out"
+}
+
+ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }   # ticks PID: its user and kernel clock ticks
+
+# run_line NAME ROUND REQUESTS USER_TICKS KERNEL_TICKS SECONDS: one run's line, as interleaved_summary reads it.
+run_line() {
+    awk -v n="$1" -v r="$2" -v q="$3" -v u="$4" -v s="$5" -v t="$6" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN {printf "%s round %d: %d req (%.0f/s), %.2f us/req (user %.2f, kernel %.2f)\n", n, r, q, q / t, (u + s) * 1e6 / hz / q, u * 1e6 / hz / q, s * 1e6 / hz / q}'
+}
+
+# interleaved_summary RUNS NAME...: each one's medians (CPU per request, user, kernel, req/s) and,
+# for each after the first, the median and quartiles of its per-round ratios to the first.
+interleaved_summary() {
+    python3 - "$@" <<'PY'
+import re, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    m = re.match(r'(\S+) round (\d+): \d+ req \((\d+)/s\), ([\d.]+) us/req \(user ([\d.]+), kernel ([\d.]+)\)', line)
+    if m: runs.setdefault(m.group(1), []).append(tuple(float(x) for x in m.groups()[2:]))
+names = sys.argv[2:]
+for name in names:
+    r = runs[name]
+    print(f"{name}: median {statistics.median(x[1] for x in r):.1f} µs/request (user {statistics.median(x[2] for x in r):.1f},"
+          f" kernel {statistics.median(x[3] for x in r):.1f}), {statistics.median(x[0] for x in r):.0f} req/s")
+for name in names[1:]:
+    for what, k in (("CPU/req", 1), ("req/s", 0)):
+        ratios = sorted(b[k] / a[k] for a, b in zip(runs[names[0]], runs[name]))
+        q = len(ratios) // 4
+        print(f"{name} ÷ {names[0]} {what}: per-round median {statistics.median(ratios):.3f} (quartiles {ratios[q]:.3f}-{ratios[-1 - q]:.3f})")
+PY
+}
