@@ -75,24 +75,16 @@ for port in "${PROXY_PORTS[@]}"; do # warm each up (and check it answers)
     taskset -c 0 wrk -t1 -c50 -d1s -s "$WORK/load.lua" "http://127.0.0.1:$port" >/dev/null
 done
 
-# Each round starts one proxy later than the last: a run's place in the round
-# moved its figure by up to 10% on a busy host (later ones read slower), so
-# every proxy takes every place in turn (give a multiple of their count as --rounds).
-N=${#PROXY_PIDS[@]}
-for ((round = 1; round <= ROUNDS; round++)); do
-    for ((k = 0; k < N; k++)); do
-        j=$(((k + round - 1) % N))
-        read -r user0 kernel0 < <(ticks "${PROXY_PIDS[$j]}")
-        out=$(taskset -c 0 wrk -t1 -c50 -d"${SECONDS_PER_RUN}s" -s "$WORK/load.lua" "http://127.0.0.1:${PROXY_PORTS[$j]}")
-        read -r user1 kernel1 < <(ticks "${PROXY_PIDS[$j]}")
-        requests=$(awk '/requests in/ {print $1}' <<<"$out")
-        # Every response must be the origin's 200 (as scripts/bench.sh checks each run).
-        if grep -qE "Non-2xx|Socket errors" <<<"$out"; then
-            echo "${NAMES[$j]} round $round: not every response was a 200: $(grep -E "Non-2xx|Socket errors" <<<"$out" | tr -s ' ')" >&2
-            exit 1
-        fi
-        run_line "${NAMES[$j]}" "$round" "$requests" $((user1 - user0)) $((kernel1 - kernel0)) "$SECONDS_PER_RUN"
-    done
-done | tee "$WORK/runs.txt"
+# wrk_run J: one wrk run through proxy J; its request count, every response a 200.
+wrk_run() {
+    local out
+    out=$(taskset -c 0 wrk -t1 -c50 -d"${SECONDS_PER_RUN}s" -s "$WORK/load.lua" "http://127.0.0.1:${PROXY_PORTS[$1]}")
+    if grep -qE "Non-2xx|Socket errors" <<<"$out"; then
+        echo "not every response was a 200: $(grep -E "Non-2xx|Socket errors" <<<"$out" | tr -s ' ')" >&2
+        return 1
+    fi
+    awk '/requests in/ {print $1}' <<<"$out"
+}
+interleaved_rounds wrk_run
 
 interleaved_summary "$WORK/runs.txt" "${NAMES[@]}"

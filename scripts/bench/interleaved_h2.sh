@@ -95,19 +95,16 @@ for j in "${!PROXY_PIDS[@]}"; do # warm each up (and check it answers)
     [[ $requests -gt 0 && $bad -eq 0 ]] || { echo "${NAMES[$j]}: warm-up got $requests requests, $bad failed" >&2; exit 1; }
 done
 
-N=${#PROXY_PIDS[@]}
-for ((round = 1; round <= ROUNDS; round++)); do
-    for ((k = 0; k < N; k++)); do
-        j=$(((k + round - 1) % N))
-        read -r user0 kernel0 < <(ticks "${PROXY_PIDS[$j]}")
-        read -r requests bad < <(load "$j" "$SECONDS_PER_RUN")
-        read -r user1 kernel1 < <(ticks "${PROXY_PIDS[$j]}")
-        if [[ $bad -ne 0 || $requests -eq 0 ]]; then
-            echo "${NAMES[$j]} round $round: $requests requests, $bad not 200" >&2
-            exit 1
-        fi
-        run_line "${NAMES[$j]}" "$round" "$requests" $((user1 - user0)) $((kernel1 - kernel0)) "$SECONDS_PER_RUN"
-    done
-done | tee "$WORK/runs.txt"
+# h2_run J: one H2ProxyLoad run through proxy J; its request count, every response a 200.
+h2_run() {
+    local requests bad
+    read -r requests bad < <(load "$1" "$SECONDS_PER_RUN") || { echo "no report ($(tail -n 2 "$WORK/load.err"))" >&2; return 1; }
+    if [[ $bad -ne 0 || $requests -eq 0 ]]; then
+        echo "$requests requests, $bad not 200" >&2
+        return 1
+    fi
+    echo "$requests"
+}
+interleaved_rounds h2_run
 
 interleaved_summary "$WORK/runs.txt" "${NAMES[@]}"

@@ -32,6 +32,26 @@ run_line() {
         'BEGIN {printf "%s round %d: %d req (%.0f/s), %.2f us/req (user %.2f, kernel %.2f)\n", n, r, q, q / t, (u + s) * 1e6 / hz / q, u * 1e6 / hz / q, s * 1e6 / hz / q}'
 }
 
+# interleaved_rounds RUN: ROUNDS rounds over the proxies (PROXY_PIDS, NAMES), each round
+# starting one proxy later than the last: a run's place in the round moved its figure by up
+# to 10% on a busy host (later ones read slower), so every proxy takes every place in turn
+# (give a multiple of their count as --rounds). `RUN J` makes one run of SECONDS_PER_RUN
+# through proxy J and prints its request count, or says on stderr why it failed (every
+# response must be the origin's 200, as scripts/bench.sh checks each run). Each run's line
+# (its proxy's CPU over the run) goes to stdout and to WORK/runs.txt.
+interleaved_rounds() {
+    local run=$1 count=${#PROXY_PIDS[@]} round k j requests user0 kernel0 user1 kernel1
+    for ((round = 1; round <= ROUNDS; round++)); do
+        for ((k = 0; k < count; k++)); do
+            j=$(((k + round - 1) % count))
+            read -r user0 kernel0 < <(ticks "${PROXY_PIDS[$j]}")
+            requests=$("$run" "$j") || { echo "${NAMES[$j]} round $round failed" >&2; exit 1; }
+            read -r user1 kernel1 < <(ticks "${PROXY_PIDS[$j]}")
+            run_line "${NAMES[$j]}" "$round" "$requests" $((user1 - user0)) $((kernel1 - kernel0)) "$SECONDS_PER_RUN"
+        done
+    done | tee "$WORK/runs.txt"
+}
+
 # interleaved_summary RUNS NAME...: each one's medians (CPU per request, user, kernel, req/s) and,
 # for each after the first, the median and quartiles of its per-round ratios to the first.
 interleaved_summary() {
