@@ -41,6 +41,17 @@ struct PinningTLSHandlerFactoryTests {
         }
     }
 
+    /// The test client itself: a connect that fails (nothing listens) throws,
+    /// and its probe's promise is failed, not leaked (NIO traps on a dropped
+    /// promise: under load a connect timeout crashed the whole test run).
+    @Test func aRefusedConnectThrowsAndLeaksNoPromise() async throws {
+        let f = try Fixture()
+        let port = try await PoolTest.closedPort()
+        await #expect(throws: (any Error).self) {
+            try await TLSClient.handshake(port: port, settings: f.settings(), factory: f.factory)
+        }
+    }
+
     // MARK: Chain and hostname
 
     @Test("a valid chain to the configured CA succeeds, and data flows", arguments: PeerKind.available)

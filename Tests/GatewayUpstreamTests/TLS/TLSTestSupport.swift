@@ -126,6 +126,13 @@ private final class ProbeClientHandler: ChannelInboundHandler, Sendable {
         }
         context.fireChannelInactive()
     }
+
+    /// A channel that never became active (its connect timed out, on a
+    /// loaded machine) leaves without `channelInactive`: the promise is failed
+    /// here, not dropped (NIO traps on a promise that was never completed).
+    func handlerRemoved(context: ChannelHandlerContext) {
+        promise.fail(ChannelError.ioOnClosedChannel)
+    }
 }
 
 enum TLSClient {
