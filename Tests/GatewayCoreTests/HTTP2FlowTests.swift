@@ -41,6 +41,26 @@ struct HTTP2FlowTests {
         }
     }
 
+    /// A declared length takes DATA up to it and may end only once all came;
+    /// without one, any body goes.
+    @Test func aDeclaredLengthIsTheBodysLengthExactly() {
+        var five = HTTP2DeclaredLength(5)
+        #expect(!five.mayEnd)
+        let firstParts = five.received(2) && five.received(0)
+        #expect(firstParts && !five.mayEnd)
+        let rest = five.received(3)
+        #expect(rest && five.mayEnd)
+        let beyond = five.received(1)
+        #expect(!beyond, "a byte beyond it")
+        var three = HTTP2DeclaredLength(3)
+        let tooLong = three.received(4)
+        #expect(!tooLong)
+        var none = HTTP2DeclaredLength(nil)
+        let anything = none.received(1 << 20)
+        #expect(anything && none.mayEnd)
+        #expect(HTTP2DeclaredLength(0).mayEnd)
+    }
+
     @Test func eachMemberHearsTheReadsEndOnceEvenOneThatJoinsMeanwhile() {
         let io = HTTP2StreamIO<Member>()
         let first = Member(), late = Member()

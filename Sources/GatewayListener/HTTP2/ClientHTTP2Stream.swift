@@ -50,13 +50,11 @@ final class ClientHTTP2Stream: ExchangeHolder {
     /// The latest response body part, written with the response's end or at
     /// the exchange's flush (`+Response.swift`), counted in ``sendWindow`` already.
     var heldData: ByteBuffer?
-    /// The request body's bytes its `content-length` still promises (nil: it
-    /// declared none). DATA beyond them, or an end short of them, is a
-    /// malformed request (RFC 9113 §8.1.1): the stream is reset with
-    /// PROTOCOL_ERROR and its exchange cancelled, so an upstream never gets
-    /// more or less body than the length it was told. The gateway checks this
-    /// itself: NIOHTTP2's own check is off (``HTTP2ServerSettings``).
-    var requestBodyLeft: Int?
+    /// What the request's `content-length` still promises. DATA beyond it, or
+    /// an end short of it, resets the stream with PROTOCOL_ERROR and cancels
+    /// its exchange: an upstream never gets more or less body than the length
+    /// it was told.
+    var requestLength = HTTP2DeclaredLength(nil)
 
     init(
         id: HTTP2StreamID, connection: ClientHTTP2ConnectionHandler, environment: ClientConnectionEnvironment,
@@ -93,18 +91,14 @@ final class ClientHTTP2Stream: ExchangeHolder {
                 startExchange(headers.headers, endStream: endStream)
             case .endRequest:
                 // Request trailers: HTTP/1.1 upstreams take none; the body ends here.
-                guard (requestBodyLeft ?? 0) == 0 else { return bodyMismatch() }
+                guard requestLength.mayEnd else { return bodyMismatch() }
                 requestEnd()
             case .ignore:
                 break
             }
         case .data(let data):
             timeouts?.bytesRead()
-            if let left = requestBodyLeft {
-                let length = data.data.readableBytes
-                guard length <= left, !data.endStream || length == left else { return bodyMismatch() }
-                requestBodyLeft = left - length
-            }
+            guard requestLength.received(data.data.readableBytes), !data.endStream || requestLength.mayEnd else { return bodyMismatch() }
             if case .byteBuffer(let buffer) = data.data, buffer.readableBytes > 0 {
                 exchange?.requestBodyPart(buffer)
             }
@@ -173,11 +167,9 @@ final class ClientHTTP2Stream: ExchangeHolder {
             }
             return perform(ExchangeStart.refuse(GatewayError(.badRequest, message), info: info), info: info, endStream: endStream)
         }
-        if let length = translated.declaredLength {
-            // END_STREAM on the HEADERS: the body is empty, whatever the length says.
-            guard !endStream || length == 0 else { return bodyMismatch() }
-            requestBodyLeft = length
-        }
+        requestLength = HTTP2DeclaredLength(translated.declaredLength)
+        // END_STREAM on the HEADERS: the body is empty, whatever the length says.
+        guard !endStream || requestLength.mayEnd else { return bodyMismatch() }
         let head = translated.head
         acceptsTrailers = translated.acceptsTrailers
         let info = ExchangeInfo(

@@ -16,7 +16,8 @@ import NIOHTTP1
 /// not, and the stream fails as a malformed response. An upstream's control
 /// byte never reaches a client. A `content-length` that is not one decimal
 /// length (``ContentLengthField``: several that disagree, a sign, a letter)
-/// makes the section malformed too (`invalidLength`); the stream's machine
+/// makes the section malformed too (`invalidLength`), and one repeated goes on
+/// once; the stream's machine
 /// holds the body to the length (NIOHTTP2's own content-length check is off).
 struct HTTP2ResponseSection {
     var status: UInt?
@@ -41,8 +42,11 @@ struct HTTP2ResponseSection {
                 continue
             }
             if HopByHopHeaders.isAlwaysHopByHop(name) { continue }
-            if name.utf8.count == 14, name == "content-length", !ContentLengthField.merge(field.value, into: &declaredLength) {
-                invalidLength = true
+            if name.utf8.count == 14, name == "content-length" {
+                let repeated = declaredLength != nil
+                if !ContentLengthField.merge(field.value, into: &declaredLength) { invalidLength = true }
+                // The same length again goes on as one field (some HTTP/1.1 parsers refuse two).
+                if repeated { continue }
             }
             fields.add(name: name, value: field.value)
         }

@@ -1,3 +1,4 @@
+import GatewayCore
 import NIOCore
 import NIOHTTP2
 
@@ -38,12 +39,10 @@ struct UpstreamHTTP2StreamStateMachine {
     private(set) var readHeld = false
     private(set) var timeout: UpstreamRequestTimeout
     let isHEAD: Bool
-    /// The bytes of body the response's `content-length` still promises (nil:
-    /// it declared none, or it has no body). DATA beyond them, or an end short
-    /// of them, is a malformed response (RFC 9113 §8.1.1): the gateway checks
-    /// this itself, NIOHTTP2's own check (a second walk over every field
-    /// section, both ways) is off.
-    private(set) var responseBodyLeft: Int?
+    /// What the response's `content-length` still promises (none for a
+    /// bodyless response: a HEAD's or a 304's length describes a body not
+    /// sent). DATA beyond it, or an end short of it, is a malformed response.
+    private(set) var responseLength = HTTP2DeclaredLength(nil)
 
     init(requestTimeout: TimeAmount, isHEAD: Bool) {
         self.timeout = UpstreamRequestTimeout(timeout: requestTimeout)
@@ -124,11 +123,9 @@ struct UpstreamHTTP2StreamStateMachine {
             return .none
         }
         let bodyless = isHEAD || status == 204 || status == 304
-        if endStream, !bodyless, let declaredLength, declaredLength > 0 {
-            return fail(.protocolViolation("a response that ended \(declaredLength) bytes short of its content-length"))
-        }
+        responseLength = HTTP2DeclaredLength(bodyless ? nil : declaredLength)
+        if endStream, !responseLength.mayEnd { return failShort() }
         let hasBody = !(endStream || bodyless || declaredLength == 0)
-        responseBodyLeft = bodyless ? nil : declaredLength
         state = .open(request: request, response: .streaming(hasBody: hasBody), outstandingWrites: writes)
         updateTimeout(now: now)
         return .forwardHead(hasBody: hasBody)
@@ -157,10 +154,7 @@ struct UpstreamHTTP2StreamStateMachine {
         case .awaitingHead: return fail(.protocolViolation("a response body before its head"))
         case .trailers: return fail(.protocolViolation("a response body after its trailers"))
         case .streaming(let hasBody):
-            if let left = responseBodyLeft {
-                guard length <= left else { return fail(.protocolViolation("a response body longer than its content-length")) }
-                responseBodyLeft = left - length
-            }
+            guard responseLength.received(length) else { return fail(.protocolViolation("a response body longer than its content-length")) }
             timeout.progress(now: now)
             // A body a bodyless response should not have (HEAD, 204, 304) is dropped.
             return hasBody ? .forwardBody : .none
@@ -172,9 +166,7 @@ struct UpstreamHTTP2StreamStateMachine {
     mutating func responseEnd() -> Action {
         guard case .open(let request, let response, _) = state else { return .none }
         guard response != .awaitingHead else { return fail(.protocolViolation("the stream ended before a final response")) }
-        if let left = responseBodyLeft, left > 0 {
-            return fail(.protocolViolation("a response that ended \(left) bytes short of its content-length"))
-        }
+        guard responseLength.mayEnd else { return failShort() }
         state = .done
         readHeld = false
         timeout.disarm()
@@ -207,6 +199,11 @@ struct UpstreamHTTP2StreamStateMachine {
     mutating func closeUnopened() -> Action {
         state = .done
         return .notOpened
+    }
+
+    /// The response ended before the bytes its `content-length` promised.
+    private mutating func failShort() -> Action {
+        fail(.protocolViolation("a response that ended \(responseLength.left ?? 0) bytes short of its content-length"))
     }
 
     mutating func fail(_ failure: Failure) -> Action {

@@ -124,6 +124,18 @@ struct HTTP2FieldsTests {
         #expect(read.invalidField != nil)
     }
 
+    /// `content-length` is one decimal length: repeated, it goes on once;
+    /// a sign, a letter or two that disagree make the section malformed.
+    @Test func contentLengthIsOneDecimalLength() {
+        let twice = HTTP2ResponseSection(HPACKHeaders([(":status", "200"), ("content-length", "5"), ("x", "1"), ("content-length", "5")]))
+        #expect(!twice.invalidLength && twice.declaredLength == 5)
+        #expect(twice.fields.map(\.name) == ["content-length", "x"], "one content-length field for an HTTP/1.1 client")
+        for values in [["+5"], ["5a"], ["-1"], ["5", "6"], ["5, 6"]] {
+            let read = HTTP2ResponseSection(HPACKHeaders([(":status", "200")] + values.map { ("content-length", $0) }))
+            #expect(read.invalidLength, "\(values)")
+        }
+    }
+
     @Test func pseudoHeaderAndConnectionSpecificFieldsAreDropped() {
         let read = HTTP2ResponseSection(HPACKHeaders([
             (":status", "204"), (":path", "/x"), ("connection", "close"), ("keep-alive", "5"), ("transfer-encoding", "chunked"),
