@@ -39,27 +39,7 @@ for tool in nginx openssl taskset python3 "$H2_BIN"; do command -v "$tool" >/dev
 source "$HERE/interleaved_lib.sh"
 interleaved_setup interleaved-h2 origin-tls.pid
 
-# The bench PKI (as bench.sh's make_h2_certs): a CA and the origin's leaf, which HAProxy serves too.
-mkdir -p "$WORK/tls" "$WORK/htdocs" "$WORK/origin-tls-tmp"
-render "$TEMPLATES/h2-certs.cnf" "$WORK/tls/certs.cnf" H2_HOST="$H2_HOST"
-(
-    cd "$WORK/tls"
-    openssl req -x509 -config certs.cnf -extensions ca -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-        -nodes -keyout ca-key.pem -out ca.pem -days 7 -subj "/CN=gateway bench CA"
-    openssl req -new -config certs.cnf -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-        -nodes -keyout leaf-key.pem -out leaf.csr -subj "/CN=localhost"
-    openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca-key.pem -set_serial 2 -days 7 \
-        -extfile certs.cnf -extensions leaf -out leaf.pem
-    cat leaf.pem leaf-key.pem >leaf-bundle.pem
-) >"$WORK/openssl.log" 2>&1 || { echo "openssl: $(tail -n 3 "$WORK/openssl.log")" >&2; exit 1; }
-head -c 1024 /dev/urandom >"$WORK/htdocs/1k"
-chmod a+rx "$WORK"   # nginx's worker (another user) reads htdocs
-chmod -R a+rX "$WORK/htdocs" "$WORK/tls"
-
-read -r -a PORTS < <(python3 "$HERE/freeports.py" $((4 + 2 * $#)))
-render "$TEMPLATES/h2-origin-nginx.conf" "$WORK/origin-tls.conf" DIR="$WORK" TLS_ORIGIN_PORT="${PORTS[0]}" \
-    TLS_STATUS_PORT="${PORTS[1]}" TLS_MTLS_PORT="${PORTS[2]}" TLS_CLOSE_PORT="${PORTS[3]}"
-taskset -c 0 nginx -c "$WORK/origin-tls.conf" -p "$WORK" >"$WORK/origin.log" 2>&1 &
+interleaved_tls_origin $#  # the bench PKI in WORK/tls, the TLS origin on PORTS[0], two ports a proxy from PORTS[4]
 
 NAMES=() PROXY_PORTS=() PROXY_PIDS=() CLIENTS=()
 i=0

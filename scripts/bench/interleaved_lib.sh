@@ -1,4 +1,4 @@
-# What scripts/bench/interleaved.sh and interleaved_h2.sh share (sourced, not run):
+# What scripts/bench/interleaved.sh, interleaved_h2.sh and interleaved_tls.sh share (sourced, not run):
 # a work directory removed on exit with the processes started, and template rendering.
 
 # interleaved_setup PREFIX PIDFILE: WORK (a new /tmp/PREFIX.XXXXXX), PIDS (the processes to
@@ -22,6 +22,32 @@ render() { # render TEMPLATE OUT key=value...: the template with each @key@ repl
     local template=$1 out=$2 expr=() kv; shift 2
     for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
     sed "${expr[@]}" "$template" >"$out"
+}
+
+# interleaved_tls_origin PROXIES: the bench PKI in WORK/tls (as bench.sh's make_h2_certs: a CA and
+# the origin's leaf for H2_HOST, which HAProxy serves too), WORK/htdocs/1k, PORTS (4 + 2 per proxy:
+# the origin's four, then each proxy's own two from PORTS[4]) and the nginx TLS origin
+# (h2-origin-nginx.conf, h2 and HTTP/1.1) on PORTS[0], on CPU 0. Needs HERE, TEMPLATES, H2_HOST.
+interleaved_tls_origin() {
+    mkdir -p "$WORK/tls" "$WORK/htdocs" "$WORK/origin-tls-tmp"
+    render "$TEMPLATES/h2-certs.cnf" "$WORK/tls/certs.cnf" H2_HOST="$H2_HOST"
+    (
+        cd "$WORK/tls"
+        openssl req -x509 -config certs.cnf -extensions ca -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+            -nodes -keyout ca-key.pem -out ca.pem -days 7 -subj "/CN=gateway bench CA"
+        openssl req -new -config certs.cnf -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+            -nodes -keyout leaf-key.pem -out leaf.csr -subj "/CN=localhost"
+        openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca-key.pem -set_serial 2 -days 7 \
+            -extfile certs.cnf -extensions leaf -out leaf.pem
+        cat leaf.pem leaf-key.pem >leaf-bundle.pem
+    ) >"$WORK/openssl.log" 2>&1 || { echo "openssl: $(tail -n 3 "$WORK/openssl.log")" >&2; exit 1; }
+    head -c 1024 /dev/urandom >"$WORK/htdocs/1k"
+    chmod a+rx "$WORK"   # nginx's worker (another user) reads htdocs
+    chmod -R a+rX "$WORK/htdocs" "$WORK/tls"
+    read -r -a PORTS < <(python3 "$HERE/freeports.py" $((4 + 2 * $1)))
+    render "$TEMPLATES/h2-origin-nginx.conf" "$WORK/origin-tls.conf" DIR="$WORK" TLS_ORIGIN_PORT="${PORTS[0]}" \
+        TLS_STATUS_PORT="${PORTS[1]}" TLS_MTLS_PORT="${PORTS[2]}" TLS_CLOSE_PORT="${PORTS[3]}"
+    taskset -c 0 nginx -c "$WORK/origin-tls.conf" -p "$WORK" >"$WORK/origin.log" 2>&1 &
 }
 
 ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }   # ticks PID: its user and kernel clock ticks
