@@ -37,6 +37,13 @@ public struct RequestFields: Sendable {
         added = fields.map { (name: $0.0, value: $0.1) }
     }
 
+    /// Fields given as strings, in order, kept as the array they came in (no copy).
+    public init(added fields: [(name: String, value: String)]) {
+        lines = FieldLines()
+        dropped = 0
+        added = fields
+    }
+
     public init(lines: FieldLines) {
         self.lines = lines
         dropped = 0

@@ -48,7 +48,7 @@ package enum HTTP2Translation {
         var method: String?
         var path: String?
         var authority: String?
-        var headers = HTTPHeaders()
+        var headers: [(name: String, value: String)] = []
         var cookies: [String] = []
         var acceptsTrailers = false
         var declaredLength: Int?
@@ -80,7 +80,7 @@ package enum HTTP2Translation {
             }
             sawRegular = true
             if headers.isEmpty, let authority {
-                headers.add(name: "host", value: authority)
+                headers.append((name: "host", value: authority))
                 hostFirst = true
             }
             // Told apart by length first: most names are none of these.
@@ -105,22 +105,19 @@ package enum HTTP2Translation {
                 // HTTP2-Settings (HTTP/1.1's upgrade to h2c) was never refused here.
                 if isConnectionSpecific(name), name != "http2-settings" { throw .malformed("the connection-specific field \(name)") }
             }
-            headers.add(name: name, value: value)
+            headers.append((name: name, value: value))
         }
         guard let method else { throw .missingPseudoField(":method") }
         let httpMethod = HTTPMethod(rawValue: method)
         guard httpMethod != .CONNECT else { throw .connectNotSupported }
         guard let path, !path.isEmpty else { throw .missingPseudoField(":path") }
         guard pseudo.contains(.scheme) else { throw .missingPseudoField(":scheme") }
-        if !cookies.isEmpty { headers.add(name: "cookie", value: cookies.joined(separator: "; ")) }
+        if !cookies.isEmpty { headers.append((name: "cookie", value: cookies.joined(separator: "; "))) }
         if let authority, !hostFirst {
             // No regular field, or a `host` field and no `:authority`: rare.
-            var ordered = HTTPHeaders([("host", authority)])
-            ordered.reserveCapacity(headers.count + 1)
-            ordered.add(contentsOf: headers)
-            headers = ordered
+            headers.insert((name: "host", value: authority), at: 0)
         }
-        let head = ClientRequestHead(version: HTTPVersion(major: 2, minor: 0), method: httpMethod, uri: path, headers: headers)
+        let head = ClientRequestHead(version: HTTPVersion(major: 2, minor: 0), method: httpMethod, uri: path, headers: RequestFields(added: headers))
         return RequestHead(head: head, acceptsTrailers: acceptsTrailers, declaredLength: declaredLength)
     }
 

@@ -23,35 +23,60 @@ import NIOHTTP1
 ///   §7.1.3): one connection carries the requests of many clients.
 /// - Response and trailers: ``HTTP2ResponseSection``.
 enum HTTP2Fields {
-    static func requestHeaders(_ request: ProxyRequest) -> HPACKHeaders {
-        // Names `Connection` lists (the listener removed them already: rare here).
-        let named = request.headers.namesInConnection()
+    /// `authority`: the request's ``ProxyRequest/authority`` (its connection keeps
+    /// the last one made, the same for every stream of one origin).
+    static func requestHeaders(_ request: ProxyRequest, authority: String? = nil) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(request.headers.count + 6)
         headers.add(name: ":method", value: request.method.rawValue)
         headers.add(name: ":scheme", value: request.scheme.rawValue)
-        headers.add(name: ":authority", value: request.authority)
+        headers.add(name: ":authority", value: authority ?? request.authority)
         headers.add(name: ":path", value: request.target.isEmpty ? "/" : request.target)
+        // One pass; a `Connection` field (the listener removed it already: rare here)
+        // sends the fields again through a second one that also drops those it names.
+        var sawContentLength = false
+        var sawConnection = false
         for (name, value) in request.headers {
-            if HopByHopHeaders.isAlwaysHopByHop(name) { continue }
-            if HopByHopHeaders.equalsIgnoringCase(name, "host") || HopByHopHeaders.equalsIgnoringCase(name, "content-length") { continue }
-            if !named.isEmpty, named.contains(where: { HopByHopHeaders.equalsIgnoringCase(name, $0) }) { continue }
+            switch skipped(name) {
+            case .contentLength: sawContentLength = true; continue
+            case .connection: sawConnection = true; continue
+            case .other: continue
+            case nil: break
+            }
             let lowered = HTTPFieldBytes.lowercasedName(name)
             headers.add(name: lowered, value: value, indexing: isSensitive(lowered) ? .neverIndexed : .indexable)
         }
+        if sawConnection {
+            for name in request.headers.namesInConnection() { headers.remove(name: name) }
+        }
         headers.add(name: "te", value: "trailers")
-        if let length = contentLength(of: request) { headers.add(name: "content-length", value: String(length)) }
+        if let length = contentLength(of: request, announced: sawContentLength) {
+            headers.add(name: "content-length", value: String(length))
+        }
         return headers
+    }
+
+    private enum Skipped { case contentLength, connection, other }
+
+    /// Why a request field does not go on as it is (nil: it does): `host`
+    /// (`:authority` says it), `content-length` (set from the body), a hop-by-hop one.
+    private static func skipped(_ name: String) -> Skipped? {
+        switch name.utf8.count {
+        case 4 where HopByHopHeaders.equalsIgnoringCase(name, "host"): .other
+        case 10 where HopByHopHeaders.equalsIgnoringCase(name, "connection"): .connection
+        case 14 where HopByHopHeaders.equalsIgnoringCase(name, "content-length"): .contentLength
+        default: HopByHopHeaders.isAlwaysHopByHop(name) ? .other : nil
+        }
     }
 
     /// The `content-length` sent: the body's length when known, `0` for an
     /// empty body only when the client sent one or the method defines a
     /// meaning for content (RFC 9110 §8.6), nil when the body streams without one.
-    static func contentLength(of request: ProxyRequest) -> Int? {
+    /// `announced`: the request has a `content-length` field.
+    static func contentLength(of request: ProxyRequest, announced: Bool) -> Int? {
         switch request.bodyLength {
         case .some(0):
-            let announces = request.headers.contains(name: "content-length") || request.method == .POST || request.method == .PUT
-                || request.method == .PATCH
+            let announces = announced || request.method == .POST || request.method == .PUT || request.method == .PATCH
             return announces ? 0 : nil
         case .some(let length):
             return length

@@ -24,12 +24,23 @@ extension UpstreamHTTP2ConnectionHandler {
         let id = HTTP2StreamID(nextStreamID)
         nextStreamID += 2
         let stream = UpstreamHTTP2Stream(
-            id: id, connection: self, request: request, recorder: recorder, delegate: delegate, ticket: ticket,
+            id: id, connection: self, isHEAD: request.method == .HEAD, recorder: recorder, delegate: delegate, ticket: ticket,
             requestTimeout: requestTimeout
         )
         streams[id] = stream
-        stream.start()
+        stream.start(request)
         return stream
+    }
+
+    /// The `:authority` of `request`: the last one made is kept, as every stream
+    /// of a connection goes to one origin (made again when the host or port differ).
+    func authority(of request: ProxyRequest) -> String {
+        if let last = lastAuthority, last.port == request.port, last.scheme == request.scheme, last.host == request.host {
+            return last.value
+        }
+        let value = request.authority
+        lastAuthority = (request.host, request.port, request.scheme, value)
+        return value
     }
 
     /// The stream's exchange is over: late frames for its id are dropped.

@@ -47,6 +47,8 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     /// The one timer of the streams' request timeouts (`+Deadlines.swift`), due at `timerDeadline`.
     var timer: NIOScheduledCallback?
     var timerDeadline = NIODeadline.distantFuture
+    /// The last stream's `:authority` and what it was made from (``authority(of:)``).
+    var lastAuthority: (host: String, port: Int, scheme: UpstreamScheme, value: String)?
 
     init(firstSettings: EventLoopPromise<Int>, events: HTTP2ConnectionEvents, upstream: String, requestTimeout: TimeAmount, eventLoop: any EventLoop) {
         self.firstSettings = firstSettings

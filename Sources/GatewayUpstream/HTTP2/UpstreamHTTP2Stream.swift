@@ -26,8 +26,6 @@ import NIOHTTP2
 final class UpstreamHTTP2Stream {
     let id: HTTP2StreamID
     let connection: UpstreamHTTP2ConnectionHandler
-    /// Until the stream opens: what to send.
-    var request: ProxyRequest?
     let recorder: AttemptRecorder
     let delegate: any UpstreamAttemptDelegate
     let ticket: HTTP2StreamTicket
@@ -48,7 +46,7 @@ final class UpstreamHTTP2Stream {
     init(
         id: HTTP2StreamID,
         connection: UpstreamHTTP2ConnectionHandler,
-        request: ProxyRequest,
+        isHEAD: Bool,
         recorder: AttemptRecorder,
         delegate: any UpstreamAttemptDelegate,
         ticket: HTTP2StreamTicket,
@@ -56,11 +54,10 @@ final class UpstreamHTTP2Stream {
     ) {
         self.id = id
         self.connection = connection
-        self.request = request
         self.recorder = recorder
         self.delegate = delegate
         self.ticket = ticket
-        self.machine = UpstreamHTTP2StreamStateMachine(requestTimeout: requestTimeout, isHEAD: request.method == .HEAD)
+        self.machine = UpstreamHTTP2StreamStateMachine(requestTimeout: requestTimeout, isHEAD: isHEAD)
         self.window = HTTP2InboundWindow(target: HTTP2Connection.streamWindow)
     }
 
@@ -68,16 +65,15 @@ final class UpstreamHTTP2Stream {
     var upstream: String { connection.upstream }
     var requestTimeout: TimeAmount { machine.timeout.timeout }
 
-    /// The stream opens: the request goes out, the delegate gets its writer, the first read is asked for.
-    func start() {
-        guard let request else { return }
-        self.request = nil
+    /// The stream opens: the request goes out, the delegate gets its writer, the
+    /// first read is asked for. Given, not kept: the stream holds no copy of the request.
+    func start(_ request: ProxyRequest) {
         let body = UpstreamConnection.requestBody(of: request).0
         let endQueued: Bool
         if case .streamed = body { endQueued = false } else { endQueued = true }
         machine.start(endQueued: endQueued, now: eventLoop.now)
         ticket.markOpened()
-        let headers = HTTP2Fields.requestHeaders(request)
+        let headers = HTTP2Fields.requestHeaders(request, authority: connection.authority(of: request))
         switch body {
         case .none:
             // A bodyless request's HEADERS are not flow-controlled: NIOHTTP2 writes them at

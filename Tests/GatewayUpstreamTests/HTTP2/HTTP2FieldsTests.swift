@@ -1,4 +1,5 @@
 import GatewayCore
+import GatewayTesting
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
@@ -79,6 +80,27 @@ struct HTTP2FieldsTests {
         #expect(HTTP2Fields.requestHeaders(streamed).first(name: "content-length") == nil, "DATA frames end with END_STREAM")
         let declared = Self.request(.PUT, headers: [], body: .stream(PatternBodySource(total: 10), declaredLength: 10))
         #expect(HTTP2Fields.requestHeaders(declared).first(name: "content-length") == "10")
+    }
+
+    /// A GET whose client said `Content-Length: 0` says it upstream too; one that said nothing does not.
+    @Test func anAnnouncedEmptyBodyKeepsItsLength() {
+        #expect(HTTP2Fields.requestHeaders(Self.request(headers: [("CONTENT-LENGTH", "0")])).first(name: "content-length") == "0")
+        #expect(HTTP2Fields.requestHeaders(Self.request(headers: [("Accept", "*/*")])).first(name: "content-length") == nil)
+    }
+
+    /// The client's bytes (an HTTP/1.1 client's fields, not strings): the same
+    /// fields dropped, in any case, the rest lowercased in their order, and
+    /// the `:authority` the connection gives.
+    @Test func fieldLinesGoOnAsTheStringsDo() {
+        var request = Self.request(headers: [])
+        request.headers = .lines(
+            "HOST: api.example.com\r\nUser-Agent: app/1.0\r\nConnection: X-Private\r\nx-private: hop\r\n"
+                + "Keep-Alive: 5\r\nContent-Length: 0\r\nX-Kept: yes\r\n"
+        )
+        let fields = HTTP2Fields.requestHeaders(request, authority: "origin.test")
+        #expect(fields.first(name: ":authority") == "origin.test")
+        #expect(Self.regularNames(fields) == ["user-agent", "x-kept", "te", "content-length"])
+        #expect(fields.first(name: "user-agent") == "app/1.0")
     }
 
     @Test func credentialsAndCookiesAreNeverIndexed() {
