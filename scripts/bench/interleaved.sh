@@ -67,7 +67,7 @@ for pair in "$@"; do
         render "$TEMPLATES/$config" "$WORK/p$i/gateway.yaml" "${vars[@]}"
         taskset -c 1 "$bin" run --config "$WORK/p$i/gateway.yaml" >"$WORK/p$i/log" 2>&1 &
     fi
-    PIDS+=($!) PROXY_PIDS+=($!) PROXY_PORTS+=("$port") NAMES+=("$pair")
+    interleaved_started $! "$port" "$pair"
     i=$((i + 1))
 done
 sleep 2
@@ -75,16 +75,6 @@ for port in "${PROXY_PORTS[@]}"; do # warm each up (and check it answers)
     taskset -c 0 wrk -t1 -c50 -d1s -s "$WORK/load.lua" "http://127.0.0.1:$port" >/dev/null
 done
 
-# wrk_run J: one wrk run through proxy J; its request count, every response a 200.
-wrk_run() {
-    local out
-    out=$(taskset -c 0 wrk -t1 -c50 -d"${SECONDS_PER_RUN}s" -s "$WORK/load.lua" "http://127.0.0.1:${PROXY_PORTS[$1]}")
-    if grep -qE "Non-2xx|Socket errors" <<<"$out"; then
-        echo "not every response was a 200: $(grep -E "Non-2xx|Socket errors" <<<"$out" | tr -s ' ')" >&2
-        return 1
-    fi
-    awk '/requests in/ {print $1}' <<<"$out"
-}
-interleaved_rounds wrk_run
+interleaved_rounds interleaved_wrk_run
 
 interleaved_summary "$WORK/runs.txt" "${NAMES[@]}"

@@ -19,24 +19,17 @@
 # Example: scripts/bench/interleaved_h2.sh --rounds 8 /tmp/gw-old .build-static/release/gateway haproxy
 set -Eeuo pipefail
 
-ROUNDS=6 SECONDS_PER_RUN=3
-while [[ $# -gt 0 ]]; do
-    case $1 in
-        --rounds) ROUNDS=$2; shift 2 ;;
-        --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
-        -h|--help) sed -n '2,/^set -Eeuo/{/^set -Eeuo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-        *) break ;;
-    esac
-done
-[[ $# -gt 0 ]] || { echo "usage: $0 [--rounds N] [--seconds S] BIN ..." >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=interleaved_lib.sh
+source "$HERE/interleaved_lib.sh"
+ROUNDS=6 SECONDS_PER_RUN=3
+interleaved_options "BIN ..." "$@"
+set -- "${ARGS[@]}"
 TEMPLATES=$HERE/templates
 H2_BIN=${BENCH_H2_BIN:-$HERE/../../Benchmarks/.build-bench/release/H2ProxyLoad}
 H2_HOST=h2.bench.test
 for tool in nginx openssl taskset python3 "$H2_BIN"; do command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 2; }; done
 
-# shellcheck source=interleaved_lib.sh
-source "$HERE/interleaved_lib.sh"
 interleaved_setup interleaved-h2 origin-tls.pid
 
 interleaved_tls_origin $#  # the bench PKI in WORK/tls, the TLS origin on PORTS[0], two ports a proxy from PORTS[4]
@@ -59,7 +52,7 @@ for bin in "$@"; do
         taskset -c 1 "$bin" run --config "$dir/gateway.yaml" >"$dir/log" 2>&1 &
         CLIENTS+=("--proxy 127.0.0.1:$port --target $H2_HOST:443 --ca $dir/gateway-ca.pem")
     fi
-    PIDS+=($!) PROXY_PIDS+=($!) PROXY_PORTS+=("$port") NAMES+=("$bin#$i")
+    interleaved_started $! "$port" "$bin#$i"
     i=$((i + 1))
 done
 sleep 2

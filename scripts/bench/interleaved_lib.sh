@@ -1,6 +1,40 @@
 # What scripts/bench/interleaved.sh, interleaved_h2.sh and interleaved_tls.sh share (sourced, not run):
 # a work directory removed on exit with the processes started, and template rendering.
 
+# interleaved_options USAGE ARG...: --rounds N, --seconds S and --help (this script's header)
+# read from the ARGs, into ROUNDS and SECONDS_PER_RUN (their defaults set before); the rest,
+# from the first other word, in ARGS (at least one, else USAGE and exit 2).
+interleaved_options() {
+    local usage=$1; shift
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+            --rounds) ROUNDS=$2; shift 2 ;;
+            --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
+            -h|--help) sed -n '2,/^set -Eeuo/{/^set -Eeuo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+            *) break ;;
+        esac
+    done
+    [[ $# -gt 0 ]] || { echo "usage: $0 [--rounds N] [--seconds S] $usage" >&2; exit 2; }
+    ARGS=("$@")
+}
+
+# interleaved_wrk_run J [SECONDS]: one wrk run (-t1 -c50, WORK/load.lua, on CPU 0) through
+# proxy J (PROXY_PORTS) for SECONDS (default SECONDS_PER_RUN); its request count, or on
+# stderr why not: every response must be the origin's 200.
+interleaved_wrk_run() {
+    local out
+    out=$(taskset -c 0 wrk -t1 -c50 -d"${2:-$SECONDS_PER_RUN}s" -s "$WORK/load.lua" "http://127.0.0.1:${PROXY_PORTS[$1]}")
+    if grep -qE "Non-2xx|Socket errors" <<<"$out"; then
+        echo "not every response was a 200: $(grep -E "Non-2xx|Socket errors" <<<"$out" | tr -s ' ')" >&2
+        return 1
+    fi
+    awk '/requests in/ {print $1}' <<<"$out"
+}
+
+# interleaved_started PID PORT NAME: a proxy started, in the lists the rounds go through
+# (PROXY_PIDS, PROXY_PORTS, NAMES) and those stopped on exit (PIDS).
+interleaved_started() { PIDS+=("$1") PROXY_PIDS+=("$1") PROXY_PORTS+=("$2") NAMES+=("$3"); }
+
 # interleaved_setup PREFIX PIDFILE: WORK (a new /tmp/PREFIX.XXXXXX), PIDS (the processes to
 # kill on exit; append to it) and, on exit, the nginx origin whose pid is in WORK/PIDFILE
 # stopped and WORK removed.

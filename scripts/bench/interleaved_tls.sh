@@ -20,23 +20,15 @@
 #              .build-static/release/gateway:h2 haproxy:h1 haproxy:h2
 set -Eeuo pipefail
 
-ROUNDS=8 SECONDS_PER_RUN=2
-while [[ $# -gt 0 ]]; do
-    case $1 in
-        --rounds) ROUNDS=$2; shift 2 ;;
-        --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
-        -h|--help) sed -n '2,/^set -Eeuo/{/^set -Eeuo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-        *) break ;;
-    esac
-done
-[[ $# -gt 0 ]] || { echo "usage: $0 [--rounds N] [--seconds S] BIN:VERSION ..." >&2; exit 2; }
-for tool in nginx openssl wrk taskset python3; do command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 2; }; done
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=interleaved_lib.sh
+source "$HERE/interleaved_lib.sh"
+ROUNDS=8 SECONDS_PER_RUN=2
+interleaved_options "BIN:VERSION ..." "$@"
+set -- "${ARGS[@]}"
 TEMPLATES=$HERE/templates
 H2_HOST=h2.bench.test UPSTREAM_HOST=origin.bench.test
 
-# shellcheck source=interleaved_lib.sh
-source "$HERE/interleaved_lib.sh"
 interleaved_setup interleaved-tls origin-tls.pid
 interleaved_tls_origin $#  # the bench PKI in WORK/tls, the TLS origin on PORTS[0], two ports a proxy from PORTS[4]
 render "$TEMPLATES/absolute.lua" "$WORK/load.lua" HOST="$UPSTREAM_HOST" FILE=1k
@@ -61,24 +53,14 @@ for pair in "$@"; do
             CLIENT_CERTIFICATE="# no client certificate"
         taskset -c 1 "$bin" run --config "$dir/gateway.yaml" >"$dir/log" 2>&1 &
     fi
-    PIDS+=($!) PROXY_PIDS+=($!) PROXY_PORTS+=("$port") NAMES+=("$pair#$i")
+    interleaved_started $! "$port" "$pair#$i"
     i=$((i + 1))
 done
 sleep 2
 
-# wrk_run J [SECONDS]: one wrk run through proxy J; its request count, every response a 200.
-wrk_run() {
-    local out
-    out=$(taskset -c 0 wrk -t1 -c50 -d"${2:-$SECONDS_PER_RUN}s" -s "$WORK/load.lua" "http://127.0.0.1:${PROXY_PORTS[$1]}")
-    if grep -qE "Non-2xx|Socket errors" <<<"$out"; then
-        echo "not every response was a 200: $(grep -E "Non-2xx|Socket errors" <<<"$out" | tr -s ' ')" >&2
-        return 1
-    fi
-    awk '/requests in/ {print $1}' <<<"$out"
-}
 for j in "${!PROXY_PIDS[@]}"; do # warm each up (and check it answers)
-    wrk_run "$j" 1 >/dev/null || { echo "${NAMES[$j]}: warm-up failed ($(tail -n 2 "$WORK/p$j/log"))" >&2; exit 1; }
+    interleaved_wrk_run "$j" 1 >/dev/null || { echo "${NAMES[$j]}: warm-up failed ($(tail -n 2 "$WORK/p$j/log"))" >&2; exit 1; }
 done
-interleaved_rounds wrk_run
+interleaved_rounds interleaved_wrk_run
 
 interleaved_summary "$WORK/runs.txt" "${NAMES[@]}"
