@@ -8,6 +8,20 @@ import Testing
 @Suite struct ResponseFieldsTests {
     static let lines = ByteBuffer(string: "A: 1\r\nConnection: x\r\nB:  two words \r\nA: 3\r\n")
 
+    /// Only an HTTP/2 section's fields are ready for HTTP/2 as they are; a drop
+    /// keeps that, fields set anew do not.
+    @Test func http2ReadinessLastsUntilTheFieldsAreSet() {
+        #expect(!ResponseFields(HTTPHeaders([("a", "1")])).isHTTP2Ready)
+        #expect(!ResponseFields(lines: Self.lines, dropped: 0).isHTTP2Ready)
+        var fields = ResponseFields(http2Section: HTTPHeaders([("a", "1"), ("b", "2")]))
+        #expect(fields.isHTTP2Ready)
+        fields.drop(named: ["b"])
+        #expect(fields.isHTTP2Ready)
+        #expect(fields.headers.map(\.name) == ["a"])
+        fields.headers = HTTPHeaders([("A", "1")])
+        #expect(!fields.isHTTP2Ready)
+    }
+
     @Test func linesReadAsHeadersWithoutTheDroppedOnes() {
         let fields = ResponseFields(lines: Self.lines, dropped: 0b10)
         #expect(fields.headers.map { "\($0.name)=\($0.value)" } == ["A=1", "B=two words", "A=3"])

@@ -17,11 +17,24 @@ public struct ResponseFields: Sendable {
 
     public private(set) var storage: Storage
 
+    /// The fields are an HTTP/2 field section's as the upstream stream read
+    /// and checked them (``init(http2Section:)``): every name lowercase, none
+    /// connection-specific or pseudo, every byte one HTTP/1.1 carries. An
+    /// HTTP/2 client's HEADERS take them as they are, with no second pass. Any
+    /// change but a drop (the fields set anew) clears it.
+    public private(set) var isHTTP2Ready = false
+
     /// The most lines kept as bytes: one bit each in `dropped`.
     public static let maxLines = 64
 
     public init(_ headers: HTTPHeaders = HTTPHeaders()) {
         storage = .headers(headers)
+    }
+
+    /// Fields an HTTP/2 upstream sent, checked as ``isHTTP2Ready`` says.
+    public init(http2Section headers: HTTPHeaders) {
+        storage = .headers(headers)
+        isHTTP2Ready = true
     }
 
     /// `lines` holds at most ``maxLines`` lines, without the head's empty last line.
@@ -47,6 +60,7 @@ public struct ResponseFields: Sendable {
         }
         set {
             storage = .headers(newValue)
+            isHTTP2Ready = false
         }
     }
 

@@ -17,7 +17,9 @@ extension ClientHTTP2Stream: ExchangeClient {
 
     func writeResponseHead(_ head: UpstreamResponseHead, info: ExchangeInfo) -> Bool {
         let bodyless = Self.isBodyless(status: head.status, method: info.method)
-        writeHead(status: head.status, headers: head.headers, via: RequestRouter.responseVia, endStream: bodyless)
+        writeHead(
+            status: head.status, headers: head.headers, checked: head.fields.isHTTP2Ready, via: RequestRouter.responseVia, endStream: bodyless
+        )
         return !bodyless
     }
 
@@ -94,9 +96,10 @@ extension ClientHTTP2Stream: ExchangeClient {
         abortResponse()
     }
 
-    private func writeHead(status: HTTPResponseStatus, headers: HTTPHeaders, via: String?, endStream: Bool) {
+    /// `checked`: `headers` are an HTTP/2 upstream's, ready as they are (``ResponseFields/isHTTP2Ready``).
+    private func writeHead(status: HTTPResponseStatus, headers: HTTPHeaders, checked: Bool = false, via: String?, endStream: Bool) {
         machine.headWritten(endStream: endStream)
-        let fields = HTTP2Translation.response(status: status, fields: headers, via: via)
+        let fields = HTTP2Translation.response(status: status, fields: headers, checked: checked, via: via)
         write(.headers(.init(headers: fields, endStream: endStream)))
     }
 

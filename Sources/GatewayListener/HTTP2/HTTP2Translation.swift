@@ -122,12 +122,17 @@ package enum HTTP2Translation {
     }
 
     /// A response head's fields: `:status`, then `fields` (names lowercased,
-    /// connection-specific ones dropped), then `via`.
-    static func response(status: HTTPResponseStatus, fields: HTTPHeaders, via: String?) -> HPACKHeaders {
+    /// connection-specific ones dropped; copied as they are when `checked`:
+    /// an HTTP/2 upstream's section, which its stream read that way), then `via`.
+    static func response(status: HTTPResponseStatus, fields: HTTPHeaders, checked: Bool = false, via: String?) -> HPACKHeaders {
         var out = HPACKHeaders()
         out.reserveCapacity(fields.count + 2)
         out.add(name: ":status", value: String(status.code))
-        append(fields, to: &out)
+        if checked {
+            for (name, value) in fields { out.add(name: name, value: value) }
+        } else {
+            append(fields, to: &out)
+        }
         if let via { out.add(name: "via", value: via) }
         return out
     }

@@ -19,6 +19,9 @@ import NIOHTTP1
 /// makes the section malformed too (`invalidLength`), and one repeated goes on
 /// once; the stream's machine
 /// holds the body to the length (NIOHTTP2's own content-length check is off).
+/// Names are passed on lowercase, with no connection-specific field
+/// (`http2-settings` included): the head's fields are
+/// ``ResponseFields/isHTTP2Ready``, so an HTTP/2 client's HEADERS copy them.
 struct HTTP2ResponseSection {
     var status: UInt?
     var declaredLength: Int?
@@ -32,21 +35,28 @@ struct HTTP2ResponseSection {
     init(_ headers: HPACKHeaders) {
         fields.reserveCapacity(headers.count)
         for field in headers {
-            let name = field.name
-            guard HTTPFieldBytes.canCarry(name: name, value: field.value) else {
+            guard HTTPFieldBytes.canCarry(name: field.name, value: field.value) else {
+                let name = field.name
                 invalidField = name.utf8.allSatisfy(HTTPFieldBytes.isFieldValueByte) ? name : "a field"
                 return
             }
+            // RFC 9113 §8.2.1 wants lowercase names; a server that sends an uppercase
+            // one (malformed, but harmless) has it lowercased before any check, so
+            // its `Content-Length` is held to as any other and the section stays ready for HTTP/2.
+            let name = HTTPFieldBytes.lowercasedName(field.name)
             if name.utf8.first == UInt8(ascii: ":") {
                 if status == nil, name == ":status" { status = Self.status(field.value) }
                 continue
             }
             if HopByHopHeaders.isAlwaysHopByHop(name) { continue }
-            if name.utf8.count == 14, name == "content-length" {
-                let repeated = declaredLength != nil
-                if !ContentLengthField.merge(field.value, into: &declaredLength) { invalidLength = true }
-                // The same length again goes on as one field (some HTTP/1.1 parsers refuse two).
-                if repeated { continue }
+            if name.utf8.count == 14 {
+                if name == "http2-settings" { continue }
+                if name == "content-length" {
+                    let repeated = declaredLength != nil
+                    if !ContentLengthField.merge(field.value, into: &declaredLength) { invalidLength = true }
+                    // The same length again goes on as one field (some HTTP/1.1 parsers refuse two).
+                    if repeated { continue }
+                }
             }
             fields.add(name: name, value: field.value)
         }
@@ -54,7 +64,10 @@ struct HTTP2ResponseSection {
 
     /// The response head a final HEADERS makes (`status` already checked by the stream's machine).
     func head(status: UInt, hasBody: Bool) -> UpstreamResponseHead {
-        UpstreamResponseHead(status: HTTPResponseStatus(statusCode: Int(status)), headers: fields, declaredLength: declaredLength, hasBody: hasBody)
+        UpstreamResponseHead(
+            status: HTTPResponseStatus(statusCode: Int(status)), fields: ResponseFields(http2Section: fields), declaredLength: declaredLength,
+            hasBody: hasBody
+        )
     }
 
     /// `:status`: three digits, else nil.

@@ -125,6 +125,14 @@ struct HTTP2TranslationTests {
         #expect(out[canonicalForm: "set-cookie"] == ["a=1", "b=2"])
     }
 
+    /// An HTTP/2 upstream's checked section is copied as it is, `:status` first and `via` last.
+    @Test func checkedFieldsAreCopiedAsTheyAre() {
+        let fields = HTTPHeaders([("content-type", "text/plain"), ("set-cookie", "a=1"), ("etag", "\"x\"")])
+        let out = HTTP2Translation.response(status: .ok, fields: fields, checked: true, via: "2.0 gateway")
+        #expect(out.map(\.name) == [":status", "content-type", "set-cookie", "etag", "via"])
+        #expect(out.map(\.value) == ["200", "text/plain", "a=1", "\"x\"", "2.0 gateway"])
+    }
+
     @Test func trailersKeepTheirFieldsWithoutPseudoOnes() {
         let trailers = HTTPHeaders([("grpc-status", "0"), ("Grpc-Message", "ok"), (":status", "200"), ("Connection", "x")])
         let out = HTTP2Translation.trailers(trailers)

@@ -169,6 +169,21 @@ struct HTTP2FieldsTests {
     }
 
     /// REFUSED_STREAM means the server did not process the request: safe to retry.
+    /// A server's uppercase name (malformed) is lowercased before any check, so
+    /// its length is held to; the head says its fields are ready for an HTTP/2 client.
+    @Test func namesAreLowercasedBeforeTheyAreChecked() {
+        let read = HTTP2ResponseSection(HPACKHeaders([
+            (":status", "200"), ("Content-Length", "5"), ("X-Upper", "1"), ("HTTP2-Settings", "AAAA"), ("Connection", "close"),
+        ]))
+        #expect(read.declaredLength == 5)
+        #expect(read.fields.map(\.name) == ["content-length", "x-upper"])
+        let head = read.head(status: 200, hasBody: true)
+        #expect(head.fields.isHTTP2Ready)
+        var changed = head
+        changed.headers.add(name: "X-Added", value: "1")
+        #expect(!changed.fields.isHTTP2Ready, "a policy's change is checked again on the way out")
+    }
+
     @Test func refusedStreamIsRetryableAndOtherResetsAreResets() {
         let refused = UpstreamHTTP2Stream.resetError(.refusedStream, beforeHead: true, upstream: "api.example.com:443")
         #expect(refused.code == .connectFailed)
