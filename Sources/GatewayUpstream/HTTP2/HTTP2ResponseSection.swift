@@ -33,7 +33,11 @@ struct HTTP2ResponseSection {
     var invalidLength = false
 
     init(_ headers: HPACKHeaders) {
-        fields.reserveCapacity(headers.count)
+        // Gathered as pairs and made `HTTPHeaders` once: its `add` scans each name
+        // for non-ASCII bytes and `Connection`, which the checks here have settled.
+        var list: [(String, String)] = []
+        list.reserveCapacity(headers.count)
+        defer { fields = HTTPHeaders(list) }
         for field in headers {
             guard HTTPFieldBytes.canCarry(name: field.name, value: field.value) else {
                 let name = field.name
@@ -58,7 +62,7 @@ struct HTTP2ResponseSection {
                     if repeated { continue }
                 }
             }
-            fields.add(name: name, value: field.value)
+            list.append((name, field.value))
         }
     }
 

@@ -42,12 +42,22 @@ final class MultiplexedAttempt {
         self.delegate = delegate
     }
 
+    /// `now`: what the caller leased already under the pool's lock (a free
+    /// stream, or `.notFree`: none was, so the attempt queues at once).
     static func start(
         pool: UpstreamPool, request: ProxyRequest, key: UpstreamKey, recorder: AttemptRecorder, eventLoop: any EventLoop,
-        delegate: any UpstreamAttemptDelegate
+        delegate: any UpstreamAttemptDelegate, now: UpstreamPool.StreamNow? = nil
     ) -> UpstreamAttemptCancellation {
         let attempt = MultiplexedAttempt(pool: pool, request: request, key: key, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
-        attempt.lease()
+        switch now {
+        case .leased(let free):
+            attempt.state = .leasing(waiterID: 0)
+            attempt.leased(free)
+        case .notFree:
+            attempt.queue()
+        case nil:
+            attempt.lease()
+        }
         let bound = NIOLoopBound(attempt, eventLoop: eventLoop)
         return UpstreamAttemptCancellation { bound.value.cancel() }
     }
@@ -57,6 +67,11 @@ final class MultiplexedAttempt {
             state = .leasing(waiterID: 0)
             return leased(free)
         }
+        queue()
+    }
+
+    /// Waits in the pool's queue for a stream or a connection.
+    private func queue() {
         let (waiterID, future) = pool.lease(key, upstreamName: request.upstreamName, on: eventLoop)
         state = .leasing(waiterID: waiterID)
         future.assumeIsolated().whenComplete { result in

@@ -67,9 +67,21 @@ final class PooledAttempt {
             return HandshakeAttempt.start(pool: pool, request: request, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
         }
         let key = UpstreamKey(request)
-        let ready = key.httpVersion == .http2 ? nil : pool.leaseIdleNow(key, on: eventLoop)
-        if ready == nil, key.httpVersion != .http1 {
+        let ready: Result<UpstreamPool.Lease, any Error>?
+        switch key.httpVersion {
+        case .http1:
+            ready = pool.leaseIdleNow(key, on: eventLoop)
+        case .http2:
             return MultiplexedAttempt.start(pool: pool, request: request, key: key, recorder: recorder, eventLoop: eventLoop, delegate: delegate)
+        case .auto:
+            switch pool.leaseIdleOrStreamNow(key, on: eventLoop) {
+            case .idle(let idle):
+                ready = idle
+            case .stream(let now):
+                return MultiplexedAttempt.start(
+                    pool: pool, request: request, key: key, recorder: recorder, eventLoop: eventLoop, delegate: delegate, now: now
+                )
+            }
         }
         var staleLeases = 0
         if case .success(let lease)? = ready, lease.connection.eventLoop.inEventLoop {

@@ -239,6 +239,34 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
         }
     }
 
+    /// What ``leaseIdleOrStreamNow(_:on:)`` found for an `auto` key.
+    enum LeaseNow {
+        /// An idle HTTP/1.1 connection.
+        case idle(Result<Lease, any Error>)
+        /// No idle connection; the HTTP/2 side's answer.
+        case stream(StreamNow)
+    }
+
+    /// A free HTTP/2 stream leased, or none free (or others wait): nothing queued.
+    enum StreamNow {
+        case leased(Result<PoolLease, any Error>)
+        case notFree
+    }
+
+    /// An `auto` key's ``leaseIdleNow(_:on:)`` and, when no connection is
+    /// idle, ``leaseStreamNow(_:)``, under one lock: its origin may speak either.
+    func leaseIdleOrStreamNow(_ key: UpstreamKey, on eventLoop: any EventLoop) -> LeaseNow {
+        state.withLockedValue { s in
+            if let id = s.machine.leaseIdleNow(key: key, affinity: Self.affinity(of: eventLoop)) {
+                s.endIdlePeriod(of: id)
+                return .idle(s.lease(id, reused: true, key: key))
+            }
+            guard let leased = s.machine.leaseStreamNow(key: key) else { return .stream(.notFree) }
+            if leased.wasIdle { s.endIdlePeriod(of: leased.id) }
+            return .stream(.leased(s.stream(leased.id, reused: true, key: key)))
+        }
+    }
+
     /// A free stream of an HTTP/2 connection for `key`, leased under the lock,
     /// or nil when none is free or others wait: then nothing is queued. No
     /// promise, waiter or callback per request.
