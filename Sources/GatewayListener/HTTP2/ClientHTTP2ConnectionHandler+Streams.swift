@@ -42,16 +42,17 @@ extension ClientHTTP2ConnectionHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let window = event as? NIOHTTP2WindowUpdatedEvent {
+        switch HTTP2UserEvent(event) {
+        case .windowUpdated(let window):
             windowsChanged(window)
-        } else if let closed = event as? StreamClosedEvent {
+        case .streamClosed(let closed):
             guard let stream = streams.removeValue(forKey: closed.streamID) else { return }
             stream.closedOnWire = true
             stream.closed()
             streamClosed()
-        } else if let created = event as? NIOHTTP2StreamCreatedEvent {
+        case .streamCreated(let created):
             streams[created.streamID]?.opened(sendWindow: created.localInitialWindowSize.map(Int.init) ?? clientInitialWindow)
-        } else {
+        case .other:
             context.fireUserInboundEventTriggered(event)
         }
     }

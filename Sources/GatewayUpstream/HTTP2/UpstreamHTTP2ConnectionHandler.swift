@@ -103,12 +103,11 @@ final class UpstreamHTTP2ConnectionHandler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let window = event as? NIOHTTP2WindowUpdatedEvent {
-            windowUpdated(window)
-        } else if let closed = event as? StreamClosedEvent {
-            streamClosed(closed)
-        } else if !(event is NIOHTTP2StreamCreatedEvent) {
-            context.fireUserInboundEventTriggered(event)
+        switch HTTP2UserEvent(event) {
+        case .windowUpdated(let window): windowUpdated(window)
+        case .streamClosed(let closed): streamClosed(closed)
+        case .streamCreated: break
+        case .other: context.fireUserInboundEventTriggered(event)
         }
     }
 
