@@ -32,9 +32,7 @@ public struct RequestFields: Sendable {
 
     /// Fields given as strings, in order (as `HTTPHeaders([(name, value)])`).
     public init(_ fields: [(String, String)]) {
-        lines = FieldLines()
-        dropped = 0
-        added = fields.map { (name: $0.0, value: $0.1) }
+        self.init(added: fields.map { (name: $0.0, value: $0.1) })
     }
 
     /// Fields given as strings, in order, kept as the array they came in (no copy).

@@ -161,6 +161,20 @@ extension UpstreamPool.State {
         return [.completeShutdown(shutdownWaiters)]
     }
 
+    /// An idle connection for `key` leased at once (its idle period ended), or nil: nothing queued.
+    mutating func leaseIdleNow(_ key: UpstreamKey, affinity: Int?) -> Result<UpstreamPool.Lease, any Error>? {
+        guard let id = machine.leaseIdleNow(key: key, affinity: affinity) else { return nil }
+        endIdlePeriod(of: id)
+        return lease(id, reused: true, key: key)
+    }
+
+    /// A free HTTP/2 stream for `key` leased at once, or nil (none free, or others wait): nothing queued.
+    mutating func leaseStreamNow(_ key: UpstreamKey) -> Result<UpstreamPool.PoolLease, any Error>? {
+        guard let leased = machine.leaseStreamNow(key: key) else { return nil }
+        if leased.wasIdle { endIdlePeriod(of: leased.id) }
+        return stream(leased.id, reused: true, key: key)
+    }
+
     /// Connection `id` as a lease, or the error for a connection the pool does not know.
     func lease(_ id: Int, reused: Bool, key: UpstreamKey) -> Result<UpstreamPool.Lease, any Error> {
         guard let connection = connections[id] else {

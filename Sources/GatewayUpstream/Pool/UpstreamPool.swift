@@ -232,11 +232,7 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
     /// An idle connection for `key`, leased under the lock (preferring one on
     /// `eventLoop`), or nil when none is idle: then nothing is queued.
     func leaseIdleNow(_ key: UpstreamKey, on eventLoop: any EventLoop) -> Result<Lease, any Error>? {
-        state.withLockedValue { s in
-            guard let id = s.machine.leaseIdleNow(key: key, affinity: Self.affinity(of: eventLoop)) else { return nil }
-            s.endIdlePeriod(of: id)
-            return s.lease(id, reused: true, key: key)
-        }
+        state.withLockedValue { $0.leaseIdleNow(key, affinity: Self.affinity(of: eventLoop)) }
     }
 
     /// What ``leaseIdleOrStreamNow(_:on:)`` found for an `auto` key.
@@ -257,13 +253,8 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
     /// idle, ``leaseStreamNow(_:)``, under one lock: its origin may speak either.
     func leaseIdleOrStreamNow(_ key: UpstreamKey, on eventLoop: any EventLoop) -> LeaseNow {
         state.withLockedValue { s in
-            if let id = s.machine.leaseIdleNow(key: key, affinity: Self.affinity(of: eventLoop)) {
-                s.endIdlePeriod(of: id)
-                return .idle(s.lease(id, reused: true, key: key))
-            }
-            guard let leased = s.machine.leaseStreamNow(key: key) else { return .stream(.notFree) }
-            if leased.wasIdle { s.endIdlePeriod(of: leased.id) }
-            return .stream(.leased(s.stream(leased.id, reused: true, key: key)))
+            if let idle = s.leaseIdleNow(key, affinity: Self.affinity(of: eventLoop)) { return .idle(idle) }
+            return .stream(s.leaseStreamNow(key).map(StreamNow.leased) ?? .notFree)
         }
     }
 
@@ -271,11 +262,7 @@ public final class UpstreamPool: HTTPRequestSender, Sendable {
     /// or nil when none is free or others wait: then nothing is queued. No
     /// promise, waiter or callback per request.
     func leaseStreamNow(_ key: UpstreamKey) -> Result<PoolLease, any Error>? {
-        state.withLockedValue { s in
-            guard let leased = s.machine.leaseStreamNow(key: key) else { return nil }
-            if leased.wasIdle { s.endIdlePeriod(of: leased.id) }
-            return s.stream(leased.id, reused: true, key: key)
-        }
+        state.withLockedValue { $0.leaseStreamNow(key) }
     }
 
     /// A connection or a stream for `key`, preferring a connection on
